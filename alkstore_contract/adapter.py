@@ -1,0 +1,83 @@
+"""The engine adapter: the one object a third party writes besides its engine.
+
+It says who the engine is, what it can do, whether it can run here, and how
+to make a fresh location, open a store on it with a given clock, read it
+without going through the engine (the oracle), and drop it. Rows talk only to
+this and to the contract surface; they never import an engine.
+
+A location is an opaque ``str`` (a file path, a DSN plus schema, a space name)
+so that it can be handed to a worker in another OS process.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from alkstore_contract.clock import Clock
+from alkstore_contract.surface import Store
+
+
+class Capability(StrEnum):
+    """What an engine may declare beyond the required rows (see docs/capabilities.md)."""
+
+    INJECTABLE_CLOCK = "injectable_clock"
+    """T2: the engine reads time only from the clock it was opened with."""
+    SHARED_LOCATION = "shared_location"
+    """P1: several stores opened on one location see one state and keep C4 across them."""
+    MULTI_PROCESS = "multi_process"
+    """P2: C4 holds across OS processes sharing one location."""
+    DURABLE = "durable"
+    """P3: committed writes survive close, kill -9 and reopen."""
+
+
+CAPABILITY_CLAUSES: dict[Capability, str] = {
+    Capability.INJECTABLE_CLOCK: "T2",
+    Capability.SHARED_LOCATION: "P1",
+    Capability.MULTI_PROCESS: "P2",
+    Capability.DURABLE: "P3",
+}
+
+
+@runtime_checkable
+class EngineAdapter(Protocol):
+    """What the suite needs to know and do about an engine."""
+
+    @property
+    def name(self) -> str:
+        """The name users pass to ``--alkstore-engine``."""
+        ...
+
+    @property
+    def version(self) -> str:
+        """The engine's distribution version, for the report."""
+        ...
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """The capabilities the engine declares; rows needing others skip, naming them."""
+        ...
+
+    async def unavailable_reason(self) -> str | None:
+        """``None`` when the engine can run here, else why not (e.g. the server did not answer)."""
+        ...
+
+    async def create_location(self) -> str:
+        """A fresh, empty location no other test uses."""
+        ...
+
+    async def open_store(self, location: str, *, clock: Clock | None = None, seed: int | None = None) -> Store:
+        """Open a store on ``location``.
+
+        ``clock=None`` means the engine's production clock. ``seed`` seeds the
+        engine's random source (backoff jitter) so a run can be replayed.
+        """
+        ...
+
+    async def count_stored_jobs(self, location: str) -> int:
+        """The oracle: how many jobs ``location`` holds, read without the engine's code path."""
+        ...
+
+    async def drop_location(self, location: str) -> None:
+        """Remove everything ``create_location`` made."""
+        ...

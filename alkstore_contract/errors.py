@@ -1,0 +1,32 @@
+"""The errors every engine raises, so callers can catch one family whatever engine runs.
+
+``InvalidName`` and ``InvalidArgument`` are also ``ValueError`` and ``PayloadError``
+is also ``TypeError`` so that code written against plain Python conventions keeps
+working. Every message names the argument, the value and the rule it broke.
+"""
+
+from __future__ import annotations
+
+
+class AlkstoreError(Exception):
+    """Base class of every error an alkstore engine raises on purpose."""
+
+
+class InvalidName(AlkstoreError, ValueError):
+    """A queue name or worker id breaks a naming rule (SPEC S1, C6)."""
+
+
+class InvalidArgument(AlkstoreError, ValueError):
+    """An option, duration, instant, number or id breaks its rule (SPEC S2, E9)."""
+
+
+class PayloadError(AlkstoreError, TypeError):
+    """A payload is not a JSON value that round-trips equal (SPEC E8)."""
+
+
+class StoreClosed(AlkstoreError):
+    """The store was closed; nothing more is read or written through it (SPEC S3)."""
+
+
+class HandleSpent(AlkstoreError):
+    """``ack``/``retry``/``fail`` already returned on this handle (SPEC H4)."""

@@ -1,0 +1,108 @@
+"""The public surface every engine implements (SPEC "Public surface").
+
+These are ``Protocol`` classes: an engine satisfies them by shape, it does not
+inherit from them. Every coroutine reads the store's clock at most once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Protocol, Self
+
+from alkstore_contract.types import Job, QueueOpts
+from alkstore_contract.validation import Duration, JobId
+
+
+class JobHandle(Protocol):
+    """One claim of one job. Every op is fenced to this claim (SPEC H1)."""
+
+    @property
+    def job(self) -> Job:
+        """The job as it was when claimed."""
+        ...
+
+    async def ack(self) -> bool:
+        """Delete the job (H2). One-shot (H4)."""
+        ...
+
+    async def retry(self, error: str | None = None, delay: Duration | None = None) -> bool:
+        """Back to ready after a delay, or dead when attempts are spent (R1–R4). One-shot."""
+        ...
+
+    async def fail(self, error: str | None = None) -> bool:
+        """Dead at once (D1). One-shot."""
+        ...
+
+    async def heartbeat(self, extend: Duration | None = None) -> bool:
+        """Reset the lease to now + extend (or the stamped visibility timeout) (H3). Repeatable."""
+        ...
+
+
+class Queue(Protocol):
+    """A name inside a store, with the options it stamps on what it enqueues."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def opts(self) -> QueueOpts: ...
+
+    async def enqueue(
+        self,
+        payload: object,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> JobId: ...
+
+    async def enqueue_many(
+        self,
+        payloads: Sequence[object],
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> list[JobId]: ...
+
+    async def claim_one(self, worker_id: str) -> JobHandle | None: ...
+
+    async def claim_batch(self, worker_id: str, n: int) -> list[JobHandle]: ...
+
+    async def ack_batch(self, ids: Sequence[JobId]) -> int: ...
+
+    async def cancel(self, job_id: JobId) -> bool: ...
+
+    async def get_job(self, job_id: JobId) -> Job | None: ...
+
+    async def sweep_expired(self) -> int: ...
+
+
+class Store(Protocol):
+    """An open engine instance on one location."""
+
+    def queue(self, name: str, opts: QueueOpts | None = None) -> Queue:
+        """A handle on queue ``name``; validates, does no I/O (S1)."""
+        ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    async def close(self) -> None:
+        """Release the store; idempotent (S3)."""
+        ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...

@@ -1,0 +1,89 @@
+"""The values that cross the contract: queue options and job snapshots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from alkstore_contract.validation import (
+    Duration,
+    JobId,
+    duration_seconds,
+    optional_duration_seconds,
+    validate_max_attempts,
+)
+
+
+class JobState(StrEnum):
+    """A job is ready to claim, held under a lease, or dead (SPEC Job.state)."""
+
+    READY = "ready"
+    PROCESSING = "processing"
+    DEAD = "dead"
+
+
+DEFAULT_VISIBILITY_TIMEOUT_S = 300.0
+DEFAULT_MAX_ATTEMPTS = 3
+DEFAULT_BACKOFF_BASE_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class QueueOpts:
+    """Options a queue handle stamps on every job it enqueues (SPEC E1, S2).
+
+    Validation happens at construction, so an invalid ``QueueOpts`` never exists.
+    Durations are normalised to float seconds.
+    """
+
+    visibility_timeout_s: float = DEFAULT_VISIBILITY_TIMEOUT_S
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    backoff_base_s: float = DEFAULT_BACKOFF_BASE_S
+    dead_letter_retention_s: float | None = None
+
+    def __init__(
+        self,
+        visibility_timeout_s: Duration = DEFAULT_VISIBILITY_TIMEOUT_S,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        backoff_base_s: Duration = DEFAULT_BACKOFF_BASE_S,
+        dead_letter_retention_s: Duration | None = None,
+    ) -> None:
+        object.__setattr__(
+            self, "visibility_timeout_s", duration_seconds("visibility_timeout_s", visibility_timeout_s, positive=True)
+        )
+        object.__setattr__(self, "max_attempts", validate_max_attempts("max_attempts", max_attempts))
+        object.__setattr__(self, "backoff_base_s", duration_seconds("backoff_base_s", backoff_base_s))
+        object.__setattr__(
+            self,
+            "dead_letter_retention_s",
+            optional_duration_seconds("dead_letter_retention_s", dead_letter_retention_s),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A snapshot of one job as the store held it when read (SPEC B3).
+
+    ``run_at`` is the job's ready time. Instants are aware UTC datetimes;
+    ``lease_expires_at`` and ``claimed_by`` are set only while ``processing``;
+    ``died_at`` only when ``dead``. The ``*_s`` fields are the stamps resolved
+    at enqueue (E1).
+    """
+
+    id: JobId
+    queue: str
+    payload: object
+    state: JobState
+    priority: int
+    attempts: int
+    max_attempts: int
+    run_at: datetime
+    expires_at: datetime | None
+    enqueued_at: datetime
+    lease_expires_at: datetime | None
+    claimed_by: str | None
+    visibility_timeout_s: float
+    backoff_base_s: float
+    dead_letter_retention_s: float | None
+    last_error: str | None
+    died_at: datetime | None
