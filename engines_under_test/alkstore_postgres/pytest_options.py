@@ -1,0 +1,1 @@
+"""Pytest options of the Postgres engine (filled in by the Postgres engine work)."""
