@@ -1,0 +1,56 @@
+"""The pytest plugin (entry point ``pytest11: alkstore``) that turns rows into tests.
+
+``pytest --alkstore-engine=NAME`` collects every row for every named engine,
+from any directory, with no conftest: the plugin appends an anchor file that
+ships in this package to the collection arguments, and a collector for that
+file yields one item per row and engine (``test_exactly_once[sqlite]``).
+Without an engine the plugin adds nothing, so it stays out of a project's own
+tests.
+
+Rows are run with ``asyncio.run`` inside the item, so every store lives and
+dies in one event loop whatever the user's pytest-asyncio mode is, and nothing
+needs configuring.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.register_assert_rewrite("alkstore_contract.rows")
+
+from alkstore_contract.adapter import Capability, EngineAdapter  # noqa: E402
+from alkstore_contract.registry import UnknownEngine, load_adapter  # noqa: E402
+from alkstore_contract.run import SESSION_PLUGIN_NAME, Engine, SuiteSession  # noqa: E402
+from alkstore_contract.settings import SuiteSettings, add_options, load_settings  # noqa: E402
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def _clock_mode(settings: SuiteSettings, adapter: EngineAdapter) -> str:
+    if settings.clock is not None:
+        return settings.clock
+    return "manual" if Capability.INJECTABLE_CLOCK in adapter.capabilities else "system"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "alkstore_row(name, clauses, required): a contract row of the alkstore suite")
+    settings = load_settings(config)
+    if not settings.active:
+        return
+    engines: list[Engine] = []
+    for spec in settings.engines:
+        try:
+            adapter = load_adapter(spec)
+        except UnknownEngine as exc:
+            raise pytest.UsageError(str(exc)) from exc
+        engines.append(Engine(spec=spec, adapter=adapter, clock=_clock_mode(settings, adapter)))
+    names = [engine.name for engine in engines]
+    if len(set(names)) != len(names):
+        raise pytest.UsageError(f"--alkstore-engine: two engines share a name: {names}")
+    session = SuiteSession(config, settings, engines)
+    config.pluginmanager.register(session, SESSION_PLUGIN_NAME)
+    anchor = str(session.anchor)
+    if anchor not in config.args:
+        config.args.append(anchor)

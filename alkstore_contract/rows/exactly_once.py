@@ -1,0 +1,185 @@
+"""Row exactly_once (SPEC C3, C4, P1, P2): many workers drain one queue, each job handed out once.
+
+Legs: concurrent tasks on one store (every engine); separate stores on one
+location (``shared_location``); separate OS processes (``multi_process``).
+Every handout and ack is recorded and the history checker classifies every job:
+the row fails on any lost, duplicated (two overlapping unexpired leases) or
+unexpected job, naming them.
+
+When it fails, check that a claim picks and marks its rows in ONE atomic step
+(a single ``UPDATE … RETURNING``, ``FOR UPDATE SKIP LOCKED``, or a critical
+section with no ``await`` in it), that a second store or process cannot see a
+row as claimable between another's read and write, and that an ack deletes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from typing import Any
+
+from alkstore_contract.adapter import Capability
+from alkstore_contract.checks import expect, expect_equal, expect_instant
+from alkstore_contract.harness import RowContext
+from alkstore_contract.history import Handout, Release, check_history, handout_from_job
+from alkstore_contract.processes import finish, spawn_worker
+from alkstore_contract.suite import row
+from alkstore_contract.surface import Queue
+from alkstore_contract.types import JobState, QueueOpts
+from alkstore_contract.validation import JobId
+
+WORKERS = 6
+JOBS_PER_WORKER = 40
+PROCESSES = 3
+STORES_PER_PROCESS = 2
+LONG_LEASE_S = 3600.0
+"""No lease may lapse during a drain: every second handout is then a duplicate."""
+
+
+class Recorder:
+    """Collects the history of one drain inside this process."""
+
+    def __init__(self) -> None:
+        self.handouts: list[Handout] = []
+        self.releases: list[Release] = []
+
+
+async def _drain(ctx: RowContext, queue: Queue, worker: str, batch: int, recorder: Recorder) -> None:
+    sequence = 0
+    while True:
+        before = ctx.now()
+        handles = await queue.claim_batch(worker, batch)
+        after = ctx.now()
+        if not handles:
+            return
+        for handle in handles:
+            sequence += 1
+            claim = f"{worker}#{sequence}"
+            job = handle.job
+            expect(
+                job.state == JobState.PROCESSING and job.claimed_by == worker and job.attempts == 1,
+                "C3",
+                did=f"handed out job {job.id} as state={job.state}, claimed_by={job.claimed_by!r}, "
+                f"attempts={job.attempts}",
+                demands=f"state processing, claimed_by {worker!r}, attempts 1 on a first claim",
+            )
+            expect(job.lease_expires_at is not None, "C3", did=f"gave job {job.id} no lease", demands="a lease")
+            assert job.lease_expires_at is not None
+            midpoint = before + (after - before) / 2
+            expect_instant(
+                job.lease_expires_at,
+                midpoint + timedelta(seconds=LONG_LEASE_S),
+                "C3",
+                f"lease_expires_at of job {job.id}",
+                tolerance_s=ctx.tolerance_s + (after - before).total_seconds(),
+            )
+            recorder.handouts.append(
+                handout_from_job(job.id, worker, claim, job.lease_expires_at, job.visibility_timeout_s, job.attempts)
+            )
+            acked = await handle.ack()
+            recorder.releases.append(Release(job.id, claim, "ack", acked))
+            await asyncio.sleep(0)
+
+
+def _verdict(leg: str, clause: str, enqueued: list[JobId], recorder: Recorder) -> None:
+    verdict = check_history(enqueued, recorder.handouts, recorder.releases)
+    expect(
+        verdict.ok and verdict.handouts == len(enqueued),
+        clause,
+        did=f"({leg}) {verdict.describe()}",
+        demands=f"each of the {len(enqueued)} jobs handed out exactly once and none lost",
+    )
+
+
+async def _fill(queue: Queue, count: int) -> list[JobId]:
+    return list(await queue.enqueue_many([{"job": i} for i in range(count)]))
+
+
+async def _leg_one_store(ctx: RowContext) -> None:
+    store = await ctx.open_store()
+    queue = store.queue("exactly-once-tasks", QueueOpts(visibility_timeout_s=LONG_LEASE_S))
+    enqueued = await _fill(queue, WORKERS * JOBS_PER_WORKER)
+    recorder = Recorder()
+    await asyncio.gather(*(_drain(ctx, queue, f"task{i}", 1 + i % 3, recorder) for i in range(WORKERS)))
+    _verdict("tasks sharing one store", "C4", enqueued, recorder)
+    expect_equal(await ctx.stored_jobs(), 0, "C4", "jobs left at the location after every job was acked")
+
+
+async def _leg_shared_location(ctx: RowContext) -> None:
+    location = await ctx.new_location()
+    stores = [await ctx.open_store(location) for _ in range(WORKERS)]
+    opts = QueueOpts(visibility_timeout_s=LONG_LEASE_S)
+    enqueued = await _fill(stores[0].queue("exactly-once-stores", opts), WORKERS * JOBS_PER_WORKER)
+    recorder = Recorder()
+    await asyncio.gather(
+        *(
+            _drain(ctx, store.queue("exactly-once-stores", opts), f"store{i}", 1 + i % 3, recorder)
+            for i, store in enumerate(stores)
+        )
+    )
+    _verdict("separate stores on one location", "P1", enqueued, recorder)
+    expect_equal(await ctx.stored_jobs(location), 0, "P1", "jobs left at the location after every job was acked")
+
+
+def _handouts_from_events(events: list[dict[str, Any]]) -> tuple[list[Handout], list[Release]]:
+    handouts: list[Handout] = []
+    releases: list[Release] = []
+    for event in events:
+        if event["event"] == "handout":
+            handouts.append(
+                handout_from_job(
+                    event["job"],
+                    event["worker"],
+                    event["claim"],
+                    datetime.fromisoformat(event["lease"]),
+                    float(event["vt"]),
+                    int(event["attempts"]),
+                )
+            )
+        elif event["event"] == "release":
+            releases.append(Release(event["job"], event["claim"], event["op"], bool(event["ok"])))
+    return handouts, releases
+
+
+async def _leg_processes(ctx: RowContext) -> None:
+    location = await ctx.new_location()
+    store = await ctx.open_store(location)
+    workers = PROCESSES * STORES_PER_PROCESS
+    enqueued = await _fill(
+        store.queue("exactly-once-procs", QueueOpts(visibility_timeout_s=LONG_LEASE_S)), workers * JOBS_PER_WORKER
+    )
+    processes = [
+        await spawn_worker(
+            ctx,
+            "drain",
+            location=location,
+            queue="exactly-once-procs",
+            opts={"visibility_timeout_s": LONG_LEASE_S},
+            stores=STORES_PER_PROCESS,
+            tasks_per_store=1,
+            batch=1 + p % 2,
+            worker_prefix=f"proc{p}",
+        )
+        for p in range(PROCESSES)
+    ]
+    events = [event for events in await asyncio.gather(*(finish(p) for p in processes)) for event in events]
+    recorder = Recorder()
+    recorder.handouts, recorder.releases = _handouts_from_events(events)
+    _verdict(f"{PROCESSES} OS processes × {STORES_PER_PROCESS} stores", "P2", enqueued, recorder)
+    expect_equal(await ctx.stored_jobs(location), 0, "P2", "jobs left at the location after every job was acked")
+
+
+async def exactly_once(ctx: RowContext) -> None:
+    """C3 stamps on every handout; C4 under concurrent tasks, stores (P1) and processes (P2)."""
+    await _leg_one_store(ctx)
+    if ctx.has(Capability.SHARED_LOCATION):
+        await _leg_shared_location(ctx)
+    else:
+        ctx.note("P1 leg not run: the engine does not declare shared_location")
+    if ctx.has(Capability.MULTI_PROCESS):
+        await _leg_processes(ctx)
+    else:
+        ctx.note("P2 leg not run: the engine does not declare multi_process")
+
+
+ROW = row("exactly_once", ("C3", "C4", "P1", "P2"))(exactly_once)

@@ -1,0 +1,177 @@
+"""The suite's knobs, resolved once: command-line option, then ini key, then environment, then default.
+
+Every knob is echoed in the report header and the JSON report, so a
+certification run can be reproduced and no setting is silently ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import pytest
+
+ClockMode = Literal["manual", "system"]
+
+DEFAULT_TOLERANCE_S = 0.5
+DEFAULT_EXAMPLES = 60
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteSettings:
+    """What the user asked the suite to do."""
+
+    engines: tuple[str, ...]
+    require: bool
+    clock: ClockMode | None
+    tolerance_s: float
+    seed: int
+    report: Path | None
+    xfail_file: Path | None
+    examples: int
+
+    @property
+    def active(self) -> bool:
+        """The plugin adds rows only when at least one engine was selected."""
+        return bool(self.engines)
+
+    def echo(self) -> dict[str, object]:
+        """The knobs as they took effect, for the report."""
+        return {
+            "engines": list(self.engines),
+            "require": self.require,
+            "clock": self.clock or "default (manual where the engine declares injectable_clock)",
+            "tolerance_s": self.tolerance_s,
+            "seed": self.seed,
+            "report": str(self.report) if self.report else None,
+            "xfail_file": str(self.xfail_file) if self.xfail_file else None,
+            "examples": self.examples,
+        }
+
+
+def _pick(config: pytest.Config, option: str, ini: str, env: str | None = None) -> str | None:
+    value = config.getoption(option)
+    if value not in (None, [], ""):
+        return str(value)
+    ini_value = config.getini(ini)
+    if ini_value not in (None, [], ""):
+        return str(ini_value)
+    if env is not None and os.environ.get(env):
+        return os.environ[env]
+    return None
+
+
+def _engines(config: pytest.Config) -> tuple[str, ...]:
+    raw: list[str] = list(config.getoption("alkstore_engine") or []) or list(config.getini("alkstore_engines") or [])
+    if not raw and os.environ.get("ALKSTORE_ENGINES"):
+        raw = [os.environ["ALKSTORE_ENGINES"]]
+    names: list[str] = []
+    for chunk in raw:
+        for name in chunk.split(","):
+            name = name.strip()
+            if name and name not in names:
+                names.append(name)
+    return tuple(names)
+
+
+def _truthy(text: str | None) -> bool:
+    return (text or "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def load_settings(config: pytest.Config) -> SuiteSettings:
+    """Resolve every knob; a bad value is a usage error naming the knob."""
+    clock = _pick(config, "alkstore_clock", "alkstore_clock", "ALKSTORE_CLOCK")
+    if clock not in (None, "manual", "system"):
+        raise pytest.UsageError(f"--alkstore-clock={clock!r}: choose 'manual' or 'system'")
+    tolerance = _pick(config, "alkstore_tolerance", "alkstore_tolerance", "ALKSTORE_TOLERANCE")
+    seed = _pick(config, "alkstore_seed", "alkstore_seed", "ALKSTORE_SEED")
+    examples = _pick(config, "alkstore_examples", "alkstore_examples", "ALKSTORE_EXAMPLES")
+    report = _pick(config, "alkstore_report", "alkstore_report", "ALKSTORE_REPORT")
+    xfail_file = _pick(config, "alkstore_xfail_file", "alkstore_xfail_file", "ALKSTORE_XFAIL_FILE")
+    require_opt = config.getoption("alkstore_require")
+    require = (
+        bool(require_opt) or bool(config.getini("alkstore_require")) or _truthy(os.environ.get("ALKSTORE_REQUIRE"))
+    )
+    try:
+        tolerance_s = DEFAULT_TOLERANCE_S if tolerance is None else float(tolerance)
+        seed_value = random.SystemRandom().randrange(2**32) if seed is None else int(seed)
+        examples_value = DEFAULT_EXAMPLES if examples is None else int(examples)
+    except ValueError as exc:
+        raise pytest.UsageError(f"an --alkstore-* number could not be read: {exc}") from exc
+    if tolerance_s < 0 or examples_value < 1:
+        raise pytest.UsageError("--alkstore-tolerance must be ≥ 0 and --alkstore-examples ≥ 1")
+    return SuiteSettings(
+        engines=_engines(config),
+        require=require,
+        clock=clock,  # type: ignore[arg-type]
+        tolerance_s=tolerance_s,
+        seed=seed_value,
+        report=Path(report) if report else None,
+        xfail_file=Path(xfail_file) if xfail_file else None,
+        examples=examples_value,
+    )
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Declare every option with its ini twin (the pytest-postgresql convention)."""
+    group = parser.getgroup("alkstore", "alkstore conformance suite")
+    group.addoption(
+        "--alkstore-engine",
+        action="append",
+        dest="alkstore_engine",
+        default=[],
+        metavar="NAME",
+        help="certify engine NAME (an installed alkstore.engines entry point, or package.module:attr); "
+        "repeatable, comma-separated",
+    )
+    parser.addini("alkstore_engines", type="args", default=[], help="engines to certify (as --alkstore-engine)")
+    group.addoption(
+        "--alkstore-require",
+        action="store_true",
+        dest="alkstore_require",
+        default=False,
+        help="an engine that cannot run here fails its rows instead of skipping them (env ALKSTORE_REQUIRE=1)",
+    )
+    parser.addini("alkstore_require", type="bool", default=False, help="as --alkstore-require")
+    group.addoption(
+        "--alkstore-clock",
+        dest="alkstore_clock",
+        default=None,
+        choices=("manual", "system"),
+        help="manual: an injected ManualClock that rows move without sleeping (default where the engine "
+        "declares injectable_clock); system: the engine's production clock, rows sleep",
+    )
+    parser.addini("alkstore_clock", default="", help="as --alkstore-clock")
+    group.addoption(
+        "--alkstore-tolerance",
+        dest="alkstore_tolerance",
+        default=None,
+        metavar="SECONDS",
+        help=f"slack for instants on the system clock (default {DEFAULT_TOLERANCE_S})",
+    )
+    parser.addini("alkstore_tolerance", default="", help="as --alkstore-tolerance")
+    group.addoption("--alkstore-seed", dest="alkstore_seed", default=None, help="seed of every random choice")
+    parser.addini("alkstore_seed", default="", help="as --alkstore-seed")
+    group.addoption(
+        "--alkstore-report", dest="alkstore_report", default=None, metavar="PATH", help="write the JSON report"
+    )
+    parser.addini("alkstore_report", default="", help="as --alkstore-report")
+    group.addoption(
+        "--alkstore-xfail-file",
+        dest="alkstore_xfail_file",
+        default=None,
+        metavar="PATH",
+        help="rows expected to fail, one 'row[engine] reason' a line; strict",
+    )
+    parser.addini("alkstore_xfail_file", default="", help="as --alkstore-xfail-file")
+    group.addoption(
+        "--alkstore-examples",
+        dest="alkstore_examples",
+        default=None,
+        metavar="N",
+        help=f"Hypothesis examples of the model_based row (default {DEFAULT_EXAMPLES})",
+    )
+    parser.addini("alkstore_examples", default="", help="as --alkstore-examples")

@@ -1,0 +1,91 @@
+"""Rows as data: a name, the SPEC clauses it pins, what it needs, and its body.
+
+The same metadata feeds test ids, skip reasons, ``pytest -v`` output, the JSON
+report and the HTML matrix. A row with no ``requires`` is *required*: an
+engine is certified only when every required row passes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from alkstore_contract.adapter import Capability
+from alkstore_contract.harness import RowContext
+
+SUITE_VERSION = "1.0.0"
+
+RowBody = Callable[[RowContext], Awaitable[None]]
+
+ROW_MODULES = (
+    "enqueue_opts_resolution",
+    "backoff_curve_equivalence",
+    "exactly_once",
+    "dead_letter",
+    "claim_extents",
+    "claim_order",
+    "lease_validity",
+    "sweep_and_retention",
+    "batch_ack_and_cancel",
+    "validation_and_closed_store",
+    "durability",
+    "enqueue_many_atomic",
+    "crash_recovery",
+    "model_based",
+)
+"""SPEC.md's table order; each module under ``alkstore_contract.rows`` defines ``ROW``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One contract row."""
+
+    name: str
+    clauses: tuple[str, ...]
+    body: RowBody
+    requires: tuple[Capability, ...] = ()
+    """Capabilities the engine must declare, else the row skips naming them."""
+    manual_clock_only: bool = False
+    """The row moves time by hours: on the system clock it skips, saying so."""
+
+    @property
+    def required(self) -> bool:
+        """A required row runs on every engine; a capability row only where declared."""
+        return not self.requires
+
+    @property
+    def test_name(self) -> str:
+        return f"test_{self.name}"
+
+    @property
+    def doc(self) -> str:
+        """The body's docstring: what the row checks and what to look at when it fails."""
+        return (self.body.__doc__ or "").strip()
+
+
+def row(
+    name: str,
+    clauses: tuple[str, ...],
+    *,
+    requires: tuple[Capability, ...] = (),
+    manual_clock_only: bool = False,
+) -> Callable[[RowBody], Row]:
+    """Decorate a row body: ``ROW = row("claim_order", ("C1", "C2", "X1"))(body)``."""
+
+    def wrap(body: RowBody) -> Row:
+        return Row(name=name, clauses=clauses, body=body, requires=requires, manual_clock_only=manual_clock_only)
+
+    return wrap
+
+
+def all_rows() -> list[Row]:
+    """Every row, in SPEC.md's order."""
+    rows: list[Row] = []
+    for module_name in ROW_MODULES:
+        module = importlib.import_module(f"alkstore_contract.rows.{module_name}")
+        found = module.ROW
+        if not isinstance(found, Row):
+            raise TypeError(f"alkstore_contract.rows.{module_name}.ROW is not a Row")
+        rows.append(found)
+    return rows

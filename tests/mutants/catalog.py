@@ -1,0 +1,54 @@
+"""The mutant catalog: every module in this package that defines ``MUTANT`` and ``adapter``.
+
+A mutant is a real engine with exactly one clause broken, written as a small
+subclass. ``tests/test_mutants.py`` runs the whole suite against every mutant
+and asserts each is killed by a row that cites the broken clause; that run
+also writes ``docs/mutants.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Mutant:
+    """What a mutant breaks and which rows are meant to catch it."""
+
+    clause: str
+    """The SPEC clause the mutant breaks (e.g. ``"C5"``)."""
+    rows: tuple[str, ...]
+    """Rows meant to kill it; at least one of them must fail, citing ``clause``."""
+    what: str
+    """The fault in one sentence."""
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogEntry:
+    module: str
+    name: str
+    spec: str
+    mutant: Mutant
+
+
+def catalog() -> list[CatalogEntry]:
+    """Every mutant module, sorted by name."""
+    entries: list[CatalogEntry] = []
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if info.name in {"catalog", "__init__"}:
+            continue
+        module = importlib.import_module(f"tests.mutants.{info.name}")
+        mutant = getattr(module, "MUTANT", None)
+        if isinstance(mutant, Mutant):
+            entries.append(
+                CatalogEntry(
+                    module=info.name,
+                    name=module.adapter.name,
+                    spec=f"tests.mutants.{info.name}:adapter",
+                    mutant=mutant,
+                )
+            )
+    return sorted(entries, key=lambda e: e.name)
