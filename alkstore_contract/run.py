@@ -73,6 +73,14 @@ def _skip_text(report: pytest.TestReport) -> str | None:
     return None
 
 
+def _failure_text(report: pytest.TestReport) -> str:
+    """The first line that says what went wrong: the crash message, or a row's own first line."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    text = getattr(crash, "message", None) or str(report.longrepr)
+    lines = text.strip().splitlines()
+    return lines[0] if lines else "failed"
+
+
 class SuiteSession:
     """The plugin object for one certifying session."""
 
@@ -146,9 +154,8 @@ class SuiteSession:
         elif report.skipped:
             result.outcome, result.reason = "skipped", _skip_text(report)
         elif report.failed:
-            lines = str(report.longrepr).strip().splitlines()
             result.outcome = "failed"
-            result.reason = result.reason or (lines[0] if lines else "failed")
+            result.reason = result.reason or _failure_text(report)
 
     def _ordered(self, engine: Engine) -> list[RowResult]:
         order = [row.name for row in self.rows]
@@ -205,6 +212,9 @@ class SuiteFile(pytest.File):
                 item: RowItem = RowItem.from_parent(
                     self, name=f"{contract_row.test_name}[{engine.name}]", row=contract_row, engine=engine
                 )
+                skip = item.skip_reason()
+                if skip is not None:
+                    item.add_marker(pytest.mark.skip(reason=skip))
                 entry = session.xfail.get(f"{contract_row.name}[{engine.name}]")
                 if entry is not None:
                     item.add_marker(pytest.mark.xfail(reason=entry.reason, strict=True, raises=AssertionError))
@@ -232,7 +242,15 @@ class RowItem(pytest.Item):
             ]
         )
 
-    def _skip_reason(self) -> str | None:
+    def skip_reason(self) -> str | None:
+        """Why this row cannot run on this engine, naming what is missing; ``None`` when it can.
+
+        An engine that cannot run here skips (a failure under ``--alkstore-require``, in ``setup``).
+        """
+        if not self.settings.require:
+            unavailable = self.engine.unavailable_reason()
+            if unavailable is not None:
+                return f"engine '{self.engine.name}' cannot run here: {unavailable}"
         adapter = self.engine.adapter
         for capability in self.row.requires:
             if capability not in adapter.capabilities:
@@ -252,13 +270,10 @@ class RowItem(pytest.Item):
     def setup(self) -> None:
         reason = self.engine.unavailable_reason()
         if reason is not None:
-            message = f"engine '{self.engine.name}' cannot run here: {reason}"
-            if self.settings.require:
-                pytest.fail(message + " (--alkstore-require turns this into a failure)", pytrace=False)
-            pytest.skip(message)
-        skip = self._skip_reason()
-        if skip is not None:
-            pytest.skip(skip)
+            pytest.fail(
+                f"engine '{self.engine.name}' cannot run here: {reason} (--alkstore-require turns this into a failure)",
+                pytrace=False,
+            )
 
     def runtest(self) -> None:
         context = RowContext(

@@ -1,1 +1,23 @@
-"""placeholder"""
+"""alkstore's reference engine: a durable job queue in one SQLite file.
+
+``open_store(path)`` opens (creating if needed) a store; ``adapter`` is what the
+conformance suite loads through the ``alkstore.engines`` entry point ``sqlite``.
+Several stores and several OS processes may share one file.
+"""
+
+from alkstore_sqlite.adapter import SqliteAdapter, adapter
+from alkstore_sqlite.handle import SqliteJobHandle
+from alkstore_sqlite.queue import SqliteQueue
+from alkstore_sqlite.schema import SCHEMA_VERSION, SchemaVersionError
+from alkstore_sqlite.store import SqliteStore, open_store
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "SchemaVersionError",
+    "SqliteAdapter",
+    "SqliteJobHandle",
+    "SqliteQueue",
+    "SqliteStore",
+    "adapter",
+    "open_store",
+]

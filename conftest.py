@@ -1,0 +1,3 @@
+"""The project's own pytest setup: pytester for the plugin and mutant tests."""
+
+pytest_plugins = ["pytester"]

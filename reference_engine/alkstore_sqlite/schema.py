@@ -1,0 +1,111 @@
+"""The on-disk layout of an alkstore SQLite file, and how a connection is prepared to use it.
+
+One table, ``jobs``, holds every job of every queue. Instants are INTEGER
+microseconds since the epoch (exact both ways, see ``alkstore_contract.instants``).
+The two stamped durations that SQL adds to an instant — the visibility timeout
+(a claim's lease) and the dead-letter retention (the sweep's purge) — are kept
+twice: as REAL seconds, which read back exactly as the caller gave them, and as
+INTEGER microseconds, computed once in Python the way ``datetime + timedelta``
+rounds, so ``now + stamp`` in SQL equals ``now + timedelta(seconds=stamp)`` in
+every engine and model to the microsecond.
+
+``id`` is ``INTEGER PRIMARY KEY AUTOINCREMENT`` so ids grow in enqueue order
+(C2's last key) and are never reused after a delete (an old handle or a stale id
+in ``ack_batch`` can never hit a newer job).
+
+The layout's version lives in ``PRAGMA user_version``. A file written by a newer
+layout is refused rather than misread.
+"""
+
+from __future__ import annotations
+
+import aiosqlite
+
+from alkstore_contract.errors import AlkstoreError
+
+SCHEMA_VERSION = 1
+
+BUSY_TIMEOUT_MS = 30_000
+"""How long a statement waits for another connection's write lock before failing.
+
+Generous on purpose: under multi-process contention a caller should see a slow
+claim, never ``database is locked``.
+"""
+
+CONNECTION_PRAGMAS: tuple[str, ...] = (
+    f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
+    # WAL: readers never block the writer nor the reverse, and a commit is one append.
+    "PRAGMA journal_mode = WAL",
+    # NORMAL under WAL: a commit survives the crash or kill -9 of the process (the WAL
+    # is in the OS's hands once written), but not a power loss or OS crash before the
+    # next checkpoint's fsync. That is P3's promise; FULL would fsync every commit.
+    "PRAGMA synchronous = NORMAL",
+)
+
+CREATE_JOBS_TABLE = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id                       INTEGER PRIMARY KEY AUTOINCREMENT,
+    queue                    TEXT    NOT NULL,
+    payload                  TEXT    NOT NULL,
+    state                    TEXT    NOT NULL CHECK (state IN ('ready', 'processing', 'dead')),
+    priority                 INTEGER NOT NULL,
+    attempts                 INTEGER NOT NULL DEFAULT 0,
+    max_attempts             INTEGER NOT NULL,
+    run_at                   INTEGER NOT NULL,
+    expires_at               INTEGER,
+    enqueued_at              INTEGER NOT NULL,
+    lease_expires_at         INTEGER,
+    claimed_by               TEXT,
+    token                    TEXT,
+    visibility_timeout_s     REAL    NOT NULL,
+    visibility_timeout_us    INTEGER NOT NULL,
+    backoff_base_s           REAL    NOT NULL,
+    dead_letter_retention_s  REAL,
+    dead_letter_retention_us INTEGER,
+    last_error               TEXT,
+    died_at                  INTEGER
+)
+"""
+
+CREATE_INDEXES: tuple[str, ...] = (
+    # The claim path for ready jobs: equality on (queue, state), then already in C2 order.
+    "CREATE INDEX IF NOT EXISTS jobs_claim ON jobs (queue, state, priority DESC, run_at, id)",
+    # Lapsed leases (reclaims, sweep (c)) and dead letters past retention (sweep (a)).
+    "CREATE INDEX IF NOT EXISTS jobs_lease ON jobs (queue, state, lease_expires_at)",
+    # Sweep (b): only jobs that can expire are indexed.
+    "CREATE INDEX IF NOT EXISTS jobs_expiry ON jobs (queue, expires_at) WHERE expires_at IS NOT NULL",
+)
+
+
+class SchemaVersionError(AlkstoreError):
+    """The file was laid out by a newer alkstore_sqlite than this one."""
+
+
+async def prepare_connection(conn: aiosqlite.Connection) -> None:
+    """Set the connection's PRAGMAs and create the layout if the file has none yet.
+
+    The layout is created inside ``BEGIN IMMEDIATE``: it takes the write lock
+    before reading ``user_version``, so two processes opening one fresh file at
+    once create it exactly once (the second waits, then sees version 1).
+    Runs once per store open, so its several thread hops do not matter.
+    """
+    for pragma in CONNECTION_PRAGMAS:
+        await conn.execute(pragma)
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        rows = list(await conn.execute_fetchall("PRAGMA user_version"))
+        version = int(rows[0][0])
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"the file has alkstore_sqlite layout version {version}; this version of alkstore_sqlite "
+                f"reads layout {SCHEMA_VERSION} and will not guess at a newer one"
+            )
+        if version < SCHEMA_VERSION:
+            await conn.execute(CREATE_JOBS_TABLE)
+            for statement in CREATE_INDEXES:
+                await conn.execute(statement)
+            await conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        await conn.execute("COMMIT")
+    except BaseException:
+        await conn.rollback()
+        raise

@@ -1,0 +1,125 @@
+"""The pytest plugin as a user meets it: collection, options, skips, xfail, report, xdist."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from alkstore_contract.report import SCHEMA_PATH
+
+FAKE_ENGINE = '''
+from alkstore_mem import adapter as _mem
+
+
+class Unreachable(type(_mem)):
+    name = "unreachable"
+
+    async def unavailable_reason(self):
+        return "server at 127.0.0.1:1 refused the connection"
+
+
+adapter = Unreachable()
+'''
+
+
+@pytest.fixture
+def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Run pytest in a fresh empty directory, in a subprocess, as a user would."""
+    monkeypatch.setenv("PYTHONPATH", str(pytester.path))
+    monkeypatch.delenv("ALKSTORE_REQUIRE", raising=False)
+
+    def go(*args: str) -> pytest.RunResult:
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+    return go
+
+
+def test_without_an_engine_the_plugin_adds_nothing(pytester: pytest.Pytester, run) -> None:  # type: ignore[no-untyped-def]
+    pytester.makepyfile(test_own="def test_mine():\n    pass\n")
+    result = run("-v")
+    result.assert_outcomes(passed=1)
+    assert "contract.suite" not in result.stdout.str()
+
+
+def test_an_empty_directory_collects_every_row_with_its_clauses(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("--alkstore-engine=mem", "-v", "-k", "claim_extents or claim_order")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*test_claim_extents[[]mem[]] PASSED [[]C5 C6[]]*", "*mem: CERTIFIED*"])
+    collected = run("--alkstore-engine=mem", "--collect-only", "-q")
+    assert collected.stdout.str().count("::test_") == 14
+
+
+def test_an_unknown_engine_is_a_usage_error_listing_the_installed_ones(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("--alkstore-engine=nope")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown engine 'nope'; installed engines: mem, postgres, sqlite*"])
+
+
+def test_an_unavailable_engine_skips_with_its_reason_or_fails_when_required(pytester: pytest.Pytester, run) -> None:  # type: ignore[no-untyped-def]
+    pytester.makepyfile(fake_engine=FAKE_ENGINE)
+    skipped = run("--alkstore-engine=fake_engine:adapter", "-rs", "-k", "claim_extents")
+    skipped.assert_outcomes(skipped=1)
+    skipped.stdout.fnmatch_lines(["*engine 'unreachable' cannot run here: server at 127.0.0.1:1 refused*"])
+    required = run("--alkstore-engine=fake_engine:adapter", "--alkstore-require", "-k", "claim_extents")
+    required.assert_outcomes(errors=1)
+    required.stdout.fnmatch_lines(["*--alkstore-require turns this into a failure*"])
+
+
+def test_a_missing_capability_is_named_with_its_clause(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("--alkstore-engine=mem", "-rs", "-k", "durability or crash_recovery")
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*engine 'mem' does not declare 'durable' (P3), which row durability needs*",
+            "*engine 'mem' does not declare 'multi_process' (P2), which row crash_recovery needs*",
+        ]
+    )
+
+
+def test_the_ini_key_selects_engines_like_the_option(pytester: pytest.Pytester, run) -> None:  # type: ignore[no-untyped-def]
+    pytester.makeini("[pytest]\nalkstore_engines = mem\n")
+    run("-k", "claim_extents").assert_outcomes(passed=1)
+
+
+def test_an_xfail_entry_that_passes_fails_the_run_and_a_stray_entry_is_reported(
+    pytester: pytest.Pytester,
+    run,  # type: ignore[no-untyped-def]
+) -> None:
+    listing = pytester.path / "xfail.txt"
+    listing.write_text("claim_extents[mem] known bad batch sizes\nno_such_row[mem] typo\n", encoding="utf-8")
+    result = run("--alkstore-engine=mem", f"--alkstore-xfail-file={listing}", "-k", "claim_extents")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*XPASS(strict)*", "*xfail entry matches no row: line 2: no_such_row[[]mem[]]*"])
+
+
+def test_the_report_follows_its_schema_and_says_why_not_certified(pytester: pytest.Pytester, run) -> None:  # type: ignore[no-untyped-def]
+    report_path = pytester.path / "out" / "report.json"
+    run("--alkstore-engine=mem", f"--alkstore-report={report_path}", "-k", "claim_extents or durability")
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    jsonschema.validate(report, json.loads(Path(SCHEMA_PATH).read_text(encoding="utf-8")))
+    (engine,) = report["engines"]
+    assert engine["name"] == "mem"
+    assert engine["clock"] == "manual"
+    outcomes = {row["row"]: row["outcome"] for row in engine["rows"]}
+    assert outcomes == {"claim_extents": "passed", "durability": "skipped"}
+    assert engine["certified"] is True
+
+
+def test_rows_run_under_pytest_asyncio_auto_mode(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("-o", "asyncio_mode=auto", "--alkstore-engine=mem", "-k", "claim_extents or lease_validity")
+    result.assert_outcomes(passed=2)
+
+
+def test_xdist_runs_rows_in_parallel_and_the_controller_writes_the_report(
+    pytester: pytest.Pytester,
+    run,  # type: ignore[no-untyped-def]
+) -> None:
+    report_path = pytester.path / "report.json"
+    result = run("-n", "2", "--alkstore-engine=mem,sqlite", f"--alkstore-report={report_path}", "-k", "claim")
+    result.assert_outcomes(passed=4)
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert sorted(e["name"] for e in report["engines"]) == ["mem", "sqlite"]
+    assert all(len(e["rows"]) == 2 for e in report["engines"])
