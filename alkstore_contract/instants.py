@@ -22,13 +22,3 @@ def to_epoch_us(instant: datetime) -> int:
 def from_epoch_us(micros: int) -> datetime:
     """The aware UTC ``datetime`` ``micros`` microseconds after the epoch (exact)."""
     return EPOCH + timedelta(microseconds=micros)
-
-
-def seconds_to_us(seconds: float) -> int:
-    """A duration in seconds, rounded to the nearest microsecond."""
-    return round(seconds * 1_000_000)
-
-
-def us_to_seconds(micros: int) -> float:
-    """A duration in microseconds as float seconds."""
-    return micros / 1_000_000

@@ -61,7 +61,7 @@ class Engine:
 
 
 def _prop(report: pytest.TestReport, key: str) -> Any:
-    for name, value in report.user_properties:
+    for name, value in getattr(report, "user_properties", ()):
         if name == key:
             return value
     return None
@@ -297,8 +297,8 @@ class RowItem(pytest.Item):
             )
         return super().repr_failure(excinfo, style=style)
 
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"{self.name} [{' '.join(self.row.clauses)}]"
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"{self.name} [{' '.join(self.row.clauses)}]"
 
 
 async def _drive(contract_row: Row, context: RowContext) -> None:

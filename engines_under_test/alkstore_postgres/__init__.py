@@ -1,1 +1,52 @@
-"""placeholder"""
+"""alkstore's Postgres engine, on asyncpg.
+
+``open_store(dsn, schema=..., clock=None)`` opens a store on one schema of a
+Postgres database; with ``clock=None`` every operation reads the database
+server's clock (SPEC T3). ``adapter`` is what the conformance suite loads
+(entry point ``alkstore.engines``: ``postgres``).
+
+The adapter and the pytest options import without asyncpg, so the engine is
+listed, and explains that the ``postgres`` extra is missing, wherever alkstore
+is installed; the store classes import asyncpg and load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from alkstore_postgres.adapter import DEFAULT_DSN, DSN_ENV, PgAdapter, adapter
+from alkstore_postgres.errors import SchemaVersionError, ServerConnectionError
+
+if TYPE_CHECKING:
+    from alkstore_postgres.handle import PgJobHandle
+    from alkstore_postgres.queue import PgQueue
+    from alkstore_postgres.store import PgStore, open_store
+
+_LAZY = {
+    "open_store": "alkstore_postgres.store",
+    "PgStore": "alkstore_postgres.store",
+    "PgQueue": "alkstore_postgres.queue",
+    "PgJobHandle": "alkstore_postgres.handle",
+}
+
+__all__ = [
+    "DEFAULT_DSN",
+    "DSN_ENV",
+    "PgAdapter",
+    "PgJobHandle",
+    "PgQueue",
+    "PgStore",
+    "SchemaVersionError",
+    "ServerConnectionError",
+    "adapter",
+    "open_store",
+]
+
+
+def __getattr__(name: str) -> object:
+    """Load the asyncpg-backed names on first access (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'alkstore_postgres' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,140 @@
+"""The Postgres engine's adapter: what the conformance suite needs to know and do about it.
+
+This module imports asyncpg only inside the coroutines that talk to a server,
+so the engine stays registered, and says why it cannot run, on a machine
+without the ``postgres`` extra.
+
+Which server: ``--alkstore-pg-dsn`` (pytest) beats ``$ALKSTORE_PG_DSN``, which
+beats the ``alkstore_pg_dsn`` ini value, which beats ``DEFAULT_DSN``. The
+environment beats the ini file because the ini is checked in while the
+environment is the machine's (``ci/postgres.sh`` prints the DSN CI exports).
+Each location carries its own DSN, so a worker process needs none of this.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib.metadata import version as distribution_version
+from typing import TYPE_CHECKING, Any
+
+from alkstore_contract.adapter import Capability
+from alkstore_contract.clock import Clock
+from alkstore_contract.surface import Store
+from alkstore_postgres.location import Location, new_schema_name, quote_ident, redact_dsn
+
+if TYPE_CHECKING:
+    from alkstore_postgres.store import PgStore
+
+DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+DSN_ENV = "ALKSTORE_PG_DSN"
+CONNECT_TIMEOUT_S = 5.0
+DROP_LOCK_TIMEOUT = "30s"
+"""A drop blocked by a store left mid-transaction fails after this instead of hanging the suite."""
+
+
+async def _connect(dsn: str) -> Any:
+    """A bare asyncpg connection, outside any engine class (the oracle and the location housekeeping)."""
+    import asyncpg
+
+    return await asyncpg.connect(dsn, timeout=CONNECT_TIMEOUT_S)
+
+
+class PgAdapter:
+    """Adapter of the ``postgres`` engine (entry point ``alkstore.engines``: ``postgres``)."""
+
+    store_class: type[PgStore] | None = None
+    """The store class ``open_store`` uses; ``None`` means ``PgStore`` (imported on first use)."""
+
+    def __init__(self) -> None:
+        self._dsn: str | None = None
+
+    @property
+    def name(self) -> str:
+        return "postgres"
+
+    @property
+    def version(self) -> str:
+        return distribution_version("alkstore")
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        return frozenset(Capability)
+
+    @property
+    def dsn(self) -> str:
+        """The server new locations are made on: the configured DSN, else ``$ALKSTORE_PG_DSN``, else the default."""
+        return self._dsn or os.environ.get(DSN_ENV) or DEFAULT_DSN
+
+    @property
+    def configured_dsn(self) -> str | None:
+        """What ``configure`` set, ``None`` when the environment or the default decides."""
+        return self._dsn
+
+    def configure(self, dsn: str | None) -> None:
+        """Point new locations at ``dsn`` (``None`` returns to the environment or the default)."""
+        self._dsn = dsn
+
+    def _store_class(self) -> type[PgStore]:
+        if self.store_class is not None:
+            return self.store_class
+        from alkstore_postgres.store import PgStore
+
+        return PgStore
+
+    async def unavailable_reason(self) -> str | None:
+        """``None`` when asyncpg is installed and the server answers within 5 s, else why not."""
+        try:
+            import asyncpg  # noqa: F401
+        except ImportError as exc:
+            return f"asyncpg is not installed ({exc}); install the postgres extra: pip install 'alkstore[postgres]'"
+        dsn = self.dsn
+        try:
+            conn = await _connect(dsn)
+        except Exception as exc:
+            return (
+                f"the Postgres server at {redact_dsn(dsn)} did not answer: {type(exc).__name__}: {exc} "
+                f"(set --alkstore-pg-dsn or ${DSN_ENV}; ci/postgres.sh starts a throwaway server)"
+            )
+        await conn.close()
+        return None
+
+    async def create_location(self) -> str:
+        """A fresh schema (``alk_`` + random hex), created and migrated, on the configured server."""
+        from alkstore_postgres.schema import ensure_schema
+
+        location = Location(dsn=self.dsn, schema=new_schema_name())
+        conn = await _connect(location.dsn)
+        try:
+            await ensure_schema(conn, location.schema)
+        finally:
+            await conn.close()
+        return location.encode()
+
+    async def open_store(self, location: str, *, clock: Clock | None = None, seed: int | None = None) -> Store:
+        """A ``PgStore`` on the location's schema; typed ``Store`` so mypy checks the engine against the contract."""
+        parsed = Location.decode(location)
+        return await self._store_class().open(parsed.dsn, schema=parsed.schema, clock=clock, seed=seed)
+
+    async def count_stored_jobs(self, location: str) -> int:
+        """The oracle: ``count(*)`` of the location's jobs table over a bare connection."""
+        parsed = Location.decode(location)
+        conn = await _connect(parsed.dsn)
+        try:
+            count: int = await conn.fetchval(f"SELECT count(*) FROM {quote_ident(parsed.schema)}.jobs")
+        finally:
+            await conn.close()
+        return count
+
+    async def drop_location(self, location: str) -> None:
+        """``DROP SCHEMA ... CASCADE``: the jobs, the version table and the function go with it."""
+        parsed = Location.decode(location)
+        conn = await _connect(parsed.dsn)
+        try:
+            await conn.execute(f"SET lock_timeout = '{DROP_LOCK_TIMEOUT}'")
+            await conn.execute(f"DROP SCHEMA IF EXISTS {quote_ident(parsed.schema)} CASCADE")
+        finally:
+            await conn.close()
+
+
+adapter = PgAdapter()
+"""The adapter the ``alkstore.engines`` entry point ``postgres`` names."""
