@@ -1,0 +1,130 @@
+"""The shared state of a location: a named in-memory space and its per-queue indexes.
+
+A location of this engine is a space name. ``SPACES`` maps each name to one
+``MemSpace`` object, and every store opened on that name works on that very
+object, so several stores see one state (SPEC P1). The space holds only data
+and the bookkeeping that keeps the indexes consistent; what is claimable and in
+which order is decided by the queue class (``alkstore_mem.queue``), so a
+subclass can change the policy without touching the storage.
+
+Why heaps: a claim must stay cheap on a large backlog, so no claim scans the
+queue. Each queue keeps three binary heaps, with lazy deletion: every entry
+carries the job's ``version`` at filing time and is ignored when the job has
+changed or gone since.
+
+- ``delayed``: ``(run_at, id, version)`` of ready jobs not yet due.
+- ``ready``: ``(*order_key, id, version)`` of jobs a claim may take, in claim order
+  (flat rather than nested: a heap of flat tuples pops a third faster).
+- ``leases``: ``(lease_expires_at, id, version)`` of processing jobs.
+
+A claim first moves the due part of ``delayed`` and the lapsed part of
+``leases`` into ``ready``, then pops ``ready``. The heaps rely on time moving
+forward; ``high_water`` remembers the latest ``now`` they were arranged for,
+and the queue rebuilds them from ``jobs`` when a clock goes back (a
+``ManualClock.set`` to an earlier instant, or two stores on one space with
+different clocks) or when stale entries outnumber live jobs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime
+from heapq import heappush
+from typing import Any
+
+from alkstore_contract.errors import InvalidArgument
+from alkstore_mem.record import JobRecord
+
+OrderKey = tuple[int | datetime, ...]
+ReadyEntry = tuple[Any, ...]
+"""``order_key + (id, version)``: any comparable key items, then always the id and the version."""
+TimedEntry = tuple[datetime, int, int]
+
+COMPACTION_SLACK = 1024
+"""Stale heap entries tolerated beyond twice the live jobs before a queue's heaps are rebuilt."""
+
+
+class QueueIndex:
+    """All jobs of one queue in one space, and the heaps a claim reads."""
+
+    __slots__ = ("delayed", "high_water", "jobs", "leases", "name", "ready")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.jobs: dict[int, JobRecord] = {}
+        self.delayed: list[TimedEntry] = []
+        self.ready: list[ReadyEntry] = []
+        self.leases: list[TimedEntry] = []
+        self.high_water: datetime | None = None
+
+    def current(self, job_id: int, version: int) -> JobRecord | None:
+        """The job an index entry points at, or ``None`` when the entry is stale."""
+        record = self.jobs.get(job_id)
+        return record if record is not None and record.version == version else None
+
+    def needs_rebuild(self, now: datetime) -> bool:
+        """True when time went back since the heaps were arranged, or they are mostly stale entries."""
+        if self.high_water is not None and now < self.high_water:
+            return True
+        return len(self.delayed) + len(self.ready) + len(self.leases) > 2 * len(self.jobs) + COMPACTION_SLACK
+
+    def file_delayed(self, record: JobRecord) -> None:
+        """Index a ready job by its ready time; a claim promotes it once due."""
+        heappush(self.delayed, (record.run_at, record.id, record.version))
+
+    def file_lease(self, record: JobRecord, lease_expires_at: datetime) -> None:
+        """Index a processing job by its lease deadline; a claim reconsiders it once lapsed."""
+        heappush(self.leases, (lease_expires_at, record.id, record.version))
+
+    def file_ready(self, record: JobRecord, key: OrderKey) -> None:
+        """Offer a job to the next claims, in the order ``key`` gives."""
+        heappush(self.ready, (*key, record.id, record.version))
+
+
+class MemSpace:
+    """One location: its queues, its id counter and its claim-token counter.
+
+    Ids are ints from one counter per space, so they are unique across the
+    space's queues and increase in enqueue order (the last key of SPEC C2).
+    """
+
+    __slots__ = ("_ids", "_tokens", "name", "queues")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.queues: dict[str, QueueIndex] = {}
+        self._ids = itertools.count(1)
+        self._tokens = itertools.count(1)
+
+    def index(self, queue: str) -> QueueIndex:
+        """The index of ``queue``, created empty on first use."""
+        index = self.queues.get(queue)
+        if index is None:
+            index = self.queues[queue] = QueueIndex(queue)
+        return index
+
+    def new_id(self) -> int:
+        return next(self._ids)
+
+    def new_token(self) -> int:
+        """A claim token never used before in this space (fencing, SPEC H1)."""
+        return next(self._tokens)
+
+
+SPACES: dict[str, MemSpace] = {}
+"""Every live space of this process, by name: what a location string refers to."""
+
+
+def space_named(name: str) -> MemSpace:
+    """The space called ``name``, created empty if there is none yet."""
+    if not isinstance(name, str) or not name:
+        raise InvalidArgument(f"space={name!r}: a space name must be a non-empty str")
+    space = SPACES.get(name)
+    if space is None:
+        space = SPACES[name] = MemSpace(name)
+    return space
+
+
+def drop_space(name: str) -> None:
+    """Forget the space called ``name`` (stores still open on it keep their own reference)."""
+    SPACES.pop(name, None)
