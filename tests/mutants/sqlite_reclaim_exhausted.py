@@ -1,0 +1,47 @@
+"""Mutant: a lapsed lease is reclaimed even when its attempts are spent — breaks C7.
+
+The claim's lapsed arm lost its ``attempts < max_attempts`` guard, so a job
+whose worker died on its last attempt is handed out again (attempts beyond
+``max_attempts``) instead of waiting for the sweep to dead-letter it. The
+``crash_recovery`` row catches it on its ``max_attempts=1`` queue.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+GUARD = "AND attempts < max_attempts "
+
+
+def _without_guard(sql: str) -> str:
+    if GUARD not in sql:
+        raise RuntimeError(f"the engine's claim no longer contains {GUARD!r}: rewrite this mutant")
+    return sql.replace(GUARD, "")
+
+
+class UnguardedQueue(SqliteQueue):
+    CLAIM_SQL: ClassVar[str] = _without_guard(SqliteQueue.CLAIM_SQL)
+
+
+class UnguardedStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = UnguardedQueue
+
+
+class UnguardedAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = UnguardedStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-reclaim-exhausted"
+
+
+adapter = UnguardedAdapter()
+MUTANT = Mutant(
+    clause="C7",
+    rows=("crash_recovery",),
+    what="the claim reclaims lapsed leases whose attempts are spent (no attempts < max_attempts guard)",
+)

@@ -1,0 +1,48 @@
+"""Mutant: a reclaim restarts the attempt count at 1 instead of consuming an attempt — breaks C3.
+
+A first claim counts as it should (``attempts + 1``), but taking over a lapsed
+lease writes ``attempts = 1``: a job whose workers keep crashing never runs out
+of attempts and never reaches the dead letters. The ``crash_recovery`` row
+catches it when the reclaimed job shows attempts 1 instead of 2.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+COUNTED = "attempts = attempts + 1"
+RESET = "attempts = CASE WHEN state = 'processing' THEN 1 ELSE attempts + 1 END"
+
+
+def _reset_on_reclaim(sql: str) -> str:
+    if COUNTED not in sql:
+        raise RuntimeError(f"the engine's claim no longer contains {COUNTED!r}: rewrite this mutant")
+    return sql.replace(COUNTED, RESET)
+
+
+class ResettingQueue(SqliteQueue):
+    CLAIM_SQL: ClassVar[str] = _reset_on_reclaim(SqliteQueue.CLAIM_SQL)
+
+
+class ResettingStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = ResettingQueue
+
+
+class ResettingAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = ResettingStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-reclaim-resets-attempts"
+
+
+adapter = ResettingAdapter()
+MUTANT = Mutant(
+    clause="C3",
+    rows=("crash_recovery",),
+    what="a reclaim of a lapsed lease sets attempts to 1 instead of attempts + 1",
+)
