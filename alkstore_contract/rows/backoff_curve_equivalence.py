@@ -1,14 +1,319 @@
-"""Row backoff_curve_equivalence: not written yet."""
+"""Row backoff_curve_equivalence (SPEC R1–R5): where ``retry()`` puts a job, attempt by attempt.
+
+Legs, each on a queue of its own:
+
+- R1 + R2, attempts 1–3 on a small base (a quarter of a row unit): after
+  ``retry(error)`` the job is ``ready`` with ``run_at - (the retry's now)`` in
+  ``[cap/2, cap]``, ``cap = base · 2^(a−1)``, ``last_error`` set (and kept by a
+  later ``retry()`` without an error), lease and claimant cleared, attempts
+  unchanged. Runs on both clocks.
+- R2 cap (manual clock only): 40 claim/retry cycles on a base of 5 s with
+  ``max_attempts=100``: every delay in its range, the ones past attempt 11 in
+  ``[1800, 3600]``, no overflow at attempt 40.
+- R3: ``retry(delay=7200)`` is used verbatim (no cap, no jitter), a
+  ``timedelta`` delay keeps its microseconds, ``delay=0`` is claimable now.
+- R4: ``retry()`` at ``attempts >= max_attempts`` dead-letters with the given
+  error, else ``"max attempts exceeded"``, even with an explicit delay.
+- R5 + R2: 200 first retries on a base of 10 s land in ``[5, 10]``, and at
+  least a quarter of them in each half (``[5, 7.5)`` and ``[7.5, 10]``), not all
+  equal. Runs on both clocks (nothing waits for the delays).
+
+The retry's own ``now`` is not stored. Under the manual clock it is the row's
+clock, exactly. On the system clock the row brackets it on the ENGINE's clock,
+so no skew between the row's clock and the engine's can blur it: the claim's
+``now`` is ``lease_expires_at - visibility_timeout_s`` of the claimed snapshot
+(C3), and the retry happened between ``retry_started - claim_done`` and
+``retry_done - claim_started`` (monotonic) after it. A delay passes when some
+``now`` in that bracket puts it in range.
+
+When it fails, check that ``retry`` calls ``alkstore_contract.resolution.
+resolve_retry`` with the CLAIMED attempts (after the claim's increment), the
+job's stamped base and the store's own ``random.Random`` (not a fresh or global
+one), adds the delay to the op's one clock read, and stores ``run_at`` in
+microseconds; that it clears the lease, claimant and token in the same write.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import time
+from datetime import datetime, timedelta
+from typing import TypeVar
+
+from alkstore_contract.backoff import BACKOFF_CAP_S, backoff_range_s
+from alkstore_contract.checks import expect, expect_equal
 from alkstore_contract.harness import RowContext
+from alkstore_contract.resolution import LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.suite import row
+from alkstore_contract.surface import JobHandle, Queue, Store
+from alkstore_contract.types import Job, JobState, QueueOpts
+from alkstore_contract.validation import Duration, JobId
+
+T = TypeVar("T")
+
+CLOCK_SLACK_S = 0.002
+"""Granularity allowance between the monotonic clock and the engine's wall clock (system clock only)."""
+POLL_S = 0.01
+CURVE_ATTEMPTS = 3
+CAP_BASE_S = 5.0
+CAP_ATTEMPTS = 40
+JITTER_BASE_S = 10.0
+JITTER_DRAWS = 200
+JITTER_MIN_SHARE = 0.25
+"""Each half of the range must hold at least this share of the draws (a uniform draw: ~100 of 200 each)."""
+ONE_ATTEMPT_CASES: tuple[tuple[str | None, Duration | None, str], ...] = (
+    (None, None, LAST_ERROR_MAX_ATTEMPTS),
+    ("with delay", 0, "with delay"),
+)
+"""R4 on jobs with max_attempts=1: (error, delay) of the retry, and the last_error it must leave."""
+EXPLICIT_DELAY_S = 7200
+EXPLICIT_TIMEDELTA = timedelta(seconds=90, microseconds=1)
+
+
+class Claimed:
+    """A claim, timed so the engine's ``now`` of a later op on its handle can be bracketed."""
+
+    def __init__(self, handle: JobHandle, started: float, done: float) -> None:
+        self.handle = handle
+        self.started = started
+        self.done = done
+
+    @property
+    def job(self) -> Job:
+        return self.handle.job
+
+
+async def _claim(queue: Queue, worker: str, n: int) -> list[Claimed]:
+    started = time.monotonic()
+    handles = await queue.claim_batch(worker, n)
+    done = time.monotonic()
+    return [Claimed(handle, started, done) for handle in handles]
+
+
+async def _claim_one(queue: Queue, clause: str, what: str) -> Claimed:
+    claimed = await _claim(queue, "backoff", 1)
+    expect(len(claimed) == 1, clause, did=f"handed out nothing for {what}", demands="a claimable job")
+    return claimed[0]
+
+
+async def _retry(
+    ctx: RowContext, claimed: Claimed, clause: str, *, error: str | None = None, delay: Duration | None = None
+) -> tuple[datetime, datetime]:
+    """Retry the claim; returns the bracket ``(low, high)`` of the engine's ``now`` for that retry."""
+    started = time.monotonic()
+    try:
+        done_ok = await claimed.handle.retry(error=error, delay=delay)
+    except Exception as exc:
+        expect(
+            False,
+            clause,
+            did=f"raised {type(exc).__name__}({exc}) from retry(error={error!r}, delay={delay!r}) "
+            f"at attempt {claimed.job.attempts}",
+            demands="the retry to succeed (no overflow at any attempt)",
+        )
+        raise  # unreachable: expect(False, ...) always raises
+    done = time.monotonic()
+    expect(done_ok is True, clause, did=f"returned {done_ok!r} from retry() on a held claim", demands="True")
+    if ctx.manual:
+        now = ctx.now()
+        return now, now
+    job = claimed.job
+    assert job.lease_expires_at is not None
+    claim_now = job.lease_expires_at - timedelta(seconds=job.visibility_timeout_s)
+    low = claim_now + timedelta(seconds=max(0.0, started - claimed.done) - CLOCK_SLACK_S)
+    high = claim_now + timedelta(seconds=done - claimed.started + CLOCK_SLACK_S)
+    return low, high
+
+
+async def _job(queue: Queue, job_id: JobId, clause: str) -> Job:
+    job = await queue.get_job(job_id)
+    expect(job is not None, clause, did=f"lost job {job_id!r} on retry", demands="the job kept")
+    assert job is not None
+    return job
+
+
+def _expect_delay(
+    job: Job, bracket: tuple[datetime, datetime], low_s: float, high_s: float, clause: str, what: str
+) -> timedelta:
+    """``job.run_at - now`` must lie in ``[low_s, high_s]`` for some ``now`` in the bracket; returns the midpoint."""
+    longest = job.run_at - bracket[0]
+    shortest = job.run_at - bracket[1]
+    expect(
+        longest >= timedelta(seconds=low_s) and shortest <= timedelta(seconds=high_s),
+        clause,
+        did=f"set run_at - now = {shortest.total_seconds()}..{longest.total_seconds()} s for {what}",
+        demands=f"a delay in [{low_s}, {high_s}] s",
+    )
+    return shortest + (longest - shortest) / 2
+
+
+def _expect_released(job: Job, attempts: int, last_error: str | None, clause: str, what: str) -> None:
+    """R1: back to ready, lease and claimant cleared, attempts kept, last_error as given."""
+    expect_equal(
+        (job.state, job.lease_expires_at, job.claimed_by, job.attempts, job.last_error),
+        (JobState.READY, None, None, attempts, last_error),
+        clause,
+        f"(state, lease_expires_at, claimed_by, attempts, last_error) after {what}",
+    )
+
+
+async def _until_claimable(ctx: RowContext, queue: Queue, job: Job, clause: str) -> Claimed:
+    """Let time reach the job's run_at and claim it again: at that very instant under the manual clock;
+    on the system clock by polling for up to the tolerance past it (the engine's clock may lag the row's)."""
+    await ctx.advance(max(0.0, (job.run_at - ctx.now()).total_seconds()))
+    deadline = time.monotonic() + (0.0 if ctx.manual else ctx.tolerance_s)
+    claimed = await _claim(queue, "backoff", 1)
+    while not claimed and time.monotonic() < deadline:
+        await asyncio.sleep(POLL_S)
+        claimed = await _claim(queue, "backoff", 1)
+    expect(
+        len(claimed) == 1 and claimed[0].job.id == job.id,
+        clause,
+        did=f"handed out {[c.job.id for c in claimed]} once the retried job's run_at {job.run_at} had come",
+        demands=f"job {job.id!r} claimable again",
+    )
+    return claimed[0]
+
+
+async def _curve_leg(ctx: RowContext, store: Store) -> None:
+    """R1, R2: attempts 1–3 on a small base, both clocks."""
+    base = ctx.unit_s / 4
+    queue = store.queue("backoff-curve", QueueOpts(backoff_base_s=base, max_attempts=CURVE_ATTEMPTS + 2))
+    job_id = await queue.enqueue({"leg": "R1"})
+    claimed = await _claim_one(queue, "R1", "a fresh job")
+    last_error: str | None = None
+    for attempts in range(1, CURVE_ATTEMPTS + 1):
+        error = None if attempts == CURVE_ATTEMPTS else f"boom-{attempts}"
+        last_error = error if error is not None else last_error
+        expect_equal(claimed.job.attempts, attempts, "R1", "attempts of the claim being retried")
+        bracket = await _retry(ctx, claimed, "R1", error=error)
+        job = await _job(queue, job_id, "R1")
+        _expect_released(job, attempts, last_error, "R1", f"retry(error={error!r}) at attempt {attempts}")
+        low, high = backoff_range_s(attempts, base)
+        _expect_delay(job, bracket, low, high, "R2", f"retry() at attempt {attempts} with base {base} s")
+        if attempts < CURVE_ATTEMPTS:
+            claimed = await _until_claimable(ctx, queue, job, "R1")
+
+
+async def _cap_leg(ctx: RowContext, store: Store) -> None:
+    """R2: 40 attempts on base 5 s; the delay stops growing at one hour and nothing overflows."""
+    if not ctx.manual:
+        ctx.note(f"R2 cap leg ({CAP_ATTEMPTS} attempts, delays up to an hour) not run on the system clock")
+        return
+    queue = store.queue("backoff-cap", QueueOpts(backoff_base_s=CAP_BASE_S, max_attempts=100))
+    job_id = await queue.enqueue({"leg": "R2-cap"})
+    for attempts in range(1, CAP_ATTEMPTS + 1):
+        claimed = await _claim_one(queue, "R2", f"the cap-leg job at attempt {attempts}")
+        expect_equal(claimed.job.attempts, attempts, "R2", "attempts of the cap-leg claim")
+        bracket = await _retry(ctx, claimed, "R2")
+        job = await _job(queue, job_id, "R2")
+        low, high = backoff_range_s(attempts, CAP_BASE_S)
+        delay = _expect_delay(job, bracket, low, high, "R2", f"retry() at attempt {attempts} with base 5 s")
+        if attempts == CAP_ATTEMPTS:
+            expect(
+                timedelta(seconds=BACKOFF_CAP_S / 2) <= delay <= timedelta(seconds=BACKOFF_CAP_S),
+                "R2",
+                did=f"set a delay of {delay.total_seconds()} s at attempt {attempts}",
+                demands="a delay in [1800, 3600] s (the one-hour cap)",
+            )
+        await ctx.advance(delay.total_seconds())
+
+
+async def _explicit_leg(ctx: RowContext, store: Store) -> None:
+    """R3: an explicit delay is verbatim, beyond the cap, to the microsecond; 0 is ready now."""
+    queue = store.queue("backoff-explicit")
+    delays: tuple[tuple[Duration, timedelta], ...] = (
+        (EXPLICIT_DELAY_S, timedelta(seconds=EXPLICIT_DELAY_S)),
+        (EXPLICIT_TIMEDELTA, EXPLICIT_TIMEDELTA),
+        (0, timedelta(0)),
+    )
+    ids = await queue.enqueue_many([{"leg": "R3", "delay": str(delay)} for delay, _ in delays])
+    claims = {claimed.job.id: claimed for claimed in await _claim(queue, "backoff", len(ids))}
+    expect_equal(sorted(claims), sorted(ids), "R3", "the ids claimed for the explicit-delay leg")
+    for job_id, (delay, exact) in zip(ids, delays, strict=True):
+        claimed = claims[job_id]
+        bracket = await _retry(ctx, claimed, "R3", error="explicit", delay=delay)
+        job = await _job(queue, claimed.job.id, "R3")
+        _expect_released(job, 1, "explicit", "R1", f"retry(delay={delay!r})")
+        seconds = exact.total_seconds()
+        _expect_delay(job, bracket, seconds, seconds, "R3", f"retry(delay={delay!r}) (verbatim: no cap, no jitter)")
+        if ctx.manual:
+            expect_equal(job.run_at - ctx.now(), exact, "R3", f"run_at - now after retry(delay={delay!r})")
+    again = await _claim(queue, "backoff", len(ids))
+    expect_equal([c.job.id for c in again], ids[-1:], "R3", "the ids claimable right after the explicit retries")
+
+
+async def _dead_letter_leg(ctx: RowContext, store: Store) -> None:
+    """R4: a retry with no attempt left dead-letters, with the given error or the pinned default."""
+    queue = store.queue("backoff-exhausted", QueueOpts(max_attempts=2))
+    spent_twice = await queue.enqueue({"leg": "R4", "max_attempts": 2})
+    first = await _claim_one(queue, "R4", "a fresh job")
+    await _retry(ctx, first, "R4", error="first", delay=0)
+    second = await _claim_one(queue, "R4", "the job retried with delay 0")
+    expect_equal((second.job.id, second.job.attempts), (spent_twice, 2), "R4", "(id, attempts) of the second claim")
+    cases: list[tuple[Claimed, str | None, Duration | None, str]] = [(second, "last words", None, "last words")]
+    for error, delay, expected in ONE_ATTEMPT_CASES:
+        await queue.enqueue({"leg": "R4", "max_attempts": 1}, max_attempts=1)
+        cases.append((await _claim_one(queue, "R4", "a fresh job with max_attempts=1"), error, delay, expected))
+    for claimed, error, delay, expected in cases:
+        low, high = await _retry(ctx, claimed, "R4", error=error, delay=delay)
+        job = await _job(queue, claimed.job.id, "R4")
+        what = f"retry(error={error!r}, delay={delay!r}) at attempts {job.attempts} of {job.max_attempts}"
+        expect_equal(
+            (job.state, job.last_error, job.attempts, job.lease_expires_at, job.claimed_by),
+            (JobState.DEAD, expected, job.max_attempts, None, None),
+            "R4",
+            f"(state, last_error, attempts, lease_expires_at, claimed_by) after {what}",
+        )
+        expect(
+            job.died_at is not None and low <= job.died_at <= high,
+            "R4",
+            did=f"set died_at = {job.died_at!r} for {what}",
+            demands=f"died_at = the retry's now ({low} .. {high})",
+        )
+
+
+async def _jitter_leg(ctx: RowContext, store: Store) -> None:
+    """R5 (and R2's range): many first retries spread over both halves of [cap/2, cap]."""
+    queue = store.queue("backoff-jitter", QueueOpts(backoff_base_s=JITTER_BASE_S))
+    ids = await queue.enqueue_many([{"leg": "R5", "n": n} for n in range(JITTER_DRAWS)])
+    claims = await _claim(queue, "jitter", JITTER_DRAWS)
+    expect_equal(len(claims), JITTER_DRAWS, "R5", "the number of jobs claim_batch handed out")
+    brackets = [await _retry(ctx, claimed, "R5") for claimed in claims]
+    low, high = backoff_range_s(1, JITTER_BASE_S)
+    middle = timedelta(seconds=(low + high) / 2)
+    lower = upper = 0
+    delays: set[timedelta] = set()
+    for job_id, bracket in zip(ids, brackets, strict=True):
+        job = await _job(queue, job_id, "R5")
+        delays.add(_expect_delay(job, bracket, low, high, "R2", "a first retry with base 10 s"))
+        lower += job.run_at - bracket[0] < middle
+        upper += job.run_at - bracket[1] >= middle
+    least = int(JITTER_DRAWS * JITTER_MIN_SHARE)
+    expect(
+        lower >= least and upper >= least,
+        "R5",
+        did=f"put {lower} of {JITTER_DRAWS} first-retry delays in [{low}, {(low + high) / 2}) s and {upper} in "
+        f"[{(low + high) / 2}, {high}] s",
+        demands=f"delays uniform over [{low}, {high}] s: at least {least} in each half",
+    )
+    if ctx.manual:
+        expect(
+            len(delays) > JITTER_DRAWS // 2,
+            "R5",
+            did=f"drew only {len(delays)} distinct delays in {JITTER_DRAWS} retries",
+            demands="jittered delays (nearly all distinct)",
+        )
 
 
 async def backoff_curve_equivalence(ctx: RowContext) -> None:
-    """Not written yet."""
-    raise NotImplementedError("row backoff_curve_equivalence is not written yet")
+    """R1–R5: the backoff curve per attempt, its one-hour cap, explicit delays, dead-lettering, the jitter."""
+    store = await ctx.open_store()
+    await _curve_leg(ctx, store)
+    await _explicit_leg(ctx, store)
+    await _dead_letter_leg(ctx, store)
+    await _jitter_leg(ctx, store)
+    await _cap_leg(ctx, store)
 
 
-ROW = row("backoff_curve_equivalence", ("TODO",))(backoff_curve_equivalence)
+ROW = row("backoff_curve_equivalence", ("R1", "R2", "R3", "R4", "R5"))(backoff_curve_equivalence)

@@ -1,14 +1,269 @@
-"""Row claim_order: not written yet."""
+"""Row claim_order (SPEC C1, C2, X1): which jobs a claim hands out, and in which order.
+
+Legs, each on a queue of its own, on one timeline (``t0`` → ``t0 + 1u`` →
+``t0 + 2u``, exact instants under the manual clock, the tolerance later on the
+system clock):
+
+- C2: one mix of priorities, past ready times, ties and a job due tomorrow,
+  enqueued twice: drained by ``claim_one`` calls and by one ``claim_batch``,
+  both must give exactly priority DESC, ready time ASC, enqueue order ASC, and
+  never the job due tomorrow, though its priority is the highest.
+- C1 (due): a future job with a higher priority is not claimable before its
+  run_at (not even one microsecond before, manual clock), and is at it.
+- C1 (reclaim): a lease that lapsed with attempts left is claimable again at
+  its deadline (not a microsecond before, manual clock) and takes its place by
+  priority and ready time among fresh jobs, in one ``claim_batch``.
+- X1: a job enqueued with ``expires=0`` is never handed out; a ready job is not
+  handed out at its expiry (manual clock: still is a microsecond before); a job
+  whose ready time comes after its expiry never is; a lapsed lease on an
+  expired job is not reclaimed while a lapsed sibling without expiry is.
+
+When it fails, check the claim statement's filter — ``(ready AND run_at <= now)
+OR (processing AND lease_expires_at <= now AND attempts < max_attempts)``, AND
+``(expires_at IS NULL OR expires_at > now)`` — and its ``ORDER BY priority
+DESC, run_at ASC, id ASC``; that the handles of one ``claim_batch`` are sorted
+back into that order after an unordered ``RETURNING``; that ids grow in enqueue
+order; and that a claim does not rewrite ``run_at``.
+"""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
+from alkstore_contract.checks import expect, expect_equal
 from alkstore_contract.harness import RowContext
 from alkstore_contract.suite import row
+from alkstore_contract.surface import JobHandle, Queue, Store
+from alkstore_contract.types import Job, QueueOpts
+from alkstore_contract.validation import JobId
+
+ONE_US = timedelta(microseconds=1)
+HOUR = timedelta(hours=1)
+
+MIX: tuple[tuple[str, int, timedelta | None], ...] = (
+    ("p0 t0-3h", 0, -3 * HOUR),
+    ("p5 now", 5, None),
+    ("p0 now", 0, None),
+    ("p5 t0-1h", 5, -1 * HOUR),
+    ("p-2 t0-10h", -2, -10 * HOUR),
+    ("p0 t0-3h later", 0, -3 * HOUR),
+    ("p9 tomorrow", 9, 24 * HOUR),
+    ("p0 t0-5h", 0, -5 * HOUR),
+)
+"""(label, priority, run_at relative to t0 — None: neither run_at nor delay), in enqueue order."""
+TIES = ("tie 1", "tie 2", "tie 3")
+"""Enqueued last, in one enqueue_many: priority 0, one shared run_at of t0 - 2h."""
+TIE_OFFSET = -2 * HOUR
+MIX_ORDER = [
+    "p5 t0-1h",
+    "p5 now",
+    "p0 t0-5h",
+    "p0 t0-3h",
+    "p0 t0-3h later",
+    "tie 1",
+    "tie 2",
+    "tie 3",
+    "p0 now",
+    "p-2 t0-10h",
+]
+"""C2's order of ``MIX`` + ``TIES``, written out by hand (the job due tomorrow is never claimable)."""
+
+
+async def _wait_until(ctx: RowContext, instant: datetime) -> None:
+    """Let time reach ``instant``: exactly under the manual clock; on the system clock, the tolerance past it."""
+    margin = 0.0 if ctx.manual else ctx.tolerance_s
+    await ctx.advance(max(0.0, (instant - ctx.now()).total_seconds() + margin))
+
+
+async def _job(queue: Queue, job_id: JobId) -> Job:
+    job = await queue.get_job(job_id)
+    expect(job is not None, "C1", did=f"lost job {job_id!r}", demands="the job kept")
+    assert job is not None
+    return job
+
+
+def _labels(handles: list[JobHandle], names: dict[JobId, str]) -> list[str]:
+    return [names.get(handle.job.id, f"unknown job {handle.job.id!r}") for handle in handles]
+
+
+async def _fill_mix(queue: Queue, t0: datetime) -> dict[JobId, str]:
+    names: dict[JobId, str] = {}
+    for label, priority, offset in MIX:
+        run_at = None if offset is None else t0 + offset
+        names[await queue.enqueue({"label": label}, run_at=run_at, priority=priority)] = label
+    tie_ids = await queue.enqueue_many([{"label": label} for label in TIES], run_at=t0 + TIE_OFFSET)
+    names.update(zip(tie_ids, TIES, strict=True))
+    return names
+
+
+async def _order_legs(ctx: RowContext, store: Store) -> None:
+    """C2 through claim_one and through claim_batch."""
+    t0 = ctx.now()
+    one_by_one = store.queue("order-one")
+    names = await _fill_mix(one_by_one, t0)
+    claimed: list[JobHandle] = []
+    while (handle := await one_by_one.claim_one("orderly")) is not None and len(claimed) <= len(names):
+        claimed.append(handle)
+    expect_equal(_labels(claimed, names), MIX_ORDER, "C2", "the order of successive claim_one calls")
+
+    batched = store.queue("order-batch")
+    names = await _fill_mix(batched, t0)
+    batch = await batched.claim_batch("orderly", len(names) + 5)
+    expect_equal(_labels(batch, names), MIX_ORDER, "C2", "the order of the handles of one claim_batch")
+
+
+class Timeline:
+    """The C1/X1 legs: jobs set up at t0, looked at again at t0 + 1u and t0 + 2u."""
+
+    def __init__(self, ctx: RowContext, store: Store) -> None:
+        self.ctx = ctx
+        unit = ctx.unit_s
+        self.due = store.queue("order-due")
+        self.reclaim = store.queue("order-reclaim", QueueOpts(visibility_timeout_s=unit))
+        self.expired_at_once = store.queue("order-expired-at-once")
+        self.expiring = store.queue("order-expiring")
+        self.expiring_edge = store.queue("order-expiring-edge")
+        self.lapsed = store.queue("order-lapsed-expired", QueueOpts(visibility_timeout_s=unit))
+
+    async def set_up(self) -> None:
+        """At t0: enqueue everything, take the leases, and check what must not be claimable yet."""
+        unit = self.ctx.unit_s
+        self.future = await self.due.enqueue({"label": "future"}, delay=2 * unit, priority=100)
+        self.ready = await self.due.enqueue({"label": "ready"})
+        first = await self.due.claim_one("early")
+        expect(
+            first is not None and first.job.id == self.ready,
+            "C1",
+            did=f"handed out {None if first is None else first.job.id!r} while a higher-priority job was not yet due",
+            demands=f"the ready job {self.ready!r}, not the one due in 2 units",
+        )
+        again = await self.due.claim_one("early")
+        expect(
+            again is None,
+            "C1",
+            did=f"handed out {None if again is None else again.job.id!r} two units before its run_at",
+            demands="None",
+        )
+
+        self.leased = await self.reclaim.enqueue({"label": "leased"}, priority=1)
+        taken = await self.reclaim.claim_one("first-holder")
+        expect(taken is not None, "C1", did="handed out nothing from a queue with one ready job", demands="the job")
+
+        await self.expired_at_once.enqueue({"label": "expires=0"}, expires=0)
+        got = await self.expired_at_once.claim_batch("eager", 5)
+        expect(
+            not got,
+            "X1",
+            did=f"handed out {[h.job.id for h in got]} enqueued with expires=0 (expires_at = now)",
+            demands="a job with expires_at <= now never handed out",
+        )
+
+        self.expiring_ids = {
+            await self.expiring.enqueue({"label": "expires in 1u"}, expires=unit, priority=10): "expires in 1u",
+            await self.expiring.enqueue({"label": "due 2u, expires 1u"}, delay=2 * unit, expires=unit, priority=10): (
+                "due 2u, expires 1u"
+            ),
+            await self.expiring.enqueue({"label": "no expiry"}): "no expiry",
+        }
+        self.edge = await self.expiring_edge.enqueue({"label": "edge"}, expires=unit)
+
+        self.doomed = await self.lapsed.enqueue({"label": "lapses at 1u, expires at 2u"}, expires=2 * unit)
+        self.survivor = await self.lapsed.enqueue({"label": "lapses at 1u, no expiry"})
+        held = await self.lapsed.claim_batch("short-lived", 2)
+        expect_equal([h.job.id for h in held], [self.doomed, self.survivor], "C2", "the two lapsed-leg claims")
+
+    async def at_one_unit(self) -> None:
+        """At t0 + 1u: the lease has lapsed and is reclaimed in its place; the 1u expiry has struck."""
+        lease = (await _job(self.reclaim, self.leased)).lease_expires_at
+        assert lease is not None
+        if self.ctx.manual:
+            await _wait_until(self.ctx, lease - ONE_US)
+            early = await self.reclaim.claim_one("second-holder")
+            expect(early is None, "C1", did="reclaimed a lease a microsecond before its deadline", demands="None")
+            edge = await self.expiring_edge.claim_one("edge")
+            expect(
+                edge is not None and edge.job.id == self.edge,
+                "X1",
+                did="did not hand out a ready job a microsecond before its expiry",
+                demands="the job claimable while expires_at > now",
+            )
+        await _wait_until(self.ctx, lease)
+
+        leased = await _job(self.reclaim, self.leased)
+        names = {self.leased: "lapsed p1 (ready t0)"}
+        for label, priority, run_at in (
+            ("p2 now", 2, None),
+            ("p1 ready 1h before t0", 1, leased.run_at - HOUR),
+            ("p1 now", 1, None),
+            ("p0 now", 0, None),
+        ):
+            names[await self.reclaim.enqueue({"label": label}, priority=priority, run_at=run_at)] = label
+        batch = await self.reclaim.claim_batch("second-holder", 10)
+        expect_equal(
+            _labels(batch, names),
+            ["p2 now", "p1 ready 1h before t0", "lapsed p1 (ready t0)", "p1 now", "p0 now"],
+            "C1",
+            "the order of one claim_batch over fresh jobs and a lapsed lease (reclaimable, in its C2 place)",
+        )
+        reclaimed = next((h.job for h in batch if h.job.id == self.leased), None)
+        expect(
+            reclaimed is not None and reclaimed.claimed_by == "second-holder" and reclaimed.run_at == leased.run_at,
+            "C1",
+            did=f"reclaimed the lapsed job as {reclaimed!r}",
+            demands="a reclaim by the new worker, its run_at untouched",
+        )
+
+        expiring = await self.expiring.claim_batch("late", 10)
+        expect_equal(
+            _labels(expiring, self.expiring_ids),
+            ["no expiry"],
+            "X1",
+            "what a claim hands out once 'expires in 1u' has expired (at expires_at = now)",
+        )
+
+    async def at_two_units(self) -> None:
+        """At t0 + 2u: the future job is due; an expired ready job and an expired lapsed lease stay put."""
+        future = await _job(self.due, self.future)
+        if self.ctx.manual:
+            await _wait_until(self.ctx, future.run_at - ONE_US)
+            early = await self.due.claim_one("late")
+            expect(early is None, "C1", did="handed out a job a microsecond before its run_at", demands="None")
+        await _wait_until(self.ctx, future.run_at)
+        doomed = await _job(self.lapsed, self.doomed)
+        assert doomed.expires_at is not None
+        await _wait_until(self.ctx, doomed.expires_at)
+
+        due = await self.due.claim_one("late")
+        expect(
+            due is not None and due.job.id == self.future,
+            "C1",
+            did=f"handed out {None if due is None else due.job.id!r} at the future job's run_at",
+            demands=f"job {self.future!r}, due now",
+        )
+        late = await self.expiring.claim_batch("late", 10)
+        expect(
+            not late,
+            "X1",
+            did=f"handed out {_labels(late, self.expiring_ids)} at t0 + 2u",
+            demands="nothing: 'due 2u, expires 1u' became ready after it expired",
+        )
+        lapsed = await self.lapsed.claim_batch("reclaimer", 10)
+        expect_equal(
+            [h.job.id for h in lapsed],
+            [self.survivor],
+            "X1",
+            "the reclaims once both leases lapsed and one job expired (only the unexpired one)",
+        )
 
 
 async def claim_order(ctx: RowContext) -> None:
-    """Not written yet."""
-    raise NotImplementedError("row claim_order is not written yet")
+    """C1, C2, X1: claim order, what is claimable when, and that expired jobs never are."""
+    store = await ctx.open_store()
+    await _order_legs(ctx, store)
+    timeline = Timeline(ctx, store)
+    await timeline.set_up()
+    await timeline.at_one_unit()
+    await timeline.at_two_units()
 
 
-ROW = row("claim_order", ("TODO",))(claim_order)
+ROW = row("claim_order", ("C1", "C2", "X1"))(claim_order)

@@ -1,0 +1,44 @@
+"""Mutant: ``ack`` is fenced by the job id, state and lease but not by the claim — breaks H5.
+
+SPEC H5 (ack loses to reclaim): after a lapse and a reclaim, the old holder's
+ops return False. This engine's ack checks that the job is processing under a
+live lease, as the peers without claim tokens do, but not WHICH claim holds it:
+a worker that overran its lease and wakes up after a reclaim deletes the job
+out from under the new holder. The ``lease_validity`` row catches it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteJobHandle, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+
+class UnfencedAckHandle(SqliteJobHandle):
+    ACK_SQL: ClassVar[str] = "DELETE FROM jobs WHERE id = :id AND state = 'processing' AND lease_expires_at > :now"
+
+
+class UnfencedAckQueue(SqliteQueue):
+    handle_class: ClassVar[type[SqliteJobHandle]] = UnfencedAckHandle
+
+
+class UnfencedAckStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = UnfencedAckQueue
+
+
+class UnfencedAckAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = UnfencedAckStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-ack-unfenced"
+
+
+adapter = UnfencedAckAdapter()
+MUTANT = Mutant(
+    clause="H5",
+    rows=("lease_validity",),
+    what="ack() deletes by id (processing, live lease) without checking the claim token",
+)

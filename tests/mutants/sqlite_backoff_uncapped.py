@@ -1,0 +1,48 @@
+"""Mutant: the backoff keeps doubling past one hour — breaks R2.
+
+SPEC R2: ``cap = min(b · 2^(a−1), 3600 s)``, and no overflow for any attempt.
+This engine leaves out the ``min``: from attempt 12 on base 5 s a retry waits
+more than an hour, and by attempt 40 the delay no longer fits a duration at
+all. The ``backoff_curve_equivalence`` row's cap leg (manual clock) catches it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteJobHandle, SqliteQueue, SqliteStore
+
+from alkstore_contract.validation import Duration
+from tests.mutants.catalog import Mutant
+
+
+class UncappedHandle(SqliteJobHandle):
+    async def retry(self, error: str | None = None, delay: Duration | None = None) -> bool:
+        if delay is None:
+            top = self.job.backoff_base_s * 2.0 ** (self.job.attempts - 1)
+            delay = self._db.rng.uniform(top / 2, top)
+        return await super().retry(error, delay)
+
+
+class UncappedQueue(SqliteQueue):
+    handle_class: ClassVar[type[SqliteJobHandle]] = UncappedHandle
+
+
+class UncappedStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = UncappedQueue
+
+
+class UncappedAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = UncappedStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-backoff-uncapped"
+
+
+adapter = UncappedAdapter()
+MUTANT = Mutant(
+    clause="R2",
+    rows=("backoff_curve_equivalence",),
+    what="retry() without a delay omits the one-hour cap: base · 2^(a−1) grows without bound",
+)

@@ -1,0 +1,48 @@
+"""Mutant: the claim ignores ``expires_at`` — breaks X1.
+
+SPEC X1: a job with ``expires_at <= now`` is never handed out, ready or as a
+lapsed lease. This engine's claim has no expiry filter, so work past its
+deadline still runs until a sweep moves it to dead. The ``claim_order`` row
+catches it with a job enqueued with ``expires=0``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite.queue import NOT_EXPIRED
+
+from tests.mutants.catalog import Mutant
+
+FILTER = f"AND {NOT_EXPIRED}"
+
+
+def _unfiltered(sql: str) -> str:
+    if FILTER not in sql:
+        raise RuntimeError(f"mutant is stale: {FILTER!r} is no longer in the engine's claim")
+    return sql.replace(FILTER, "")
+
+
+class NoExpiryQueue(SqliteQueue):
+    CLAIM_SQL: ClassVar[str] = _unfiltered(SqliteQueue.CLAIM_SQL)
+
+
+class NoExpiryStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = NoExpiryQueue
+
+
+class NoExpiryAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = NoExpiryStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-expired-claimable"
+
+
+adapter = NoExpiryAdapter()
+MUTANT = Mutant(
+    clause="X1",
+    rows=("claim_order",),
+    what="the claim has no expiry filter: jobs with expires_at <= now are handed out",
+)

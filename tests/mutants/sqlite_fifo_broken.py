@@ -1,0 +1,49 @@
+"""Mutant: among jobs of one priority and ready time, the newest is claimed first — breaks C2.
+
+SPEC C2's last key is enqueue order ASC. This engine's claim breaks ties by
+``id DESC`` (LIFO), so of two jobs due at the same instant the later one runs
+first. (Its handles are still re-sorted in Python, so a batch that takes every
+tied job looks right; successive ``claim_one`` calls do not.) The
+``claim_order`` row catches it on jobs sharing a run_at.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+FIFO = "ORDER BY priority DESC, run_at, id"
+LIFO = "ORDER BY priority DESC, run_at, id DESC"
+
+
+def _lifo(sql: str) -> str:
+    if FIFO not in sql:
+        raise RuntimeError(f"mutant is stale: {FIFO!r} is no longer in the engine's claim")
+    return sql.replace(FIFO, LIFO)
+
+
+class LifoQueue(SqliteQueue):
+    CLAIM_SQL: ClassVar[str] = _lifo(SqliteQueue.CLAIM_SQL)
+
+
+class LifoStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = LifoQueue
+
+
+class LifoAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = LifoStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-fifo-broken"
+
+
+adapter = LifoAdapter()
+MUTANT = Mutant(
+    clause="C2",
+    rows=("claim_order",),
+    what="ties of priority and ready time are claimed newest first (id DESC)",
+)

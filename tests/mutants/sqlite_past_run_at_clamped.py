@@ -1,0 +1,50 @@
+"""Mutant: a ``run_at`` in the past is stored as the enqueue's now — breaks E3.
+
+SPEC E3 (the boundary-total rule): ``run_at`` alone is stored verbatim, future
+or past, with no error and no clamping. This engine clamps a past ``run_at`` up
+to the enqueue instant: the job is still claimable at once, but its ready time
+(and so its place in C2's order among other overdue jobs) is lost. The
+``enqueue_opts_resolution`` row catches it reading the stored ``run_at`` back.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+VERBATIM = ":run_at, :expires_at, :enqueued_at"
+CLAMPED = "MAX(:run_at, :enqueued_at), :expires_at, :enqueued_at"
+
+
+def _clamped(sql: str) -> str:
+    if VERBATIM not in sql:
+        raise RuntimeError(f"mutant is stale: {VERBATIM!r} is no longer in the engine's INSERT")
+    return sql.replace(VERBATIM, CLAMPED)
+
+
+class ClampingQueue(SqliteQueue):
+    ENQUEUE_SQL: ClassVar[str] = _clamped(SqliteQueue.ENQUEUE_SQL)
+    ENQUEUE_MANY_SQL: ClassVar[str] = _clamped(SqliteQueue.ENQUEUE_MANY_SQL)
+
+
+class ClampingStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = ClampingQueue
+
+
+class ClampingAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = ClampingStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-past-run-at-clamped"
+
+
+adapter = ClampingAdapter()
+MUTANT = Mutant(
+    clause="E3",
+    rows=("enqueue_opts_resolution",),
+    what="a past run_at is clamped to the enqueue's now instead of being stored verbatim",
+)

@@ -1,0 +1,49 @@
+"""Mutant: the claim takes the LOWEST priority first — breaks C2.
+
+SPEC C2: priority DESC, then ready time ASC, then enqueue order ASC. This
+engine's claim orders by ``priority ASC``, so urgent work waits behind the
+backlog. (Its handles are still re-sorted in Python, so a batch that takes the
+whole queue looks right; successive ``claim_one`` calls do not.) The
+``claim_order`` row catches it in the order of successive claims.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+RIGHT = "ORDER BY priority DESC"
+REVERSED = "ORDER BY priority ASC"
+
+
+def _reversed(sql: str) -> str:
+    if RIGHT not in sql:
+        raise RuntimeError(f"mutant is stale: {RIGHT!r} is no longer in the engine's claim")
+    return sql.replace(RIGHT, REVERSED)
+
+
+class LowFirstQueue(SqliteQueue):
+    CLAIM_SQL: ClassVar[str] = _reversed(SqliteQueue.CLAIM_SQL)
+
+
+class LowFirstStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = LowFirstQueue
+
+
+class LowFirstAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = LowFirstStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-priority-reversed"
+
+
+adapter = LowFirstAdapter()
+MUTANT = Mutant(
+    clause="C2",
+    rows=("claim_order",),
+    what="the claim orders by priority ASC: the lowest priority is handed out first",
+)

@@ -1,0 +1,48 @@
+"""Mutant: taking over a lapsed lease does not count an attempt — breaks C3.
+
+SPEC C3: every claim, a reclaim included, runs ``attempts += 1``: a job whose
+workers keep dying holding it must run out of attempts (C7). This engine counts
+first claims only, so such a job is handed out for ever. The ``lease_validity``
+row catches it when a reclaimed job shows the attempts of its first claim.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+COUNTED = "attempts = attempts + 1"
+FIRST_CLAIMS_ONLY = "attempts = CASE WHEN state = 'processing' THEN attempts ELSE attempts + 1 END"
+
+
+def _uncounted(sql: str) -> str:
+    if COUNTED not in sql:
+        raise RuntimeError(f"mutant is stale: {COUNTED!r} is no longer in the engine's claim")
+    return sql.replace(COUNTED, FIRST_CLAIMS_ONLY)
+
+
+class FreeReclaimQueue(SqliteQueue):
+    CLAIM_SQL: ClassVar[str] = _uncounted(SqliteQueue.CLAIM_SQL)
+
+
+class FreeReclaimStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = FreeReclaimQueue
+
+
+class FreeReclaimAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = FreeReclaimStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-reclaim-keeps-attempts"
+
+
+adapter = FreeReclaimAdapter()
+MUTANT = Mutant(
+    clause="C3",
+    rows=("lease_validity",),
+    what="a reclaim of a lapsed lease leaves attempts unchanged instead of attempts + 1",
+)

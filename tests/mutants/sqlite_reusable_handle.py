@@ -1,0 +1,61 @@
+"""Mutant: ``ack``/``retry``/``fail`` do not spend the handle — breaks H4.
+
+SPEC H4: once one of them has returned, any further op on the handle raises
+``HandleSpent`` and touches no storage. This engine's handles never spend, so a
+second ``ack`` quietly returns False and a handle kept past a ``retry(delay=0)``
+goes on issuing statements against the job. The ``lease_validity`` row catches
+it by expecting ``HandleSpent``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteJobHandle, SqliteQueue, SqliteStore
+from alkstore_sqlite.database import SqliteDatabase
+
+from alkstore_contract.handles import OneShot
+from alkstore_contract.types import Job
+from tests.mutants.catalog import Mutant
+
+
+class NeverSpent(OneShot):
+    """A one-shot guard that lets every op through."""
+
+    __slots__ = ()
+
+    def check(self, op: str) -> None:
+        return None
+
+    def spend(self, op: str) -> None:
+        return None
+
+
+class ReusableHandle(SqliteJobHandle):
+    def __init__(self, db: SqliteDatabase, job: Job, token: str) -> None:
+        super().__init__(db, job, token)
+        self._one_shot = NeverSpent(job.id)
+
+
+class ReusableQueue(SqliteQueue):
+    handle_class: ClassVar[type[SqliteJobHandle]] = ReusableHandle
+
+
+class ReusableStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = ReusableQueue
+
+
+class ReusableAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = ReusableStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-reusable-handle"
+
+
+adapter = ReusableAdapter()
+MUTANT = Mutant(
+    clause="H4",
+    rows=("lease_validity",),
+    what="ack/retry/fail never spend the handle: later ops run (and return False) instead of raising HandleSpent",
+)

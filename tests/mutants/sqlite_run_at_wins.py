@@ -1,0 +1,58 @@
+"""Mutant: an enqueue given both ``delay`` and ``run_at`` takes ``run_at`` — breaks E2.
+
+SPEC E2: ``delay`` wins over ``run_at`` (ready time = now + delay). This engine
+drops the delay whenever a ``run_at`` is given, so a job meant to run in 90 s
+waits for a ``run_at`` a month away (or runs at once on a past one). The
+``enqueue_opts_resolution`` row catches it by ``run_at - enqueued_at != delay``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from alkstore_contract.validation import Duration
+from tests.mutants.catalog import Mutant
+
+
+class RunAtWinsQueue(SqliteQueue):
+    async def enqueue(
+        self,
+        payload: object,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> int:
+        return await super().enqueue(
+            payload,
+            delay=None if run_at is not None else delay,
+            run_at=run_at,
+            expires=expires,
+            max_attempts=max_attempts,
+            priority=priority,
+        )
+
+
+class RunAtWinsStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = RunAtWinsQueue
+
+
+class RunAtWinsAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = RunAtWinsStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-run-at-wins"
+
+
+adapter = RunAtWinsAdapter()
+MUTANT = Mutant(
+    clause="E2",
+    rows=("enqueue_opts_resolution",),
+    what="enqueue with both delay and run_at stores run_at and ignores the delay",
+)

@@ -1,0 +1,50 @@
+"""Mutant: enqueue stores its instants in whole seconds — breaks T1.
+
+SPEC T1: instants and durations keep at least millisecond precision. This
+engine truncates ``run_at``, ``expires_at`` and ``enqueued_at`` to the second
+when it stores a job (as an engine keeping ``unixepoch()`` integers would), so
+a delay of 1.234 s reads back as 1 s or 2 s. The ``enqueue_opts_resolution``
+row catches it by ``run_at - enqueued_at`` of ``enqueue(delay=1.234)``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+EXACT = ":run_at, :expires_at, :enqueued_at"
+WHOLE_SECONDS = "(:run_at / 1000000) * 1000000, (:expires_at / 1000000) * 1000000, (:enqueued_at / 1000000) * 1000000"
+
+
+def _truncated(sql: str) -> str:
+    if EXACT not in sql:
+        raise RuntimeError(f"mutant is stale: {EXACT!r} is no longer in the engine's INSERT")
+    return sql.replace(EXACT, WHOLE_SECONDS)
+
+
+class WholeSecondQueue(SqliteQueue):
+    ENQUEUE_SQL: ClassVar[str] = _truncated(SqliteQueue.ENQUEUE_SQL)
+    ENQUEUE_MANY_SQL: ClassVar[str] = _truncated(SqliteQueue.ENQUEUE_MANY_SQL)
+
+
+class WholeSecondStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = WholeSecondQueue
+
+
+class WholeSecondAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = WholeSecondStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-whole-second-instants"
+
+
+adapter = WholeSecondAdapter()
+MUTANT = Mutant(
+    clause="T1",
+    rows=("enqueue_opts_resolution",),
+    what="enqueue truncates run_at, expires_at and enqueued_at to whole seconds",
+)
