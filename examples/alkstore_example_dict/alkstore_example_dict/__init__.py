@@ -1,0 +1,14 @@
+"""An example third-party alkstore engine: the job-queue contract over a plain Python dict.
+
+It is registered as ``example-dict`` under the ``alkstore.engines`` entry point
+(see ``pyproject.toml``), so once installed, ``pytest --alkstore-engine=example-dict``
+or ``alkstore certify example-dict`` certifies it from any directory.
+"""
+
+from .adapter import DictAdapter
+from .store import DictJobHandle, DictQueue, DictStore
+
+adapter = DictAdapter()
+"""The object the ``alkstore.engines`` entry point names."""
+
+__all__ = ["DictAdapter", "DictJobHandle", "DictQueue", "DictStore", "adapter"]
