@@ -11,17 +11,23 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from alkstore_contract.render import render_html, render_markdown
 from alkstore_contract.report import load_report
+from alkstore_contract.run import ANCHOR
 
 
 def _certify(args: argparse.Namespace, passthrough: list[str]) -> int:
-    import pytest
+    """Run pytest in a child process from an empty scratch directory.
 
+    A child keeps this process's imports out of pytest's way (pytest rewrites the
+    asserts of plugin modules it imports itself), and the scratch directory keeps
+    any conftest or ini file of the caller's project out of the certification.
+    """
     report = Path(args.report or f"alkstore-report-{args.engine.replace(':', '_')}.json").resolve()
     if report.exists():
         report.unlink()
@@ -37,9 +43,9 @@ def _certify(args: argparse.Namespace, passthrough: list[str]) -> int:
     if args.seed is not None:
         options.append(f"--alkstore-seed={args.seed}")
     with tempfile.TemporaryDirectory(prefix="alkstore-certify-") as scratch:
-        code = pytest.main(
-            [scratch, "-c", os.devnull, "--rootdir", scratch, "-p", "no:cacheprovider", "-v", *options, *passthrough]
-        )
+        command = [sys.executable, "-m", "pytest", "-c", os.devnull, "--rootdir", str(ANCHOR.parent)]
+        command += ["-p", "no:cacheprovider", "-v", *options, *passthrough]
+        code = subprocess.call(command, cwd=scratch)
     if not report.exists():
         sys.stderr.write(f"alkstore certify: no report was written (pytest exit code {int(code)})\n")
         return 2

@@ -61,15 +61,19 @@ class EngineInfo:
     unavailable_reason: str | None = None
 
 
-def certification(results: list[RowResult]) -> tuple[bool, list[str]]:
-    """Certified iff every required row passed; otherwise the reasons, one per row in the way."""
-    blockers = [
+def certification(results: list[RowResult], required_rows: list[str]) -> tuple[bool, list[str]]:
+    """Certified iff every required row ran and passed; otherwise the reasons, one per row in the way.
+
+    A required row that did not run at all (deselected with ``-k``, say) stands
+    in the way too: a partial run never certifies.
+    """
+    ran = {r.row for r in results}
+    blockers = [f"required row {name} did not run" for name in required_rows if name not in ran]
+    blockers += [
         f"required row {r.row} {r.outcome}" + (f": {r.reason}" if r.reason else "")
         for r in results
         if r.required and r.outcome != "passed"
     ]
-    if not results:
-        blockers.append("no row ran")
     return not blockers, blockers
 
 
@@ -78,13 +82,14 @@ def build_report(
     settings: dict[str, object],
     engines: list[EngineInfo],
     results: list[RowResult],
+    required_rows: list[str],
     unmatched_xfail: list[str],
 ) -> dict[str, Any]:
     """The whole report as JSON-ready data."""
     engine_entries = []
     for info in engines:
         rows = [r for r in results if r.engine == info.name]
-        certified, blockers = certification(rows)
+        certified, blockers = certification(rows, required_rows)
         engine_entries.append(
             {
                 "name": info.name,

@@ -94,6 +94,10 @@ class SuiteSession:
         self.xfail: dict[str, XfailEntry] = load_xfail_file(settings.xfail_file) if settings.xfail_file else {}
         self.results: dict[tuple[str, str], RowResult] = {}
 
+    @property
+    def required_rows(self) -> list[str]:
+        return [row.name for row in self.rows if row.required]
+
     def unmatched_xfail(self) -> list[str]:
         """Entries naming no row of this run (a typo, or a row the suite no longer has)."""
         known = {f"{row.name}[{engine.name}]" for row in self.rows for engine in self.engines}
@@ -174,7 +178,7 @@ class SuiteSession:
                 kind = "required" if result.required else "capability"
                 reason = f" — {result.reason}" if result.reason and result.outcome != "passed" else ""
                 write(f"  {result.outcome.upper():8} {result.row:27} {' '.join(result.clauses):22} {kind}{reason}")
-            certified, blockers = certification(results)
+            certified, blockers = certification(results, self.required_rows)
             verdict = "CERTIFIED" if certified else "NOT CERTIFIED: " + "; ".join(blockers)
             write(f"  => {engine.name}: {verdict}")
         for line in self.unmatched_xfail():
@@ -189,6 +193,7 @@ class SuiteSession:
             settings=self.settings.echo(),
             engines=[engine.info() for engine in self.engines],
             results=[r for engine in self.engines for r in self._ordered(engine)],
+            required_rows=self.required_rows,
             unmatched_xfail=self.unmatched_xfail(),
         )
         write_report(self.settings.report, report)

@@ -47,7 +47,7 @@ def test_without_an_engine_the_plugin_adds_nothing(pytester: pytest.Pytester, ru
 def test_an_empty_directory_collects_every_row_with_its_clauses(run) -> None:  # type: ignore[no-untyped-def]
     result = run("--alkstore-engine=mem", "-v", "-k", "claim_extents or claim_order")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*test_claim_extents[[]mem[]] PASSED [[]C5 C6[]]*", "*mem: CERTIFIED*"])
+    result.stdout.fnmatch_lines(["*test_claim_extents[[]mem[]] PASSED [[]C5 C6[]]*", "*mem: NOT CERTIFIED*did not run*"])
     collected = run("--alkstore-engine=mem", "--collect-only", "-q")
     assert collected.stdout.str().count("::test_") == 14
 
@@ -105,7 +105,8 @@ def test_the_report_follows_its_schema_and_says_why_not_certified(pytester: pyte
     assert engine["clock"] == "manual"
     outcomes = {row["row"]: row["outcome"] for row in engine["rows"]}
     assert outcomes == {"claim_extents": "passed", "durability": "skipped"}
-    assert engine["certified"] is True
+    assert engine["certified"] is False
+    assert "required row claim_order did not run" in engine["not_certified_because"]
 
 
 def test_rows_run_under_pytest_asyncio_auto_mode(run) -> None:  # type: ignore[no-untyped-def]

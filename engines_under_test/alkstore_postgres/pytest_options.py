@@ -15,6 +15,7 @@ import os
 
 import pytest
 
+from alkstore_contract.run import SESSION_PLUGIN_NAME
 from alkstore_postgres.adapter import DEFAULT_DSN, DSN_ENV, adapter
 from alkstore_postgres.location import redact_dsn
 
@@ -61,7 +62,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     adapter.configure(config.stash.get(_PREVIOUS_DSN, None))
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    """Echo the knob, so a report always shows which server the postgres engine used."""
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """Echo the knob when the suite certifies anything, so a report shows which server postgres used."""
+    if config.pluginmanager.get_plugin(SESSION_PLUGIN_NAME) is None:
+        return None
     _, source = _dsn_and_source(config)
     return f"alkstore postgres DSN: {redact_dsn(adapter.dsn)} (from {source})"
