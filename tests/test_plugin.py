@@ -10,7 +10,7 @@ import pytest
 
 from alkstore_contract.report import SCHEMA_PATH
 
-FAKE_ENGINE = '''
+FAKE_ENGINE = """
 from alkstore_mem import adapter as _mem
 
 
@@ -22,7 +22,7 @@ class Unreachable(type(_mem)):
 
 
 adapter = Unreachable()
-'''
+"""
 
 
 @pytest.fixture
@@ -47,7 +47,9 @@ def test_without_an_engine_the_plugin_adds_nothing(pytester: pytest.Pytester, ru
 def test_an_empty_directory_collects_every_row_with_its_clauses(run) -> None:  # type: ignore[no-untyped-def]
     result = run("--alkstore-engine=mem", "-v", "-k", "claim_extents or claim_order")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*test_claim_extents[[]mem[]] PASSED [[]C5 C6[]]*", "*mem: NOT CERTIFIED*did not run*"])
+    result.stdout.fnmatch_lines(
+        ["*test_claim_extents[[]mem[]] PASSED [[]C5 C6[]]*", "*mem: NOT CERTIFIED*did not run*"]
+    )
     collected = run("--alkstore-engine=mem", "--collect-only", "-q")
     assert collected.stdout.str().count("::test_") == 14
 

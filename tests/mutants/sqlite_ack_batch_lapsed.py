@@ -1,0 +1,46 @@
+"""Mutant: ``ack_batch`` acks processing jobs whose lease has lapsed — breaks B1.
+
+The batch ack lost its ``lease_expires_at > now`` condition, so a worker that
+comes back after its lease ran out deletes a job that is due for a reclaim (or,
+with no attempt left, for the dead letters). ``batch_ack_and_cancel`` lists a
+lapsed job among held ones and checks the count and what is left.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+
+def _mutated(sql: str, old: str, new: str) -> str:
+    """``sql`` with ``old`` replaced; refuses to build a mutant identical to the engine."""
+    if old not in sql:
+        raise RuntimeError(f"mutant is stale: {old!r} is no longer in the engine's SQL")
+    return sql.replace(old, new)
+
+
+class LapsedAckQueue(SqliteQueue):
+    ACK_BATCH_SQL: ClassVar[str] = _mutated(SqliteQueue.ACK_BATCH_SQL, " AND lease_expires_at > :now", "")
+
+
+class LapsedAckStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = LapsedAckQueue
+
+
+class LapsedAckAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = LapsedAckStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-ack-batch-lapsed"
+
+
+adapter = LapsedAckAdapter()
+MUTANT = Mutant(
+    clause="B1",
+    rows=("batch_ack_and_cancel",),
+    what="ack_batch() deletes and counts processing jobs whose lease has lapsed",
+)

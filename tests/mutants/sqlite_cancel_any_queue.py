@@ -1,0 +1,46 @@
+"""Mutant: ``cancel`` deletes a job by id whatever queue it belongs to — breaks S4.
+
+The cancel statement lost its ``queue = :queue`` condition: ids are unique in
+the store, so it "works" for every caller that passes its own queue's ids, and
+silently deletes another queue's job otherwise. ``batch_ack_and_cancel``'s S4
+leg cancels queue B's ids through queue A.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+
+def _mutated(sql: str, old: str, new: str) -> str:
+    """``sql`` with ``old`` replaced; refuses to build a mutant identical to the engine."""
+    if old not in sql:
+        raise RuntimeError(f"mutant is stale: {old!r} is no longer in the engine's SQL")
+    return sql.replace(old, new)
+
+
+class UnscopedCancelQueue(SqliteQueue):
+    CANCEL_SQL: ClassVar[str] = _mutated(SqliteQueue.CANCEL_SQL, " AND queue = :queue", "")
+
+
+class UnscopedCancelStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = UnscopedCancelQueue
+
+
+class UnscopedCancelAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = UnscopedCancelStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-cancel-any-queue"
+
+
+adapter = UnscopedCancelAdapter()
+MUTANT = Mutant(
+    clause="S4",
+    rows=("batch_ack_and_cancel",),
+    what="cancel() deletes the job with that id in any queue of the store",
+)

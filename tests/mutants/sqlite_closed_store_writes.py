@@ -1,0 +1,67 @@
+"""Mutant: a closed store keeps its connection for a grace period, and handle ops still write — breaks S3.
+
+``close()`` flips the ``closed`` flag and returns at once, leaving the
+connection open for ``GRACE_S`` seconds "for work still in flight"; the handle
+ops skip the closed check (a worker "owns" its claim). ``queue()`` and every
+queue op still refuse, but a handle claimed before the close can heartbeat,
+retry, fail and ack after it: the closed store goes on writing.
+``validation_and_closed_store``'s S3 leg catches it.
+
+The connection is closed for real when the grace period ends, or when the
+event loop shuts down first (the closing task is cancelled and closes it on
+its way out), so no connection thread outlives the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteStore
+from alkstore_sqlite.database import SqliteDatabase
+
+from tests.mutants.catalog import Mutant
+
+HANDLE_OPS = frozenset({"ack", "retry", "fail", "heartbeat"})
+GRACE_S = 30.0
+
+
+class LingeringDatabase(SqliteDatabase):
+    """Closing marks the store closed but closes the connection only later; handle ops ignore the mark."""
+
+    _closer: asyncio.Task[None] | None = None
+
+    def check_open(self, op: str) -> None:
+        if op not in HANDLE_OPS:
+            super().check_open(op)
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._closer is None:
+            self._closer = asyncio.ensure_future(self._close_later())
+
+    async def _close_later(self) -> None:
+        try:
+            await asyncio.sleep(GRACE_S)
+        finally:
+            await super().close()
+
+
+class LingeringStore(SqliteStore):
+    database_class: ClassVar[type[SqliteDatabase]] = LingeringDatabase
+
+
+class LingeringAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = LingeringStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-closed-store-writes"
+
+
+adapter = LingeringAdapter()
+MUTANT = Mutant(
+    clause="S3",
+    rows=("validation_and_closed_store",),
+    what="close() leaves the connection open for a grace period and handle ops skip the closed check, so they write",
+)

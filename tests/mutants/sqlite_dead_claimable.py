@@ -1,0 +1,48 @@
+"""Mutant: the claim's first arm takes every job that is not ``processing`` — dead jobs come back — breaks D2.
+
+The arm meant for ready jobs reads ``state != 'processing'`` instead of
+``state = 'ready'``: a dead job, whose ``run_at`` is long past, is handed out
+again as if it were ready. ``dead_letter``'s D2 leg claims from queues holding
+only dead jobs and catches it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+READY_ARM = "state = 'ready' AND run_at <= :now"
+
+
+def _mutated(sql: str, old: str, new: str) -> str:
+    """``sql`` with ``old`` replaced; refuses to build a mutant identical to the engine."""
+    if old not in sql:
+        raise RuntimeError(f"mutant is stale: {old!r} is no longer in the engine's SQL")
+    return sql.replace(old, new)
+
+
+class DeadClaimableQueue(SqliteQueue):
+    CLAIM_SQL: ClassVar[str] = _mutated(SqliteQueue.CLAIM_SQL, READY_ARM, "state != 'processing' AND run_at <= :now")
+
+
+class DeadClaimableStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = DeadClaimableQueue
+
+
+class DeadClaimableAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = DeadClaimableStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-dead-claimable"
+
+
+adapter = DeadClaimableAdapter()
+MUTANT = Mutant(
+    clause="D2",
+    rows=("dead_letter",),
+    what="the claim hands out dead jobs (its ready arm matches state != 'processing')",
+)

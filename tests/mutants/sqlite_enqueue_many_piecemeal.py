@@ -1,0 +1,63 @@
+"""Mutant: ``enqueue_many`` enqueues one payload at a time, each committed on its own — breaks E11.
+
+Each payload is encoded only when its turn comes and stored by its own
+auto-committed ``INSERT`` (with its own clock read), so a bad payload in the
+middle of a batch raises after the payloads before it are already stored: half
+a batch lands. ``enqueue_many_atomic``'s atomicity leg checks the oracle's count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from alkstore_contract.errors import InvalidArgument
+from alkstore_contract.validation import Duration, JobId
+from tests.mutants.catalog import Mutant
+
+
+class PiecemealQueue(SqliteQueue):
+    async def enqueue_many(
+        self,
+        payloads: Sequence[object],
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> list[JobId]:
+        self._db.check_open("enqueue_many")
+        if not isinstance(payloads, list | tuple):
+            raise InvalidArgument(f"payloads={type(payloads).__name__}: must be a list or tuple of payloads")
+        ids: list[JobId] = []
+        for payload in payloads:
+            ids.append(
+                await self.enqueue(
+                    payload, delay=delay, run_at=run_at, expires=expires, max_attempts=max_attempts, priority=priority
+                )
+            )
+        return ids
+
+
+class PiecemealStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = PiecemealQueue
+
+
+class PiecemealAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = PiecemealStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-enqueue-many-piecemeal"
+
+
+adapter = PiecemealAdapter()
+MUTANT = Mutant(
+    clause="E11",
+    rows=("enqueue_many_atomic",),
+    what="enqueue_many() encodes and inserts payloads one at a time, each committed, so a bad one leaves half a batch",
+)

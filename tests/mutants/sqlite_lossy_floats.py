@@ -1,0 +1,65 @@
+"""Mutant: payload floats are stored to 7 significant digits (as a float32 would keep them) — breaks E8.
+
+``enqueue`` rounds every float of the payload before encoding it, the way an
+engine that serialises with ``"%.7g"`` or keeps numbers in a 32-bit column
+would. Round numbers (``0.1``, ``2.5``, ``1e308``) survive; ``0.1 + 0.2``,
+``math.pi`` or ``-1/3`` do not read back equal. ``validation_and_closed_store``'s
+E8 leg catches it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from alkstore_contract.validation import Duration
+from tests.mutants.catalog import Mutant
+
+
+def _rounded(value: object) -> object:
+    """``value`` with every float inside lists and dicts cut to 7 significant digits; anything else as is."""
+    if isinstance(value, float):
+        return float(f"{value:.7g}")
+    if isinstance(value, list):
+        return [_rounded(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    return value
+
+
+class LossyQueue(SqliteQueue):
+    async def enqueue(
+        self,
+        payload: object,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> int:
+        return await super().enqueue(
+            _rounded(payload), delay=delay, run_at=run_at, expires=expires, max_attempts=max_attempts, priority=priority
+        )
+
+
+class LossyStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = LossyQueue
+
+
+class LossyAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = LossyStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-lossy-floats"
+
+
+adapter = LossyAdapter()
+MUTANT = Mutant(
+    clause="E8",
+    rows=("validation_and_closed_store",),
+    what="enqueue stores payload floats to 7 significant digits, so 0.1 + 0.2 reads back as 0.3",
+)

@@ -1,0 +1,48 @@
+"""Mutant: the sweep never purges dead letters, whatever their retention — breaks X2.
+
+The purge statement's condition can never hold, so dead jobs pile up forever
+as if every job were stamped ``dead_letter_retention_s=None``. Moves to dead
+and the count are untouched. ``sweep_and_retention`` reads a dead job with
+retention 0, and one at ``died_at + retention``, after a sweep.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+PURGE_CONDITION = "died_at + dead_letter_retention_us <= :now"
+
+
+def _mutated(sql: str, old: str, new: str) -> str:
+    """``sql`` with ``old`` replaced; refuses to build a mutant identical to the engine."""
+    if old not in sql:
+        raise RuntimeError(f"mutant is stale: {old!r} is no longer in the engine's SQL")
+    return sql.replace(old, new)
+
+
+class NoPurgeQueue(SqliteQueue):
+    SWEEP_PURGE_SQL: ClassVar[str] = _mutated(SqliteQueue.SWEEP_PURGE_SQL, PURGE_CONDITION, f"{PURGE_CONDITION} AND 0")
+
+
+class NoPurgeStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = NoPurgeQueue
+
+
+class NoPurgeAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = NoPurgeStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-retention-ignored"
+
+
+adapter = NoPurgeAdapter()
+MUTANT = Mutant(
+    clause="X2",
+    rows=("sweep_and_retention",),
+    what="sweep_expired() never deletes dead jobs, ignoring their stamped dead_letter_retention_s",
+)

@@ -1,0 +1,49 @@
+"""Mutant: the sweep expires only ready jobs; expired jobs under a live lease stay processing — breaks X2.
+
+The expiry statement matches ``state = 'ready'`` instead of ``state IN
+('ready', 'processing')``, so a job that expires while a worker holds it is
+stranded: never moved to dead, its worker still heartbeating it. Exhausted
+lapsed leases still die (as ``"max attempts exceeded"``, even when expired).
+``sweep_and_retention``'s X2 leg counts and inspects what one sweep moved.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+
+def _mutated(sql: str, old: str, new: str) -> str:
+    """``sql`` with ``old`` replaced; refuses to build a mutant identical to the engine."""
+    if old not in sql:
+        raise RuntimeError(f"mutant is stale: {old!r} is no longer in the engine's SQL")
+    return sql.replace(old, new)
+
+
+class ReadyOnlySweepQueue(SqliteQueue):
+    SWEEP_EXPIRE_SQL: ClassVar[str] = _mutated(
+        SqliteQueue.SWEEP_EXPIRE_SQL, "state IN ('ready', 'processing')", "state = 'ready'"
+    )
+
+
+class ReadyOnlySweepStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = ReadyOnlySweepQueue
+
+
+class ReadyOnlySweepAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = ReadyOnlySweepStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-sweep-skips-processing"
+
+
+adapter = ReadyOnlySweepAdapter()
+MUTANT = Mutant(
+    clause="X2",
+    rows=("sweep_and_retention",),
+    what="sweep_expired() moves expired ready jobs only, leaving expired processing jobs as they are",
+)
