@@ -1,0 +1,54 @@
+"""Mutant: ``claim_batch`` passes ``n`` straight to SQL's ``LIMIT`` — breaks C5.
+
+In SQLite ``LIMIT -1`` means "no limit", so ``claim_batch(w, -1)`` claims the
+whole queue: the extent guard (``n <= 0`` returns ``[]`` before any storage is
+touched) is exactly what this engine forgets. The ``claim_extents`` row
+catches it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteJobHandle, SqliteQueue, SqliteStore
+from alkstore_sqlite.rows import claim_order_key, decode_job
+
+from alkstore_contract.instants import to_epoch_us
+from alkstore_contract.validation import validate_batch_size, validate_worker_id
+from tests.mutants.catalog import Mutant
+
+
+class UnguardedQueue(SqliteQueue):
+    async def _claim(self, op: str, worker_id: object, n: object) -> list[SqliteJobHandle]:
+        self._db.check_open(op)
+        params = {
+            "queue": self.name,
+            "now": to_epoch_us(self._db.now()),
+            "worker_id": validate_worker_id(worker_id),
+            "token": secrets.token_hex(16),
+            "n": validate_batch_size(n),
+        }
+        rows = await self._db.fetch(op, self.CLAIM_SQL, params)
+        rows.sort(key=claim_order_key)
+        return [self.handle_class(self._db, decode_job(row), str(params["token"])) for row in rows]
+
+
+class UnguardedStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = UnguardedQueue
+
+
+class UnguardedAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = UnguardedStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-claim-batch-unguarded"
+
+
+adapter = UnguardedAdapter()
+MUTANT = Mutant(
+    clause="C5",
+    rows=("claim_extents",),
+    what="claim_batch(w, n) passes n to LIMIT unchecked, so n = -1 claims the whole queue",
+)
