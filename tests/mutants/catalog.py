@@ -12,6 +12,7 @@ import importlib
 import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,3 +53,17 @@ def catalog() -> list[CatalogEntry]:
                 )
             )
     return sorted(entries, key=lambda e: e.name)
+
+
+def mem_mutant(name: str, *, queue: type[Any] | None = None, handle: type[Any] | None = None) -> Any:
+    """An adapter of the mem engine named ``name`` whose queue and/or handle classes are replaced.
+
+    Saves each mem mutant the four-class subclass chain (adapter → store → queue → handle).
+    """
+    from alkstore_mem import MemAdapter, MemQueue, MemStore
+
+    queue_attrs: dict[str, Any] = {} if handle is None else {"handle_class": handle}
+    queue_class = type("MutantQueue", (queue or MemQueue,), queue_attrs)
+    store_class = type("MutantStore", (MemStore,), {"queue_class": queue_class})
+    adapter_class = type("MutantAdapter", (MemAdapter,), {"store_class": store_class, "name": name})
+    return adapter_class()

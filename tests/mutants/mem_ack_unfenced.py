@@ -1,0 +1,28 @@
+"""Mutant: the mem engine's handle ops ignore the claim token — breaks H5 (clause family H).
+
+The lease check still looks at state and deadline, so a handle whose own lease
+lapsed fails as it should; but after a reclaim, the old handle acts on the new
+holder's live lease.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from alkstore_mem import MemJobHandle
+from alkstore_mem.record import JobRecord
+
+from alkstore_contract.types import JobState
+from tests.mutants.catalog import Mutant, mem_mutant
+
+
+class TokenlessHandle(MemJobHandle):
+    __slots__ = ()
+
+    def _holds_lease(self, record: JobRecord, now: datetime) -> bool:
+        lease = record.lease_expires_at
+        return record.state is JobState.PROCESSING and lease is not None and now < lease
+
+
+adapter = mem_mutant("mut-mem-ack-unfenced", handle=TokenlessHandle)
+MUTANT = Mutant(clause="H5", rows=("lease_validity",), what="mem handle ops fence by state and lease only, not token")
