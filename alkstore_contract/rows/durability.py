@@ -15,7 +15,7 @@ Two legs, each on its own fresh location:
 (b) kill -9 of a writer. A worker process (``worker.py churn``) runs a seeded
     random mix of enqueue, claim, ack, retry, fail and cancel, one op at a time,
     writing a line once each op has returned. The parent kills it with SIGKILL
-    after a seeded random delay, reopens the location and checks every reported
+    right after a seeded random number of reported ops (no sleeping), reopens the location and checks every reported
     op: a reported enqueue exists unless a later reported ack or cancel removed
     it; a reported successful ack or cancel is gone; a reported retry left the
     job ready (dead when its attempts were spent), a reported fail left it dead,
@@ -63,8 +63,9 @@ LONG_LEASE_S = 3600.0
 """No lease lapses during the row, so a processing job must come back processing."""
 WORKER = "durability-worker"
 KILL_ROUNDS = 5
-KILL_DELAY_S = (0.0, 0.5)
-"""The SIGKILL lands this long after the churn worker reports it has started."""
+KILL_AFTER_OPS = (0, 60)
+"""The SIGKILL lands right after the churn worker reported this many ops (a seeded draw): a random
+moment in the worker's life that needs no sleeping, so the row runs as fast as the worker does."""
 CHILD_START_TIMEOUT_S = 60.0
 KILL_QUEUE = "durability-kill"
 
@@ -395,7 +396,9 @@ class Replay:
         )
 
 
-async def _read_lines(process: asyncio.subprocess.Process, sink: list[dict[str, Any]], started: asyncio.Event) -> None:
+async def _read_lines(
+    process: asyncio.subprocess.Process, sink: list[dict[str, Any]], started: asyncio.Event, reported: Counted
+) -> None:
     """Every complete line the child wrote; a line cut short by the kill is not a report."""
     assert process.stdout is not None
     while True:
@@ -406,6 +409,32 @@ async def _read_lines(process: asyncio.subprocess.Process, sink: list[dict[str, 
         sink.append(event)
         if event["event"] == "started":
             started.set()
+        elif event["event"] == "end":
+            reported.add_one()
+
+
+class Counted:
+    """How many ops the child reported, and an event set once ``target`` of them arrived."""
+
+    def __init__(self, target: int) -> None:
+        self.target = target
+        self.count = 0
+        self.reached = asyncio.Event()
+        if target <= 0:
+            self.reached.set()
+
+    def add_one(self) -> None:
+        self.count += 1
+        if self.count >= self.target:
+            self.reached.set()
+
+
+async def _first(reader: asyncio.Future[None], event: asyncio.Event) -> None:
+    """Wait for ``event``, or for the reader to end (the child died or closed its output)."""
+    waiting: asyncio.Future[Any] = asyncio.ensure_future(event.wait())
+    pending: set[asyncio.Future[Any]] = {waiting, reader}
+    await asyncio.wait(pending, timeout=CHILD_START_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
 
 
 async def _kill(process: asyncio.subprocess.Process, reader: asyncio.Future[None]) -> str:
@@ -422,8 +451,8 @@ async def _kill(process: asyncio.subprocess.Process, reader: asyncio.Future[None
     return (await process.stderr.read()).decode(errors="replace")[-4000:]
 
 
-async def _kill_round(ctx: RowContext, round_index: int, delay_s: float) -> tuple[Replay, str]:
-    """Run one churn worker on a fresh location and SIGKILL it ``delay_s`` after it started."""
+async def _kill_round(ctx: RowContext, round_index: int, kill_after: int) -> tuple[Replay, str]:
+    """Run one churn worker on a fresh location and SIGKILL it right after its ``kill_after``-th reported op."""
     location = await ctx.new_location()
     worker = f"churn{round_index}"
     process = await spawn_worker(
@@ -437,14 +466,13 @@ async def _kill_round(ctx: RowContext, round_index: int, delay_s: float) -> tupl
     )
     events: list[dict[str, Any]] = []
     started = asyncio.Event()
-    reader = asyncio.ensure_future(_read_lines(process, events, started))
-    waiting = asyncio.ensure_future(started.wait())
-    await asyncio.wait({waiting, reader}, timeout=CHILD_START_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
-    waiting.cancel()
+    reported = Counted(kill_after)
+    reader = asyncio.ensure_future(_read_lines(process, events, started, reported))
+    await _first(reader, started)
     if not started.is_set():
         stderr = await _kill(process, reader)
         raise RuntimeError(f"the churn worker did not start (exit {process.returncode}):\n{stderr}")
-    await asyncio.sleep(delay_s)
+    await _first(reader, reported.reached)
     ended = reader.done() or process.returncode is not None
     stderr = await _kill(process, reader)
     if ended or any(e["event"] == "idle" for e in events):
@@ -505,9 +533,9 @@ async def _leg_kill(ctx: RowContext) -> None:
     is verified on its own location once every worker is dead.
     """
     rng = random.Random(ctx.seed)
-    delays = [rng.uniform(*KILL_DELAY_S) for _ in range(KILL_ROUNDS)]
+    kill_points = [rng.randint(*KILL_AFTER_OPS) for _ in range(KILL_ROUNDS)]
     outcomes = await asyncio.gather(
-        *(_kill_round(ctx, index, delay) for index, delay in enumerate(delays)), return_exceptions=True
+        *(_kill_round(ctx, index, after) for index, after in enumerate(kill_points)), return_exceptions=True
     )
     rounds: list[tuple[Replay, str]] = []
     for outcome in outcomes:
