@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.validation import (
     Duration,
     JobId,
+    describe_value,
     duration_seconds,
     optional_duration_seconds,
     validate_max_attempts,
@@ -58,6 +60,20 @@ class QueueOpts:
             "dead_letter_retention_s",
             optional_duration_seconds("dead_letter_retention_s", dead_letter_retention_s),
         )
+
+
+def validate_queue_opts(opts: object) -> QueueOpts:
+    """SPEC S1/S2: the ``opts`` of ``store.queue(name, opts)``: a ``QueueOpts``, or ``None`` for the defaults.
+
+    Anything else (a dict of options included) is ``InvalidArgument`` naming
+    ``opts``; the value is shown with ``describe_value``, so a dict holding an
+    int too long to print is still reported, not a crash.
+    """
+    if opts is None:
+        return QueueOpts()
+    if not isinstance(opts, QueueOpts):
+        raise InvalidArgument(f"opts={describe_value(opts)}: must be a QueueOpts or None")
+    return opts
 
 
 @dataclass(frozen=True, slots=True)

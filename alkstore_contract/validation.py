@@ -1,9 +1,13 @@
 """Input rules of SPEC S1, S2, C6, E8, E9, written once for every engine.
 
 Each check raises the contract's error with a message that names the argument,
-shows the value and states the rule, and returns the normalised value so an
-engine stores exactly what was checked. Engines call these before any I/O, so
-bad input never stores anything.
+shows the value (``describe_value``, which never raises) and states the rule,
+and returns the normalised value so an engine stores exactly what was checked.
+Engines call these before any I/O, so bad input never stores anything.
+
+A rule that one engine's storage would need (no NUL in a worker id or an
+error: Postgres ``text`` cannot hold it) is a rule of the contract, so every
+engine refuses the same input with the same error.
 """
 
 from __future__ import annotations
@@ -24,15 +28,63 @@ MAX_QUEUE_NAME_LENGTH = 200
 RESERVED_PREFIX = "__"
 MAX_DURATION_S = 100 * 365.25 * 24 * 3600
 """Upper bound of every duration (100 years): keeps ``now + d`` inside ``datetime``'s range."""
+MIN_POSITIVE_DURATION_S = 1e-6
+"""Lower bound of a duration that must be positive (a lease): 1 µs, the precision instants are kept at.
+
+A shorter one would round to a lease that ends the instant it starts.
+"""
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 INT32_MAX = 2**31 - 1
 MAX_PAYLOAD_DEPTH = 500
+MAX_PAYLOAD_INT_DIGITS = 4300
+"""The most digits an int in a payload may have: CPython's default int/str conversion limit.
+
+JSON text writes an int in decimal; beyond this limit ``json.dumps`` and
+``json.loads`` raise ``ValueError`` (``sys.set_int_max_str_digits``). A fixed
+bound, not the running process's setting, so every writer and reader agrees.
+"""
+_SMALLEST_TOO_LONG_INT = 10**MAX_PAYLOAD_INT_DIGITS
+MAX_SHOWN_LENGTH = 80
+_MAX_SHOWN_INT_BITS = 256
+"""An int of at most 256 bits has at most 78 digits: its repr fits ``MAX_SHOWN_LENGTH`` whole."""
+_LOG10_2 = math.log10(2)
+_NEGATIVE_DURATION = "a duration must not be negative"
+_TOO_LONG_DURATION = f"a duration must be at most {MAX_DURATION_S:.0f} s (100 years)"
 
 
-def _show(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+def _int_digits(value: int) -> int:
+    """The number of decimal digits of ``value`` (sign excluded), computed without ``str()``.
+
+    ``str()`` of an int beyond CPython's conversion limit raises ``ValueError``,
+    and below it costs time quadratic in the length; this costs a power of ten.
+    """
+    magnitude = abs(value)
+    digits = max(1, int(magnitude.bit_length() * _LOG10_2))
+    while magnitude >= 10**digits:
+        digits += 1
+    while digits > 1 and magnitude < 10 ** (digits - 1):
+        digits -= 1
+    return digits
+
+
+def describe_value(value: object) -> str:
+    """A short description of ``value`` for an error message; it never raises.
+
+    The ``repr``, cut to 80 characters; an int too long to show whole is
+    described by its digit count (``<int of 4301 digits>``) without converting
+    it to text. A value whose ``repr`` fails (a container holding an int beyond
+    CPython's str conversion limit, a hostile ``__repr__``) is described by its
+    type, so reporting bad input can never itself fail.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > _MAX_SHOWN_INT_BITS:
+        sign = "negative " if value < 0 else ""
+        return f"<{sign}int of {_int_digits(value)} digits>"
+    try:
+        text = repr(value)
+    except Exception:  # any failure of repr() is reported by the value's type
+        return f"<{type(value).__name__} that cannot be shown>"
+    return text if len(text) <= MAX_SHOWN_LENGTH else text[: MAX_SHOWN_LENGTH - 3] + "..."
 
 
 def _utf8_problem(text: str) -> str | None:
@@ -43,50 +95,73 @@ def _utf8_problem(text: str) -> str | None:
     return None
 
 
+def _text_problem(text: str) -> str | None:
+    """What keeps ``text`` from being stored as-is by every engine: NUL (Postgres) or a lone surrogate."""
+    if "\x00" in text:
+        return "must not contain NUL characters ('\\x00')"
+    return _utf8_problem(text)
+
+
 def validate_queue_name(name: object) -> str:
     """SPEC S1: a non-empty str of at most 200 characters, no control characters, not ``__…``."""
     if not isinstance(name, str):
-        raise InvalidName(f"name={_show(name)}: a queue name must be a str")
+        raise InvalidName(f"name={describe_value(name)}: a queue name must be a str")
     if not name:
         raise InvalidName("name='': a queue name must not be empty")
     if len(name) > MAX_QUEUE_NAME_LENGTH:
         raise InvalidName(
-            f"name={_show(name)}: a queue name has at most {MAX_QUEUE_NAME_LENGTH} characters, got {len(name)}"
+            f"name={describe_value(name)}: a queue name has at most {MAX_QUEUE_NAME_LENGTH} characters, got {len(name)}"
         )
     if name.startswith(RESERVED_PREFIX):
-        raise InvalidName(f"name={_show(name)}: the prefix {RESERVED_PREFIX!r} is reserved")
+        raise InvalidName(f"name={describe_value(name)}: the prefix {RESERVED_PREFIX!r} is reserved")
     for ch in name:
         if unicodedata.category(ch) == "Cc":
-            raise InvalidName(f"name={_show(name)}: a queue name must not contain control characters ({ch!r})")
+            raise InvalidName(f"name={describe_value(name)}: a queue name must not contain control characters ({ch!r})")
     problem = _utf8_problem(name)
     if problem:
-        raise InvalidName(f"name={_show(name)}: a queue name {problem}")
+        raise InvalidName(f"name={describe_value(name)}: a queue name {problem}")
     return name
 
 
 def validate_worker_id(worker_id: object) -> str:
-    """SPEC C6: a non-empty str (UTF-8 encodable, so every engine can store it)."""
+    """SPEC C6: a non-empty str, UTF-8 encodable and without NUL, so every engine can store it.
+
+    Postgres ``text`` cannot hold NUL; the rule is the contract's so the other
+    engines refuse it too, rather than accept a claimant one engine cannot keep.
+    """
     if not isinstance(worker_id, str) or not worker_id:
-        raise InvalidName(f"worker_id={_show(worker_id)}: a worker id must be a non-empty str")
-    problem = _utf8_problem(worker_id)
+        raise InvalidName(f"worker_id={describe_value(worker_id)}: a worker id must be a non-empty str")
+    problem = _text_problem(worker_id)
     if problem:
-        raise InvalidName(f"worker_id={_show(worker_id)}: a worker id {problem}")
+        raise InvalidName(f"worker_id={describe_value(worker_id)}: a worker id {problem}")
     return worker_id
 
 
 def duration_seconds(arg: str, value: object, *, positive: bool = False) -> float:
-    """A duration as float seconds: int, float or ``timedelta``; finite; ≥ 0 (> 0 if ``positive``)."""
+    """A duration as float seconds: int, float or ``timedelta``; finite; 0 … 100 years.
+
+    With ``positive`` (a lease: visibility timeout, heartbeat ``extend``) it must
+    be at least 1 µs: a shorter one rounds, at microsecond precision, to a lease
+    that ends the instant it starts.
+    """
     if isinstance(value, bool) or not isinstance(value, int | float | timedelta):
-        raise InvalidArgument(f"{arg}={_show(value)}: a duration must be int or float seconds, or a timedelta")
+        raise InvalidArgument(f"{arg}={describe_value(value)}: a duration must be int or float seconds, or a timedelta")
+    if isinstance(value, int) and abs(value) > MAX_DURATION_S:
+        # Judged as an int: float() of an int beyond a float's range (~1.8e308) raises OverflowError.
+        rule = _NEGATIVE_DURATION if value < 0 else _TOO_LONG_DURATION
+        raise InvalidArgument(f"{arg}={describe_value(value)}: {rule}")
     seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
     if not math.isfinite(seconds):
-        raise InvalidArgument(f"{arg}={_show(value)}: a duration must be finite")
-    if positive and seconds <= 0:
-        raise InvalidArgument(f"{arg}={_show(value)}: must be greater than 0 seconds")
+        raise InvalidArgument(f"{arg}={describe_value(value)}: a duration must be finite")
+    if positive and seconds < MIN_POSITIVE_DURATION_S:
+        raise InvalidArgument(
+            f"{arg}={describe_value(value)}: must be greater than 0 seconds, and at least 1 microsecond "
+            f"({MIN_POSITIVE_DURATION_S} s), so the lease it sets does not end at once"
+        )
     if seconds < 0:
-        raise InvalidArgument(f"{arg}={_show(value)}: a duration must not be negative")
+        raise InvalidArgument(f"{arg}={describe_value(value)}: {_NEGATIVE_DURATION}")
     if seconds > MAX_DURATION_S:
-        raise InvalidArgument(f"{arg}={_show(value)}: a duration must be at most {MAX_DURATION_S:.0f} s (100 years)")
+        raise InvalidArgument(f"{arg}={describe_value(value)}: {_TOO_LONG_DURATION}")
     return seconds
 
 
@@ -96,57 +171,75 @@ def optional_duration_seconds(arg: str, value: object, *, positive: bool = False
 
 
 def validate_instant(arg: str, value: object) -> datetime:
-    """A timezone-aware ``datetime``, returned in UTC (SPEC E9: naive datetimes are refused)."""
+    """A timezone-aware ``datetime``, returned in UTC (SPEC E9: naive datetimes are refused).
+
+    Its UTC equivalent must itself be a ``datetime``: ``datetime(1, 1, 1,
+    tzinfo=UTC+5)`` is a valid aware datetime whose UTC instant lies before
+    year 1, which ``astimezone`` reports as ``OverflowError``.
+    """
     if not isinstance(value, datetime):
-        raise InvalidArgument(f"{arg}={_show(value)}: must be a timezone-aware datetime")
+        raise InvalidArgument(f"{arg}={describe_value(value)}: must be a timezone-aware datetime")
     if value.tzinfo is None or value.utcoffset() is None:
-        raise InvalidArgument(f"{arg}={_show(value)}: a naive datetime is ambiguous; give it a timezone")
-    return value.astimezone(UTC)
+        raise InvalidArgument(f"{arg}={describe_value(value)}: a naive datetime is ambiguous; give it a timezone")
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise InvalidArgument(
+            f"{arg}={describe_value(value)}: the UTC equivalent of {value.isoformat()} must lie within "
+            f"datetime's range ({datetime.min.isoformat()} to {datetime.max.isoformat()} UTC)"
+        ) from None
 
 
 def validate_max_attempts(arg: str, value: object) -> int:
     """An int (not bool) in [1, 2**31 - 1]."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgument(f"{arg}={_show(value)}: must be an int")
+        raise InvalidArgument(f"{arg}={describe_value(value)}: must be an int")
     if not 1 <= value <= INT32_MAX:
-        raise InvalidArgument(f"{arg}={_show(value)}: must be between 1 and {INT32_MAX}")
+        raise InvalidArgument(f"{arg}={describe_value(value)}: must be between 1 and {INT32_MAX}")
     return value
 
 
 def validate_priority(value: object) -> int:
     """SPEC E7: an int (not bool) that fits a signed 64-bit column."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgument(f"priority={_show(value)}: must be an int")
+        raise InvalidArgument(f"priority={describe_value(value)}: must be an int")
     if not INT64_MIN <= value <= INT64_MAX:
-        raise InvalidArgument(f"priority={_show(value)}: must be between {INT64_MIN} and {INT64_MAX}")
+        raise InvalidArgument(f"priority={describe_value(value)}: must be between {INT64_MIN} and {INT64_MAX}")
     return value
 
 
 def validate_batch_size(value: object) -> int:
     """SPEC C5: ``n`` of ``claim_batch`` is an int (≤ 0 means "claim nothing")."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgument(f"n={_show(value)}: the batch size must be an int")
+        raise InvalidArgument(f"n={describe_value(value)}: the batch size must be an int")
     return value
 
 
 def validate_job_id(job_id: object) -> JobId:
     """An id as ``enqueue`` returns them: an int (not bool) or a str."""
     if isinstance(job_id, bool) or not isinstance(job_id, int | str):
-        raise InvalidArgument(f"job_id={_show(job_id)}: a job id is an int or a str, as enqueue returned it")
+        raise InvalidArgument(f"job_id={describe_value(job_id)}: a job id is an int or a str, as enqueue returned it")
     return job_id
 
 
 def validate_job_ids(ids: object) -> list[JobId]:
     """SPEC B1: a list, tuple or set of job ids, each as ``validate_job_id`` demands."""
     if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
-        raise InvalidArgument(f"ids={_show(ids)}: must be a list of job ids")
+        raise InvalidArgument(f"ids={describe_value(ids)}: must be a list of job ids")
     return [validate_job_id(job_id) for job_id in ids]
 
 
 def _check_json_value(value: object, depth: int, path: str) -> None:
     if depth > MAX_PAYLOAD_DEPTH:
         raise PayloadError(f"payload{path}: nested deeper than {MAX_PAYLOAD_DEPTH} levels")
-    if value is None or isinstance(value, bool | str | int):
+    if value is None or isinstance(value, bool | str):
+        return
+    if isinstance(value, int):
+        if abs(value) >= _SMALLEST_TOO_LONG_INT:
+            raise PayloadError(
+                f"payload{path}={describe_value(value)}: an int has at most {MAX_PAYLOAD_INT_DIGITS} digits, "
+                "Python's int/str conversion limit; a longer one cannot be written as JSON text and read back"
+            )
         return
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -159,11 +252,13 @@ def _check_json_value(value: object, depth: int, path: str) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
-                raise PayloadError(f"payload{path}: object key {_show(key)} is not a str (JSON keys are strings)")
+                raise PayloadError(
+                    f"payload{path}: object key {describe_value(key)} is not a str (JSON keys are strings)"
+                )
             _check_json_value(item, depth + 1, f"{path}[{key!r}]")
         return
     raise PayloadError(
-        f"payload{path}={_show(value)}: a {type(value).__name__} is not a JSON value "
+        f"payload{path}={describe_value(value)}: a {type(value).__name__} is not a JSON value "
         "(use dict, list, str, int, finite float, bool or None)"
     )
 
@@ -172,8 +267,10 @@ def encode_payload(payload: object) -> str:
     """SPEC E8: the payload as JSON text that decodes equal, or ``PayloadError``.
 
     Tuples, sets, bytes, non-str keys and non-finite floats are refused rather
-    than converted, because they would not read back equal. ``ensure_ascii``
-    escapes lone surrogates and NUL, so every engine can store the text.
+    than converted, because they would not read back equal; so is an int of
+    more than ``MAX_PAYLOAD_INT_DIGITS`` digits, which JSON text cannot carry
+    through Python's int/str conversion. ``ensure_ascii`` escapes lone
+    surrogates and NUL, so every engine can store the text.
     """
     _check_json_value(payload, 0, "")
     return json.dumps(payload, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
@@ -185,12 +282,12 @@ def decode_payload(text: str) -> object:
 
 
 def validate_error(error: object) -> str | None:
-    """The ``error`` of ``retry``/``fail``: ``None`` or a UTF-8 encodable str."""
+    """The ``error`` of ``retry``/``fail``: ``None`` or a str, UTF-8 encodable and without NUL (as a worker id)."""
     if error is None:
         return None
     if not isinstance(error, str):
-        raise InvalidArgument(f"error={_show(error)}: must be a str or None")
-    problem = _utf8_problem(error)
+        raise InvalidArgument(f"error={describe_value(error)}: must be a str or None")
+    problem = _text_problem(error)
     if problem:
-        raise InvalidArgument(f"error={_show(error)}: {problem}")
+        raise InvalidArgument(f"error={describe_value(error)}: {problem}")
     return error

@@ -18,19 +18,23 @@ example, the sentinel reads back unchanged, and the tables still exist after
 the injection strings went through every text argument.
 
 Which input is valid is decided here from the documented rules (SPEC S1, S2,
-C5, C6, E8, E9 and the bounds ``alkstore_contract.validation`` states), not by
-calling the contract's validators, so a validator that lets something through
-or refuses something valid is caught too.
+C5, C6, E8, E9, the bounds ``alkstore_contract.validation`` states and the
+decisions of ``docs/contract.md``: no NUL in a worker id or an error, a lease
+of at least 1 µs, ints of at most 4300 digits in a payload, instants whose UTC
+equivalent exists), not by calling the contract's validators, so a validator
+that lets something through or refuses something valid is caught too.
 
 A store opened with a manual clock makes every resolved instant exact. Each
 engine's Hypothesis run is bounded (``max_examples``), the 10 MB payload runs
 once per engine. Postgres skips when no server answers, except under ``CI``
 or ``ALKSTORE_REQUIRE=1``, where it fails.
 
-Bugs this file found and that are still open are listed in ``KNOWN_BUGS``:
-the properties still run those inputs and still check that nothing else was
-stored, but accept the wrong error; the strict-xfail tests at the end pin the
-right behaviour and turn red once a fix lands, so the entry can go.
+The bugs this file found (an ``OverflowError`` from an instant or a duration
+beyond range, a ``ValueError`` from an int beyond CPython's str conversion
+limit, NUL in text Postgres cannot store, a sub-microsecond lease that ended
+at once) are fixed in the contract; the tests at the end pin each fix on every
+engine. A bug found later and not yet fixed is pinned there as a strict xfail
+until its fix lands.
 """
 
 from __future__ import annotations
@@ -67,9 +71,11 @@ QUEUE = "hostile"
 DEFAULT_OPTS = QueueOpts()
 HUGE_PAYLOAD_CHARS = 10 * 1024 * 1024
 MAX_INT_DIGITS = 4300
-"""CPython's default limit on int <-> str conversion (``sys.get_int_max_str_digits``)."""
+"""CPython's default int <-> str conversion limit (``sys.get_int_max_str_digits``): the most digits of a payload int."""
 SMALLEST_HUGE_INT: int = 10**MAX_INT_DIGITS
 """The smallest int with more digits than that limit allows."""
+MIN_LEASE_S = 1e-6
+"""A lease (visibility timeout, heartbeat ``extend``) lasts at least 1 µs, the precision of instants."""
 
 SETTINGS = settings(
     max_examples=60,
@@ -77,28 +83,6 @@ SETTINGS = settings(
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-
-KNOWN_BUGS = {
-    "instant-overflow": (
-        "alkstore_contract.validation.validate_instant: an aware datetime whose UTC equivalent lies outside "
-        "datetime's range (e.g. datetime(1, 1, 1, tzinfo=UTC+5)) raises OverflowError, not InvalidArgument"
-    ),
-    "int-digits": (
-        "alkstore_contract.validation: an int of more than 4300 digits raises ValueError (CPython's int/str "
-        "conversion limit) from encode_payload (a valid JSON int that neither round-trips nor raises "
-        "PayloadError) and from the error messages of validate_priority/validate_max_attempts (_show calls repr), "
-        "instead of InvalidArgument"
-    ),
-    "duration-overflow": (
-        "alkstore_contract.validation.duration_seconds: an int too large for a float (e.g. delay=10**400) "
-        "raises OverflowError from float(value), not InvalidArgument"
-    ),
-    "pg-nul": (
-        "alkstore_postgres: a worker id or a retry/fail error containing NUL is valid by the contract but "
-        "Postgres text cannot hold it: asyncpg raises CharacterNotInRepertoireError"
-    ),
-}
-
 
 # --- the documented rules, written out independently of alkstore_contract.validation ----------------
 
@@ -122,9 +106,19 @@ def valid_queue_name(name: object) -> bool:
     )
 
 
+def valid_text(text: str) -> bool:
+    """What every engine stores as text: UTF-8 encodable, no NUL (Postgres ``text`` cannot hold it)."""
+    return "\x00" not in text and _utf8(text)
+
+
 def valid_worker_id(worker: object) -> bool:
-    """C6: a non-empty str, UTF-8 encodable."""
-    return isinstance(worker, str) and bool(worker) and _utf8(worker)
+    """C6: a non-empty str, UTF-8 encodable, without NUL."""
+    return isinstance(worker, str) and bool(worker) and valid_text(worker)
+
+
+def valid_error(error: object) -> bool:
+    """R1, D1: the error of retry/fail is None, or a str that is UTF-8 encodable, without NUL."""
+    return error is None or (isinstance(error, str) and valid_text(error))
 
 
 def is_int(value: object) -> bool:
@@ -132,7 +126,7 @@ def is_int(value: object) -> bool:
 
 
 def duration_s(value: object, *, positive: bool = False) -> float | None:
-    """E9: int/float seconds or a timedelta; finite, ≥ 0 (> 0 if positive), at most 100 years. None if invalid."""
+    """E9: int/float seconds or a timedelta; finite, ≥ 0 (≥ 1 µs if positive), at most 100 years. None if invalid."""
     if isinstance(value, timedelta):
         seconds = value.total_seconds()
     elif isinstance(value, int) and not isinstance(value, bool):
@@ -143,19 +137,19 @@ def duration_s(value: object, *, positive: bool = False) -> float | None:
         seconds = value
     else:
         return None
-    if not math.isfinite(seconds) or seconds < 0 or seconds > MAX_DURATION_S or (positive and seconds <= 0):
+    if not math.isfinite(seconds) or seconds < 0 or seconds > MAX_DURATION_S or (positive and seconds < MIN_LEASE_S):
         return None
     return seconds
 
 
-def instant(value: object) -> datetime | str | None:
-    """E9: an aware datetime, as UTC; None when invalid; ``"overflow"`` when its UTC equivalent does not exist."""
+def instant(value: object) -> datetime | None:
+    """E9: an aware datetime whose UTC equivalent exists, as UTC; None when invalid."""
     if not isinstance(value, datetime) or value.tzinfo is None or value.utcoffset() is None:
         return None
     try:
         return value.astimezone(UTC)
-    except OverflowError:
-        return "overflow"
+    except OverflowError:  # before year 1 or after 9999 in UTC
+        return None
 
 
 def valid_priority(value: object) -> bool:
@@ -169,11 +163,13 @@ def valid_max_attempts(value: object) -> bool:
 
 
 def json_value(value: object, depth: int = 0) -> bool:
-    """E8: None, bool, str, int, finite float, list, or dict with str keys; at most 500 levels deep."""
+    """E8: None, bool, str, int of ≤ 4300 digits, finite float, list, or dict with str keys; ≤ 500 levels deep."""
     if depth > MAX_PAYLOAD_DEPTH:
         return False
-    if value is None or isinstance(value, bool | str | int):
+    if value is None or isinstance(value, bool | str):
         return True
+    if isinstance(value, int):
+        return abs(value) < SMALLEST_HUGE_INT
     if isinstance(value, float):
         return math.isfinite(value)
     if isinstance(value, list):
@@ -181,43 +177,6 @@ def json_value(value: object, depth: int = 0) -> bool:
     if isinstance(value, dict):
         return all(isinstance(k, str) and json_value(v, depth + 1) for k, v in value.items())
     return False
-
-
-def has_huge_int(value: object) -> bool:
-    """Whether an int of more than 4300 digits hides in ``value`` (KNOWN_BUGS["int-digits"])."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return abs(value) >= SMALLEST_HUGE_INT
-    if isinstance(value, list | tuple | set | frozenset):
-        return any(has_huge_int(item) for item in value)
-    if isinstance(value, dict):
-        return any(has_huge_int(item) for item in value.values())
-    return False
-
-
-def beyond_float(value: object) -> bool:
-    """An int no float can hold (KNOWN_BUGS["duration-overflow"])."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        return False
-    try:
-        float(value)
-    except OverflowError:
-        return True
-    return False
-
-
-def refused(documented: type[Exception], *inputs: object) -> tuple[type[Exception], ...]:
-    """The errors a refusal of ``inputs`` may raise: the documented one, plus those of the open bugs they hit.
-
-    ``ValueError`` for an int beyond the str conversion limit (KNOWN_BUGS["int-digits"]),
-    ``OverflowError`` for an int beyond a float or an instant beyond ``datetime`` in UTC
-    (KNOWN_BUGS["duration-overflow"], ["instant-overflow"]).
-    """
-    errors: list[type[Exception]] = [documented]
-    if any(has_huge_int(value) for value in inputs):
-        errors.append(ValueError)
-    if any(beyond_float(value) or instant(value) == "overflow" for value in inputs):
-        errors.append(OverflowError)
-    return tuple(errors)
 
 
 def same(left: object, right: object) -> bool:
@@ -606,11 +565,7 @@ async def check_queue_name(h: Harness, name: Any) -> None:
 async def check_worker_id(h: Harness, worker: Any) -> None:
     queue = h.queue
     job_id = await queue.enqueue("work")
-    if h.engine == "postgres" and isinstance(worker, str) and "\x00" in worker and valid_worker_id(worker):
-        # KNOWN_BUGS["pg-nul"]: any error is tolerated here; nothing may have been claimed.
-        with pytest.raises(Exception):  # noqa: B017, PT011
-            await queue.claim_batch(worker, 1)
-    elif not valid_worker_id(worker):
+    if not valid_worker_id(worker):
         with pytest.raises(InvalidName):
             await queue.claim_batch(worker, 1)
         with pytest.raises(InvalidName):
@@ -651,11 +606,6 @@ def test_queue_names_and_worker_ids(harness: Harness) -> None:
 
 async def check_payload(h: Harness, payload: Any) -> None:
     queue = h.queue
-    if has_huge_int(payload):
-        # A valid JSON int, but KNOWN_BUGS["int-digits"]: the refusal is tolerated; nothing may be stored.
-        with pytest.raises(refused(PayloadError, payload)):
-            await queue.enqueue(payload)
-        return
     if not json_value(payload):
         with pytest.raises(PayloadError):
             await queue.enqueue(payload)
@@ -737,7 +687,7 @@ async def check_enqueue_options(h: Harness, options: dict[str, Any]) -> None:
         and valid_priority(options["priority"])
     )
     if not valid:
-        errors = refused(InvalidArgument, *options.values())
+        errors = InvalidArgument
         with pytest.raises(errors):
             await queue.enqueue("x", **options)
         with pytest.raises(errors):
@@ -790,13 +740,12 @@ async def check_handle_ops(h: Harness, op: str, error: Any, amount: Any) -> None
     job_id = await queue.enqueue("held")
     handle = await queue.claim_one("w")
     assert handle is not None
-    error_ok = error is None or (isinstance(error, str) and _utf8(error))
+    error_ok = valid_error(error)
     seconds = duration_s(amount, positive=op == "heartbeat")
     amount_ok = amount is None or seconds is not None
-    known_nul = h.engine == "postgres" and isinstance(error, str) and "\x00" in error and error_ok
     if op == "heartbeat":
         if not amount_ok:
-            with pytest.raises(refused(InvalidArgument, amount)):
+            with pytest.raises(InvalidArgument):
                 await handle.heartbeat(extend=amount)
         else:
             assert await handle.heartbeat(extend=amount)
@@ -804,23 +753,9 @@ async def check_handle_ops(h: Harness, op: str, error: Any, amount: Any) -> None
             lease = START + timedelta(seconds=DEFAULT_OPTS.visibility_timeout_s if seconds is None else seconds)
             assert job is not None, f"H3: {job}"
             assert job.lease_expires_at == lease, f"H3: {job}"
-            if lease == START:
-                # A positive extend under half a microsecond rounds to a lease that ends now (H3 + T1):
-                # the heartbeat succeeded, and the claim is over at once.
-                assert not await handle.ack()
-                await _cancel(queue, job_id)
-                return
-    elif known_nul and (op == "fail" or amount_ok):
-        # KNOWN_BUGS["pg-nul"]: any error tolerated; the job must still be held, unchanged.
-        with pytest.raises(Exception):  # noqa: B017, PT011
-            await (handle.retry(error=error, delay=amount) if op == "retry" else handle.fail(error=error))
-        job = await queue.get_job(job_id)
-        assert job is not None, "the job vanished"
-        assert job.state == JobState.PROCESSING, f"a failed {op} changed {job}"
-        await _cancel(queue, job_id)
-        return
+            assert lease > START, f"H3: a heartbeat left a lease that has already ended: {job}"
     elif not (error_ok and (op == "fail" or amount_ok)):
-        with pytest.raises(refused(InvalidArgument, amount)):
+        with pytest.raises(InvalidArgument):
             await (handle.retry(error=error, delay=amount) if op == "retry" else handle.fail(error=error))
     elif op == "retry":
         assert await handle.retry(error=error, delay=amount)
@@ -839,7 +774,7 @@ async def check_handle_ops(h: Harness, op: str, error: Any, amount: Any) -> None
         job = await queue.get_job(job_id)
         assert job is not None, f"D1: {job}"
         assert job.state == JobState.DEAD, f"D1: {job}"
-        assert job.last_error == (error or "failed"), f"D1: {job}"
+        assert job.last_error == ("failed" if error is None else error), f"D1: {job}"
         await _cancel(queue, job_id)
         return
     job = await queue.get_job(job_id)
@@ -936,10 +871,10 @@ async def check_queue_opts(h: Harness, kwargs: dict[str, Any], bogus_opts: Any) 
         and (kwargs["dead_letter_retention_s"] is None or retention is not None)
         and valid_max_attempts(kwargs["max_attempts"])
     )
-    with pytest.raises(refused(InvalidArgument, bogus_opts)):
+    with pytest.raises(InvalidArgument):
         h.store.queue(h.queue.name, bogus_opts)
     if not valid:
-        with pytest.raises(refused(InvalidArgument, *kwargs.values())):
+        with pytest.raises(InvalidArgument):
             QueueOpts(**kwargs)
         return
     opts = QueueOpts(**kwargs)
@@ -1008,71 +943,121 @@ def test_injection_strings_leave_the_tables_intact(harness: Harness) -> None:
     example(harness, "the injection strings", check_injections(harness))
 
 
-# --- the open bugs, pinned to the right behaviour (strict xfail: they fail once fixed) -----------------
+# --- the bugs this file found, pinned to their fix on every engine ------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_BUGS["instant-overflow"])
-def test_known_bug_instant_beyond_datetime_range_in_utc() -> None:
-    h = Harness("mem")
-    h.start()
-    try:
-        with pytest.raises(InvalidArgument):
-            h.run(h.queue.enqueue("x", run_at=datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=5)))))
-    finally:
-        h.close()
+async def check_instants_beyond_range(h: Harness) -> None:
+    """E9: an aware datetime whose UTC equivalent is before year 1 or after 9999 is InvalidArgument."""
+    for run_at in (
+        datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=5))),
+        datetime.max.replace(tzinfo=timezone(timedelta(hours=-5))),
+    ):
+        with pytest.raises(InvalidArgument, match=r"run_at=.*UTC equivalent"):
+            await h.queue.enqueue("x", run_at=run_at)
+        with pytest.raises(InvalidArgument, match=r"run_at=.*UTC equivalent"):
+            await h.queue.enqueue_many(["x"], run_at=run_at)
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_BUGS["int-digits"])
-def test_known_bug_int_beyond_the_str_conversion_limit() -> None:
-    h = Harness("mem")
-    h.start()
-    try:
-        with pytest.raises(InvalidArgument):
-            h.run(h.queue.enqueue("x", priority=10**MAX_INT_DIGITS))
-        payload = 10**MAX_INT_DIGITS
-        try:
-            job_id = h.run(h.queue.enqueue(payload))
-        except PayloadError:
-            return
-        job = h.run(h.queue.get_job(job_id))
-        assert job is not None
-        assert job.payload == payload
-    finally:
-        h.close()
+def test_instant_beyond_datetime_range_in_utc(harness: Harness) -> None:
+    example(harness, "run_at beyond datetime's range in UTC", check_instants_beyond_range(harness))
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_BUGS["duration-overflow"])
-def test_known_bug_duration_beyond_a_float() -> None:
-    h = Harness("mem")
-    h.start()
-    try:
-        with pytest.raises(InvalidArgument):
-            h.run(h.queue.enqueue("x", delay=10**400))
-    finally:
-        h.close()
+async def check_huge_ints(h: Harness) -> None:
+    """E8, E9, S1: an int beyond CPython's str conversion limit is refused with the documented error."""
+    queue, huge = h.queue, SMALLEST_HUGE_INT
+    for payload in (huge, -huge, [1, {"deep": huge}]):
+        with pytest.raises(PayloadError, match="at most 4300 digits"):
+            await queue.enqueue(payload)
+        with pytest.raises(PayloadError, match="at most 4300 digits"):
+            await queue.enqueue_many(["fine", payload])
+    with pytest.raises(InvalidArgument, match="priority=<int of 4301 digits>"):
+        await queue.enqueue("x", priority=huge)
+    with pytest.raises(InvalidArgument, match="max_attempts=<int of 4301 digits>"):
+        await queue.enqueue("x", max_attempts=huge)
+    with pytest.raises(InvalidArgument, match="max_attempts=<int of 4301 digits>"):
+        QueueOpts(max_attempts=huge)
+    with pytest.raises(InvalidArgument, match="opts="):
+        h.store.queue(queue.name, {"max_attempts": huge})  # type: ignore[arg-type]
+    job_id = await queue.enqueue(huge - 1)
+    job = await queue.get_job(job_id)
+    assert job is not None, "an int of 4300 digits was not stored"
+    assert job.payload == huge - 1, "an int of 4300 digits did not read back equal"
+    await _cancel(queue, job_id)
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_BUGS["pg-nul"])
-def test_known_bug_postgres_nul_in_worker_id_and_error() -> None:
-    h = Harness("postgres")
-    h.start()
-    try:
-        job_id = h.run(h.queue.enqueue("x"))
-        try:
-            handle = h.run(h.queue.claim_one("a\x00b"))
-        except InvalidName:
-            handle = h.run(h.queue.claim_one("w"))
-        else:
-            assert handle is not None
-            assert handle.job.claimed_by == "a\x00b"
-        assert handle is not None
-        try:
-            assert h.run(handle.fail(error="e\x00"))
-            job = h.run(h.queue.get_job(job_id))
-            assert job is not None
-            assert job.last_error == "e\x00"
-        except InvalidArgument:
-            pass
-        h.run(h.queue.cancel(job_id))
-    finally:
-        h.close()
+def test_ints_beyond_the_str_conversion_limit(harness: Harness) -> None:
+    example(harness, "ints of more than 4300 digits", check_huge_ints(harness))
+
+
+async def check_durations_beyond_a_float(h: Harness) -> None:
+    """E9: an int duration no float can hold is InvalidArgument, not OverflowError."""
+    queue = h.queue
+    for value in (10**400, -(10**400)):
+        with pytest.raises(InvalidArgument, match="delay="):
+            await queue.enqueue("x", delay=value)
+        with pytest.raises(InvalidArgument, match="expires="):
+            await queue.enqueue("x", expires=value)
+        with pytest.raises(InvalidArgument, match="visibility_timeout_s="):
+            QueueOpts(visibility_timeout_s=value)
+    job_id = await queue.enqueue("held")
+    handle = await queue.claim_one("w")
+    assert handle is not None
+    with pytest.raises(InvalidArgument, match="extend="):
+        await handle.heartbeat(extend=10**400)
+    with pytest.raises(InvalidArgument, match="delay="):
+        await handle.retry(delay=10**400)
+    assert await handle.ack(), "a refused argument spent the handle"
+    assert await queue.get_job(job_id) is None
+
+
+def test_duration_beyond_a_float(harness: Harness) -> None:
+    example(harness, "durations of 10**400 seconds", check_durations_beyond_a_float(harness))
+
+
+async def check_nul_in_worker_id_and_error(h: Harness) -> None:
+    """C6, R1, D1: NUL in a worker id is InvalidName, in an error InvalidArgument, on every engine alike."""
+    queue = h.queue
+    job_id = await queue.enqueue("x")
+    with pytest.raises(InvalidName, match=r"worker_id=.*NUL"):
+        await queue.claim_one("a\x00b")
+    with pytest.raises(InvalidName, match=r"worker_id=.*NUL"):
+        await queue.claim_batch("\x00", 1)
+    handle = await queue.claim_one("w")
+    assert handle is not None
+    assert handle.job.id == job_id
+    with pytest.raises(InvalidArgument, match=r"error=.*NUL"):
+        await handle.fail(error="e\x00")
+    with pytest.raises(InvalidArgument, match=r"error=.*NUL"):
+        await handle.retry(error="\x00", delay=0)
+    job = await queue.get_job(job_id)
+    assert job is not None
+    assert job.state == JobState.PROCESSING, f"a refused op changed {job}"
+    assert job.claimed_by == "w"
+    assert await handle.fail(error="e\\x00 is fine as an escape"), "a refused error spent the handle"
+    await _cancel(queue, job_id)
+
+
+def test_nul_in_worker_id_and_error(harness: Harness) -> None:
+    example(harness, "NUL in a worker id and an error", check_nul_in_worker_id_and_error(harness))
+
+
+async def check_sub_microsecond_leases(h: Harness) -> None:
+    """S2, H3: a lease shorter than 1 µs is InvalidArgument; 1 µs is a lease that has not ended yet."""
+    for short in (4e-7, 9.99e-7, 5e-324, timedelta(0)):
+        with pytest.raises(InvalidArgument, match=r"visibility_timeout_s=.*1 microsecond"):
+            QueueOpts(visibility_timeout_s=short)
+    queue = h.store.queue(h.queue.name, QueueOpts(visibility_timeout_s=MIN_LEASE_S))
+    job_id = await queue.enqueue("x")
+    handle = await queue.claim_one("w")
+    assert handle is not None
+    assert handle.job.lease_expires_at == START + timedelta(microseconds=1), f"C3: {handle.job}"
+    for short in (4e-7, 5e-324, 0):
+        with pytest.raises(InvalidArgument, match=r"extend=.*1 microsecond"):
+            await handle.heartbeat(extend=short)
+    assert await handle.heartbeat(extend=timedelta(microseconds=1))
+    assert await handle.ack(), "a heartbeat of 1 µs left a lease that had already ended"
+    assert await queue.get_job(job_id) is None
+
+
+def test_sub_microsecond_leases(harness: Harness) -> None:
+    example(harness, "leases under 1 µs", check_sub_microsecond_leases(harness))

@@ -547,6 +547,8 @@ def test_dsn_precedence_is_option_then_env_then_ini(pytester: pytest.Pytester, m
         else:
             monkeypatch.setenv("ALKSTORE_PG_DSN", env)
         monkeypatch.setenv("EXPECTED_DSN", expected)
-        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+        result = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "--alkstore-engine=postgres", "-k", "test_dsn", *args
+        )
         result.assert_outcomes(passed=1)
         result.stdout.fnmatch_lines([f"alkstore postgres DSN: {expected} (from {source})"])

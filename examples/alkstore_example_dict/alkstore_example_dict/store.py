@@ -43,7 +43,7 @@ from alkstore_contract.resolution import (
     resolve_retry,
 )
 from alkstore_contract.surface import JobHandle
-from alkstore_contract.types import Job, JobState, QueueOpts
+from alkstore_contract.types import Job, JobState, QueueOpts, validate_queue_opts
 from alkstore_contract.validation import (
     Duration,
     JobId,
@@ -373,9 +373,7 @@ class DictStore:
         """A queue handle; checks its arguments and touches no job (S1)."""
         raise_if_closed(self._closed, "queue()")
         validate_queue_name(name)
-        if opts is not None and not isinstance(opts, QueueOpts):
-            raise InvalidArgument(f"opts={opts!r}: must be a QueueOpts or None")
-        return self.queue_class(self, name, opts or QueueOpts())
+        return self.queue_class(self, name, validate_queue_opts(opts))
 
     async def close(self) -> None:
         """Idempotent; other stores on the location stay open (S3)."""
