@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.handles import raise_if_closed
+from alkstore_contract.instants import to_epoch_us
 from alkstore_contract.resolution import (
     LAST_ERROR_EXPIRED,
     LAST_ERROR_MAX_ATTEMPTS,
@@ -205,8 +206,13 @@ class MemQueue:
                 index.file_ready(record, self._order_key(record))
 
     def _order_key(self, record: JobRecord) -> OrderKey:
-        """SPEC C2: priority DESC, ready time ASC, enqueue order (id) ASC."""
-        return (-record.priority, record.run_at, record.id)
+        """SPEC C2: priority DESC, ready time ASC, enqueue order (id) ASC.
+
+        The ready time goes in as integer microseconds (exact): every claim pops
+        the ready heap, some 17 tuple comparisons deep on a 100k backlog, and
+        ints compare faster than aware datetimes.
+        """
+        return (-record.priority, to_epoch_us(record.run_at), record.id)
 
     def _is_claimable(self, record: JobRecord, now: datetime) -> bool:
         """SPEC C1/X1/C7: ready and due, or a lapsed lease with attempts left; never expired."""

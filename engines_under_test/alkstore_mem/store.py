@@ -9,7 +9,7 @@ from typing import Self
 from alkstore_contract.clock import Clock, SystemClock
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.handles import raise_if_closed
-from alkstore_contract.types import QueueOpts
+from alkstore_contract.types import QueueOpts, validate_queue_opts
 from alkstore_contract.validation import validate_queue_name
 from alkstore_mem.queue import MemQueue
 from alkstore_mem.space import MemSpace, space_named
@@ -56,11 +56,7 @@ class MemStore:
         """A handle on queue ``name`` stamping ``opts`` (default ``QueueOpts()``) on what it enqueues (S1, E1)."""
         raise_if_closed(self._closed, "queue()")
         validate_queue_name(name)
-        if opts is None:
-            opts = QueueOpts()
-        elif not isinstance(opts, QueueOpts):
-            raise InvalidArgument(f"opts={opts!r}: must be a QueueOpts or None")
-        return self.queue_class(self, name, opts)
+        return self.queue_class(self, name, validate_queue_opts(opts))
 
     async def close(self) -> None:
         """Close this store (idempotent); the space and other stores on it are untouched (S3)."""

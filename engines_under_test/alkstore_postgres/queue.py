@@ -269,7 +269,7 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
             return []
         token = secrets.token_hex(16)
         rows = await self._store.fetch(
-            "claim_batch()", self.CLAIM_SQL, self._store.now_param(), self._name, n, worker_id, token
+            "claim_batch()", self.CLAIM_SQL, self._store.now_param(), self._name, min(n, INT64_MAX), worker_id, token
         )
         jobs = sorted((job_from_record(row) for row in rows), key=c2_order_key)
         handles: list[JobHandle] = [self.handle_class(self, job, token) for job in jobs]

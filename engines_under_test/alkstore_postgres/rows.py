@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
@@ -30,30 +31,60 @@ JOB_COLUMNS: tuple[str, ...] = (
 """The columns a snapshot needs, in ``Job``'s field order (the claim token stays in the table)."""
 
 
+if tuple(field.name for field in fields(Job)) != JOB_COLUMNS:
+    # job_from_record passes the columns to Job positionally; a reordered Job must not silently swap fields.
+    raise ImportError("alkstore_postgres.rows.JOB_COLUMNS no longer matches the fields of alkstore_contract.types.Job")
+
+_STATES = {state.value: state for state in JobState}
+
+
 def job_from_record(record: Any) -> Job:
     """A snapshot of one asyncpg record; the payload is decoded fresh each time (a caller may mutate it).
 
-    asyncpg returns ``timestamptz`` as aware UTC datetimes at microsecond
-    precision, so instants read back equal to what was written.
+    asyncpg returns ``bigint``/``integer`` as ``int``, ``float8`` as ``float``
+    and ``timestamptz`` as aware UTC datetimes at microsecond precision, so
+    values read back equal to what was written and need no conversion. A claim
+    of a hundred jobs makes a hundred snapshots: the record is unpacked by
+    position (``JOB_COLUMNS`` order) and ``Job`` built positionally, which a
+    frozen dataclass takes faster than keywords.
     """
+    (
+        job_id,
+        queue,
+        payload,
+        state,
+        priority,
+        attempts,
+        max_attempts,
+        run_at,
+        expires_at,
+        enqueued_at,
+        lease_expires_at,
+        claimed_by,
+        visibility_timeout_s,
+        backoff_base_s,
+        dead_letter_retention_s,
+        last_error,
+        died_at,
+    ) = record
     return Job(
-        id=int(record["id"]),
-        queue=record["queue"],
-        payload=decode_payload(record["payload"]),
-        state=JobState(record["state"]),
-        priority=int(record["priority"]),
-        attempts=int(record["attempts"]),
-        max_attempts=int(record["max_attempts"]),
-        run_at=record["run_at"],
-        expires_at=record["expires_at"],
-        enqueued_at=record["enqueued_at"],
-        lease_expires_at=record["lease_expires_at"],
-        claimed_by=record["claimed_by"],
-        visibility_timeout_s=float(record["visibility_timeout_s"]),
-        backoff_base_s=float(record["backoff_base_s"]),
-        dead_letter_retention_s=record["dead_letter_retention_s"],
-        last_error=record["last_error"],
-        died_at=record["died_at"],
+        job_id,
+        queue,
+        decode_payload(payload),
+        _STATES[state],
+        priority,
+        attempts,
+        max_attempts,
+        run_at,
+        expires_at,
+        enqueued_at,
+        lease_expires_at,
+        claimed_by,
+        visibility_timeout_s,
+        backoff_base_s,
+        dead_letter_retention_s,
+        last_error,
+        died_at,
     )
 
 

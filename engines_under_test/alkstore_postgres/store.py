@@ -21,8 +21,9 @@ import asyncpg
 from alkstore_contract.clock import Clock
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.handles import raise_if_closed
-from alkstore_contract.types import QueueOpts
+from alkstore_contract.types import QueueOpts, validate_queue_opts
 from alkstore_contract.validation import validate_instant, validate_queue_name
+from alkstore_postgres.connection import StatelessConnection
 from alkstore_postgres.errors import ServerConnectionError
 from alkstore_postgres.location import quote_ident, redact_dsn, validate_schema_name
 from alkstore_postgres.queue import PgQueue
@@ -34,10 +35,18 @@ DEFAULT_SCHEMA = "alkstore"
 CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     asyncpg.exceptions.PostgresConnectionError,
     asyncpg.exceptions.OperatorInterventionError,
+    asyncpg.exceptions.ConnectionDoesNotExistError,
+    asyncpg.exceptions.InternalClientError,
     OSError,
     TimeoutError,
 )
-"""What a lost or refused connection raises: a terminated backend (57P01), a dropped socket, a server down."""
+"""What a lost or refused connection raises: a terminated backend (57P01), a dropped socket, a server down.
+
+A backend killed under load mostly surfaces as asyncpg's ``ConnectionDoesNotExistError`` ("connection was
+closed in the middle of operation"); one killed while its pooled connection sat idle can surface as
+``InternalClientError`` ("cannot switch to state N; another operation (2) is in progress": the connection
+is still consuming the server's FATAL message, asyncpg issues #784 and #1069).
+"""
 
 
 def application_name(schema: str) -> str:
@@ -98,6 +107,8 @@ class PgStore:
                 min_size=min_size,
                 max_size=max_size,
                 server_settings={"application_name": application_name(schema)},
+                # Released without asyncpg's reset query: one round trip per operation, not two.
+                connection_class=StatelessConnection,
             )
         except CONNECTION_ERRORS as exc:
             raise ServerConnectionError(f"open_store: could not connect to {redact_dsn(dsn)}: {exc!r}") from exc
@@ -167,9 +178,7 @@ class PgStore:
         """A handle on queue ``name`` (S1: validates, no I/O)."""
         raise_if_closed(self._closed, "queue()")
         name = validate_queue_name(name)
-        if opts is not None and not isinstance(opts, QueueOpts):
-            raise InvalidArgument(f"opts={opts!r}: must be a QueueOpts or None")
-        return self.queue_class(self, name, opts if opts is not None else QueueOpts())
+        return self.queue_class(self, name, validate_queue_opts(opts))
 
     async def close(self) -> None:
         """Close the pool, letting operations in flight finish; idempotent (S3)."""

@@ -1,10 +1,12 @@
 """One store's connection to its file, with the clock and random source every op reads.
 
 Every SQL statement a store runs goes through ``SqliteDatabase``: ``fetch`` and
-``write`` run ONE statement in autocommit mode — one aiosqlite call, so one
-thread hop — and ``transaction`` runs several between ``BEGIN IMMEDIATE`` and
-``COMMIT``. ``StatementGate`` (see gate.py) keeps a transaction of one task from
-interleaving with statements of another on the shared connection.
+``write`` run ONE statement, atomic by itself — at most one aiosqlite call, so
+one thread hop, which it shares with the other single statements submitted in
+the same event-loop turn (see coalesce.py) — and ``transaction`` runs several
+between ``BEGIN IMMEDIATE`` and ``COMMIT``. ``StatementGate`` (see gate.py)
+keeps a transaction of one task from interleaving with statements of another
+on the shared connection.
 
 Every entry point re-checks ``closed`` once it holds the gate, so an op that was
 waiting while the store closed raises ``StoreClosed`` instead of touching a
@@ -16,10 +18,8 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import sqlite3
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Self
 
@@ -27,18 +27,12 @@ import aiosqlite
 
 from alkstore_contract.clock import Clock
 from alkstore_contract.handles import raise_if_closed
+from alkstore_sqlite.coalesce import Params, StatementBatcher, Written
 from alkstore_sqlite.gate import StatementGate
+from alkstore_sqlite.rows import Row
 from alkstore_sqlite.schema import BUSY_TIMEOUT_MS, prepare_connection
 
-Params = Mapping[str, object]
-
-
-@dataclass(frozen=True, slots=True)
-class Written:
-    """What a write statement reports: rows changed, and the rowid of an ``INSERT``."""
-
-    rowcount: int
-    lastrowid: int | None
+__all__ = ["Params", "SqliteDatabase", "Transaction", "Written"]
 
 
 class Transaction:
@@ -62,6 +56,7 @@ class SqliteDatabase:
         self._clock = clock
         self._rng = rng
         self._gate = StatementGate()
+        self._batcher = StatementBatcher(conn)
         self._closed = False
         self._closing: asyncio.Future[None] | None = None
 
@@ -73,7 +68,7 @@ class SqliteDatabase:
         # single statement commits by itself and BEGIN IMMEDIATE is issued only where we mean it.
         conn = await aiosqlite.connect(location, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
         try:
-            conn.row_factory = sqlite3.Row
+            # No row factory: rows come back as plain tuples (see rows.py).
             await prepare_connection(conn)
         except BaseException:
             await conn.close()
@@ -100,28 +95,26 @@ class SqliteDatabase:
         """The op's one clock read (T1, T2); call it once per op and pass the value along."""
         return self._clock.now()
 
-    async def fetch(self, op: str, sql: str, params: Params) -> list[sqlite3.Row]:
-        """Run one statement that returns rows (a ``SELECT`` or a write with ``RETURNING``): one hop.
+    async def fetch(self, op: str, sql: str, params: Params) -> list[Row]:
+        """Run one statement that returns rows (a ``SELECT`` or a write with ``RETURNING``): one hop, shared.
 
-        Fetching inside the same call matters for ``RETURNING``: the write is
-        finished, and its implicit transaction committed, only once every row
-        has been stepped out.
+        The rows are stepped out on the connection's thread in the same hop,
+        which matters for ``RETURNING``: the write is finished, and committed,
+        only once every row has been stepped out.
         """
         async with self._gate.shared():
             self.check_open(op)
-            return list(await self._conn.execute_fetchall(sql, params))
+            return await self._batcher.fetch(sql, params)
 
     async def write(self, op: str, sql: str, params: Params) -> Written:
-        """Run one write statement without ``RETURNING``: one hop.
+        """Run one write statement without ``RETURNING``: one hop, shared.
 
-        The sqlite3 cursor records ``rowcount`` and ``lastrowid`` on the
-        connection's thread as the statement finishes, so reading them costs no
-        further hop and cannot see another statement's counts.
+        ``rowcount`` and ``lastrowid`` are read on the connection's thread as
+        the statement finishes, so they cannot be another statement's counts.
         """
         async with self._gate.shared():
             self.check_open(op)
-            cursor = await self._conn.execute(sql, params)
-            return Written(rowcount=cursor.rowcount, lastrowid=cursor.lastrowid)
+            return await self._batcher.write(sql, params)
 
     @asynccontextmanager
     async def transaction(self, op: str) -> AsyncIterator[Transaction]:
@@ -130,10 +123,14 @@ class SqliteDatabase:
         IMMEDIATE takes the file's write lock up front, waiting up to the busy
         timeout: a deferred transaction that read first and wrote later would
         get ``SQLITE_BUSY`` at the write without waiting at all. Costs two hops
-        more than the statements inside it.
+        more than the statements inside it, one hop each: they run in turn,
+        each needing the one before.
         """
         async with self._gate.exclusive():
             self.check_open(op)
+            # A single statement whose caller was cancelled after handing it to the thread may still
+            # be running: it must not land inside this transaction.
+            await self._batcher.idle()
             await self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield Transaction(self._conn)
@@ -156,4 +153,5 @@ class SqliteDatabase:
 
     async def _shutdown(self) -> None:
         async with self._gate.exclusive():
+            await self._batcher.idle()
             await self._conn.close()

@@ -23,15 +23,37 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from types import TracebackType
 
 
 @dataclass(eq=False)
 class _Waiter:
     exclusive: bool
     granted: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+class _Hold:
+    """``async with`` on the gate, shared or exclusive.
+
+    A plain class rather than ``@asynccontextmanager``: every single statement
+    passes through here, and an async generator costs a few microseconds more
+    each time (the event loop registers every new one in a weak set).
+    """
+
+    __slots__ = ("_exclusive", "_gate")
+
+    def __init__(self, gate: StatementGate, *, exclusive: bool) -> None:
+        self._gate = gate
+        self._exclusive = exclusive
+
+    async def __aenter__(self) -> None:
+        await self._gate._acquire(exclusive=self._exclusive)
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._gate._release(exclusive=self._exclusive)
 
 
 class StatementGate:
@@ -41,26 +63,23 @@ class StatementGate:
         self._shared_holders = 0
         self._exclusive_held = False
         self._waiters: deque[_Waiter] = deque()
+        self._shared = _Hold(self, exclusive=False)
+        self._exclusive = _Hold(self, exclusive=True)
 
-    @asynccontextmanager
-    async def shared(self) -> AsyncIterator[None]:
-        """Hold the gate alongside other single statements, never alongside a transaction."""
-        await self._acquire(exclusive=False)
-        try:
-            yield
-        finally:
-            self._shared_holders -= 1
-            self._wake()
+    def shared(self) -> _Hold:
+        """Hold the gate alongside other single statements, never alongside a transaction (``async with``)."""
+        return self._shared
 
-    @asynccontextmanager
-    async def exclusive(self) -> AsyncIterator[None]:
-        """Hold the gate alone: no other statement runs on the connection until this exits."""
-        await self._acquire(exclusive=True)
-        try:
-            yield
-        finally:
+    def exclusive(self) -> _Hold:
+        """Hold the gate alone: no other statement runs on the connection until this exits (``async with``)."""
+        return self._exclusive
+
+    def _release(self, *, exclusive: bool) -> None:
+        if exclusive:
             self._exclusive_held = False
-            self._wake()
+        else:
+            self._shared_holders -= 1
+        self._wake()
 
     def _can_enter(self, exclusive: bool) -> bool:
         if exclusive:

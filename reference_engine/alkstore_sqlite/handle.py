@@ -5,7 +5,9 @@ the row still carries this claim's token, is ``processing``, and its lease has
 not run out at the op's ``now``. A reclaim writes a new token, so an old holder's
 statement matches nothing and the op returns ``False`` — the check and the change
 are one atomic statement, with no window for another worker or process between
-them. Each op costs one thread hop.
+them. Each op costs one thread hop at most, shared with the statements other
+tasks submit meanwhile (see coalesce.py); the statement, and so its own
+``True``/``False``, is the same either way.
 """
 
 from __future__ import annotations

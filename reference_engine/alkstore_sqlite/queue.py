@@ -2,8 +2,11 @@
 
 Every op validates its input with the contract's helpers before any I/O (so bad
 input stores nothing), reads the clock at most once, and — except the sweep —
-is ONE SQL statement, atomic by itself in autocommit mode, costing one thread
-hop. The comment on each op says what it costs.
+is ONE SQL statement, atomic by itself, costing one thread hop: fewer cannot
+do, since the statement must run on the connection's thread and its result
+come back. Statements that other tasks submit while a hop is pending share it
+(see coalesce.py), so under concurrency an op costs a fraction of a hop. The
+comment on each op says what it costs.
 """
 
 from __future__ import annotations
@@ -216,7 +219,7 @@ WHERE queue = :queue AND state = 'processing' AND lease_expires_at <= :now AND a
         stamps = resolve_new_job(payload_jsons[0], options, self._opts, now)
         params = {**_stamp_params(self._name, stamps), "payloads": json.dumps(payload_jsons)}
         rows = await self._db.fetch("enqueue_many", self.ENQUEUE_MANY_SQL, params)
-        return sorted(row["id"] for row in rows)
+        return sorted(row[0] for row in rows)  # RETURNING id
 
     async def claim_one(self, worker_id: str) -> SqliteJobHandle | None:
         """C1–C4, C6: the first claimable job under a fresh lease, or ``None``. One statement, one hop."""

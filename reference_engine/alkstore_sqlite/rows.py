@@ -1,13 +1,25 @@
-"""Between ``jobs`` rows and the contract's values: row → ``Job``, ids, instants, durations."""
+"""Between ``jobs`` rows and the contract's values: row → ``Job``, ids, instants, durations.
+
+Rows arrive as plain tuples in ``JOB_COLUMNS`` order (the connection has no
+row factory: a tuple costs less to make and to index than a ``sqlite3.Row``),
+and a claim of a hundred jobs decodes a hundred rows, so ``decode_job`` is
+written for speed: positional indexes, a dict for the state, remembered
+instants, and ``Job`` built from positional arguments.
+"""
 
 from __future__ import annotations
 
-import sqlite3
-from datetime import timedelta
+from dataclasses import fields
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Any
 
 from alkstore_contract.instants import from_epoch_us
 from alkstore_contract.types import Job, JobState
 from alkstore_contract.validation import INT64_MAX, INT64_MIN, decode_payload
+
+Row = tuple[Any, ...]
+"""One result row, its values in the order of the statement's column list."""
 
 JOB_COLUMNS: tuple[str, ...] = (
     "id",
@@ -28,9 +40,16 @@ JOB_COLUMNS: tuple[str, ...] = (
     "last_error",
     "died_at",
 )
-"""The columns a ``Job`` is read from, in ``SELECT``/``RETURNING`` order."""
+"""The columns a ``Job`` is read from, in ``SELECT``/``RETURNING`` order: ``Job``'s own field order."""
+
+if tuple(field.name for field in fields(Job)) != JOB_COLUMNS:
+    # decode_job passes the columns to Job positionally; a reordered Job must not silently swap fields.
+    raise ImportError("alkstore_sqlite.rows.JOB_COLUMNS no longer matches the fields of alkstore_contract.types.Job")
 
 JOB_COLUMN_LIST = ", ".join(JOB_COLUMNS)
+
+_ID, _PRIORITY, _RUN_AT = JOB_COLUMNS.index("id"), JOB_COLUMNS.index("priority"), JOB_COLUMNS.index("run_at")
+_STATES = {state.value: state for state in JobState}
 
 _ONE_US = timedelta(microseconds=1)
 
@@ -55,32 +74,55 @@ def as_row_id(job_id: object) -> int | None:
     return job_id if INT64_MIN <= job_id <= INT64_MAX else None
 
 
-def decode_job(row: sqlite3.Row) -> Job:
+@lru_cache(maxsize=1024)
+def _instant(micros: int) -> datetime:
+    """``from_epoch_us``, remembered: the jobs of one batch share their enqueue and run instants and their lease."""
+    return from_epoch_us(micros)
+
+
+def decode_job(row: Row) -> Job:
     """A fresh ``Job`` snapshot (payload decoded anew, so callers may mutate it freely)."""
+    (
+        job_id,
+        queue,
+        payload,
+        state,
+        priority,
+        attempts,
+        max_attempts,
+        run_at,
+        expires_at,
+        enqueued_at,
+        lease_expires_at,
+        claimed_by,
+        visibility_timeout_s,
+        backoff_base_s,
+        dead_letter_retention_s,
+        last_error,
+        died_at,
+    ) = row
     return Job(
-        id=row["id"],
-        queue=row["queue"],
-        payload=decode_payload(row["payload"]),
-        state=JobState(row["state"]),
-        priority=row["priority"],
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        run_at=from_epoch_us(row["run_at"]),
-        expires_at=None if row["expires_at"] is None else from_epoch_us(row["expires_at"]),
-        enqueued_at=from_epoch_us(row["enqueued_at"]),
-        lease_expires_at=None if row["lease_expires_at"] is None else from_epoch_us(row["lease_expires_at"]),
-        claimed_by=row["claimed_by"],
+        job_id,
+        queue,
+        decode_payload(payload),
+        _STATES[state],
+        priority,
+        attempts,
+        max_attempts,
+        _instant(run_at),
+        None if expires_at is None else _instant(expires_at),
+        _instant(enqueued_at),
+        None if lease_expires_at is None else _instant(lease_expires_at),
+        claimed_by,
         # float(): SQLite may hand back an integral REAL as an int (it does so in RETURNING rows).
-        visibility_timeout_s=float(row["visibility_timeout_s"]),
-        backoff_base_s=float(row["backoff_base_s"]),
-        dead_letter_retention_s=None
-        if row["dead_letter_retention_s"] is None
-        else float(row["dead_letter_retention_s"]),
-        last_error=row["last_error"],
-        died_at=None if row["died_at"] is None else from_epoch_us(row["died_at"]),
+        float(visibility_timeout_s),
+        float(backoff_base_s),
+        None if dead_letter_retention_s is None else float(dead_letter_retention_s),
+        last_error,
+        None if died_at is None else _instant(died_at),
     )
 
 
-def claim_order_key(row: sqlite3.Row) -> tuple[int, int, int]:
+def claim_order_key(row: Row) -> tuple[int, int, int]:
     """C2 order — priority DESC, ready time ASC, id ASC — for rows ``RETURNING`` gave back unordered."""
-    return (-row["priority"], row["run_at"], row["id"])
+    return (-row[_PRIORITY], row[_RUN_AT], row[_ID])

@@ -8,8 +8,7 @@ from types import TracebackType
 from typing import ClassVar, Self
 
 from alkstore_contract.clock import Clock, SystemClock
-from alkstore_contract.errors import InvalidArgument
-from alkstore_contract.types import QueueOpts
+from alkstore_contract.types import QueueOpts, validate_queue_opts
 from alkstore_contract.validation import validate_queue_name
 from alkstore_sqlite.database import SqliteDatabase
 from alkstore_sqlite.queue import SqliteQueue
@@ -51,11 +50,7 @@ class SqliteStore:
         """S1: a handle on queue ``name`` stamping ``opts`` (default ``QueueOpts()``); no I/O."""
         self._db.check_open("queue")
         validate_queue_name(name)
-        if opts is None:
-            opts = QueueOpts()
-        elif not isinstance(opts, QueueOpts):
-            raise InvalidArgument(f"opts={opts!r}: must be a QueueOpts or None")
-        return self.queue_class(self._db, name, opts)
+        return self.queue_class(self._db, name, validate_queue_opts(opts))
 
     @property
     def closed(self) -> bool:

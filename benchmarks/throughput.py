@@ -1,0 +1,265 @@
+"""Throughput of the alkstore engines against their drivers' own limits and the Python peers (issue 7).
+
+For each engine (sqlite, postgres, mem) and each path — ``enqueue`` (one job a
+call), ``enqueue_many`` (100 a call), ``claim_one`` + ``ack``, ``claim_batch(100)``
++ ``ack_batch`` — with 1 and 4 concurrent workers (asyncio tasks on one
+store), and in the same run:
+
+- the raw-driver baseline of each path: the engine's own SQL through the bare
+  driver (aiosqlite and stdlib ``sqlite3`` for sqlite, asyncpg for postgres);
+- where installed, pgqueuer and procrastinate doing the same work on the same
+  Postgres (enqueue batches of 100; consume a backlog with 4 workers).
+
+Runs are interleaved (run 1 of every row, then run 2 of every row, ...) so a
+machine whose load drifts hurts every row alike. It prints jobs/s (median of
+the runs and min–max), each op's p50/p99 latency, statements and round trips
+per job (from a separate, smaller counting run; thread hops on SQLite), the
+ratio of alkstore to every baseline and peer, and issue 7's targets; writes
+JSON (``--json``) and a bar chart (``--png``).
+
+Run: ``python benchmarks/throughput.py [--jobs 20000] [--runs 3] [--engines sqlite,postgres,mem]
+[--dsn DSN] [--json PATH] [--png PATH]`` (needs the ``bench`` extra: ``pip install -e '.[bench]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import sqlite3
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from alkstore_postgres.adapter import DEFAULT_DSN, DSN_ENV
+from bench import peers, report
+from bench.counting import Tally, counting
+from bench.engines import engine_factory
+from bench.model import PATHS, Counts, Sample, Series
+from bench.workload import DriverFactory, run_path
+
+Run = Callable[[int, "Tally | None"], Awaitable[tuple[Sample, Counts | None]]]
+"""``(jobs, tally)`` → one timed run of a row (and its counts when a tally is given)."""
+
+
+@dataclass(slots=True)
+class Row:
+    """One row of the table and how to run it once."""
+
+    series: Series
+    run: Run
+    jobs: int
+
+
+def _driver_run(factory: DriverFactory, path: str, workers: int) -> Run:
+    def run(jobs: int, tally: Tally | None) -> Awaitable[tuple[Sample, Counts | None]]:
+        return run_path(factory, path, workers, jobs, tally)
+
+    return run
+
+
+def _peer_run(peer: peers.PeerRun, dsn: str, workers: int) -> Run:
+    def run(jobs: int, tally: Tally | None) -> Awaitable[tuple[Sample, Counts | None]]:
+        return peer(dsn, workers, jobs, tally)
+
+    return run
+
+
+def _rows(args: argparse.Namespace, postgres_ok: bool) -> list[Row]:
+    rows: list[Row] = []
+
+    def add(engine: str, impl: str, path: str, workers: int, run: Run, jobs: int, note: str = "") -> None:
+        rows.append(Row(Series(engine, impl, path, workers, note), run, jobs))
+
+    for engine in args.engines:
+        if engine == "postgres" and not postgres_ok:
+            continue
+        jobs = args.mem_jobs if engine == "mem" else args.jobs
+        for path in args.paths:
+            for workers in args.workers:
+                add(engine, report.ALKSTORE, path, workers, _driver_run(engine_factory(engine), path, workers), jobs)
+                if engine == "sqlite":
+                    from bench import sqlite_raw
+
+                    add(engine, report.AIOSQLITE, path, workers, _driver_run(sqlite_raw.AIOSQLITE, path, workers), jobs)
+                    if workers == 1:
+                        add(engine, report.STDLIB, path, 1, _driver_run(sqlite_raw.STDLIB, path, 1), jobs)
+                if engine == "postgres":
+                    from bench import postgres_raw
+
+                    raw = postgres_raw.open_asyncpg
+                    add(engine, report.ASYNCPG, path, workers, _driver_run(raw, path, workers), jobs)
+        if engine == "postgres" and args.peers:
+            found = peers.installed()
+            if "pgqueuer" in found:
+                for workers in args.workers:
+                    add(
+                        engine,
+                        report.PGQUEUER,
+                        "enqueue_many",
+                        workers,
+                        _peer_run(peers.pgqueuer_enqueue_many, args.dsn, workers),
+                        jobs,
+                    )
+                for size in peers.PGQUEUER_BATCH_SIZES:
+                    impl = f"{report.PGQUEUER} (batch_size={size})"
+                    add(engine, impl, report.CONSUME, 4, _peer_run(peers.pgqueuer_consume(size), args.dsn, 4), jobs)
+            if "procrastinate" in found:
+                note = "procrastinate: one worker with concurrency=4, delete_jobs='always'; psycopg's pure-Python build"
+                for workers in args.workers:
+                    add(
+                        engine,
+                        report.PROCRASTINATE,
+                        "enqueue_many",
+                        workers,
+                        _peer_run(peers.procrastinate_enqueue_many, args.dsn, workers),
+                        jobs,
+                    )
+                proc_jobs = min(jobs, args.procrastinate_jobs)
+                add(
+                    engine,
+                    report.PROCRASTINATE,
+                    report.CONSUME,
+                    4,
+                    _peer_run(peers.procrastinate_consume, args.dsn, 4),
+                    proc_jobs,
+                    note,
+                )
+    return rows
+
+
+async def _postgres_reason() -> str | None:
+    from alkstore_contract.registry import load_adapter
+
+    return await load_adapter("postgres").unavailable_reason()
+
+
+async def _server_version(dsn: str) -> str:
+    import asyncpg
+
+    conn = await asyncpg.connect(dsn)
+    try:
+        server: str = await conn.fetchval("SHOW server_version")
+    finally:
+        await conn.close()
+    return server
+
+
+def _meta(args: argparse.Namespace, server: str | None, loads: list[tuple[float, float, float]]) -> dict[str, Any]:
+    versions = {name: _version(name) for name in ("alkstore", "aiosqlite", "asyncpg", "pgqueuer", "procrastinate")}
+    return {
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "sqlite": sqlite3.sqlite_version,
+            "postgres": server,
+            "load_average_1_5_15": {"start": loads[0], "end": loads[-1]},
+        },
+        "versions": versions,
+        "jobs": args.jobs,
+        "mem_jobs": args.mem_jobs,
+        "runs": args.runs,
+        "workers": args.workers,
+    }
+
+
+def _version(name: str) -> str | None:
+    try:
+        return version(name)
+    except Exception:
+        return None
+
+
+def _progress(text: str) -> None:
+    sys.stderr.write(f"{text}\n")
+    sys.stderr.flush()
+
+
+async def main(args: argparse.Namespace) -> int:
+    os.environ[DSN_ENV] = args.dsn
+    postgres_ok = False
+    server = None
+    if "postgres" in args.engines:
+        reason = await _postgres_reason()
+        if reason is not None:
+            _progress(f"postgres skipped: {reason}")
+        else:
+            postgres_ok = True
+            server = await _server_version(args.dsn)
+    rows = _rows(args, postgres_ok)
+    loads = [os.getloadavg()]
+    started = time.perf_counter()
+    for run in range(args.runs):
+        for row in rows:
+            s = row.series
+            sample, _ = await row.run(row.jobs, None)
+            s.samples.append(sample)
+            where = f"{s.engine:8} {s.path:22} {s.workers}w {s.impl:30}"
+            _progress(f"run {run + 1}/{args.runs} {where} {sample.rate:>10,.0f} jobs/s")
+    if args.count_jobs > 0:
+        with counting() as tally:
+            for row in rows:
+                _, row.series.counts = await row.run(min(row.jobs, args.count_jobs), tally)
+    loads.append(os.getloadavg())
+    series = [row.series for row in rows]
+    meta = _meta(args, server, loads)
+    meta["seconds"] = round(time.perf_counter() - started, 1)
+    machine = meta["machine"]
+    out = sys.stdout
+    out.write(
+        f"alkstore throughput: {machine['cpus']} CPUs, Python {machine['python']}, SQLite {machine['sqlite']}, "
+        f"Postgres {server or 'not run'}; {args.jobs:,} jobs per run ({args.mem_jobs:,} on mem), "
+        f"median of {args.runs} runs; load average {loads[0][0]:.1f} at start, {loads[-1][0]:.1f} at end\n\n"
+    )
+    out.write(report.results_table(series) + "\n\n")
+    out.write(report.targets_table(series) + "\n")
+    if args.json is not None:
+        args.json.write_text(report.as_json(series, meta) + "\n")
+    if args.png is not None:
+        report.draw(series, args.png, f"alkstore throughput — {meta['command']}")
+    return 0
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=20_000, help="jobs per run (default 20000)")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per row; the median is reported (default 3)")
+    parser.add_argument(
+        "--engines", default="sqlite,postgres,mem", help="comma-separated engines (default sqlite,postgres,mem)"
+    )
+    parser.add_argument("--paths", default=",".join(PATHS), help=f"comma-separated paths (default {','.join(PATHS)})")
+    parser.add_argument("--workers", default="1,4", help="comma-separated worker counts (default 1,4)")
+    parser.add_argument(
+        "--dsn",
+        default=os.environ.get(DSN_ENV, DEFAULT_DSN),
+        help=f"Postgres DSN (default ${DSN_ENV} or {DEFAULT_DSN})",
+    )
+    parser.add_argument("--mem-jobs", type=int, default=100_000, help="jobs per run on mem (default 100000, issue 7)")
+    parser.add_argument(
+        "--procrastinate-jobs", type=int, default=2_000, help="backlog of procrastinate's consume (slow; default 2000)"
+    )
+    parser.add_argument("--count-jobs", type=int, default=2_000, help="jobs of each counting run (0: no counting)")
+    parser.add_argument("--no-peers", dest="peers", action="store_false", help="leave out pgqueuer and procrastinate")
+    parser.add_argument("--json", type=Path, help="write the results as JSON here")
+    parser.add_argument("--png", type=Path, help="draw the bar chart here (PNG)")
+    args = parser.parse_args(argv)
+    args.engines = [name for name in args.engines.split(",") if name]
+    args.paths = [name for name in args.paths.split(",") if name]
+    args.workers = [int(n) for n in args.workers.split(",") if n]
+    unknown = [p for p in args.paths if p not in PATHS] + [e for e in args.engines if e not in report.ENGINE_ORDER]
+    if unknown:
+        parser.error(f"unknown paths or engines: {', '.join(unknown)}")
+    return args
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(parse())))

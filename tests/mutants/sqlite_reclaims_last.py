@@ -1,0 +1,52 @@
+"""Mutant: a claim takes every due ready job before any lapsed lease — breaks C2.
+
+SPEC C2 orders ALL claimable jobs (C1: ready and due, or a lapsed lease with
+attempts left) by priority, then ready time, then enqueue order; a reclaim
+competes on its ready time like any other job. This engine fills a batch
+with fresh ready jobs first and reclaims only with what room is left — a
+tempting "two queries" design — so a job whose worker died waits behind
+every later job of its priority and can starve. The handles still come back
+sorted, so only WHICH jobs a size-limited claim takes is wrong: a row needs a
+lapsed lease and a later ready job of equal priority competing for one slot,
+which the ``model_based`` row's random programs produce.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+_MERGED = "SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM lapsed)\n    ORDER BY priority DESC, run_at, id"
+_READY_FIRST = (
+    "SELECT id FROM (SELECT *, 0 AS reclaim FROM ready UNION ALL SELECT *, 1 AS reclaim FROM lapsed)\n"
+    "    ORDER BY reclaim, priority DESC, run_at, id"
+)
+if _MERGED not in SqliteQueue.CLAIM_SQL:
+    raise RuntimeError("mutant is stale: the engine's CLAIM_SQL no longer merges ready and lapsed jobs as expected")
+
+
+class ReclaimLastQueue(SqliteQueue):
+    CLAIM_SQL: ClassVar[str] = SqliteQueue.CLAIM_SQL.replace(_MERGED, _READY_FIRST)
+
+
+class ReclaimLastStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = ReclaimLastQueue
+
+
+class ReclaimLastAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = ReclaimLastStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-reclaims-last"
+
+
+adapter = ReclaimLastAdapter()
+MUTANT = Mutant(
+    clause="C2",
+    rows=("model_based",),
+    what="claims take every due ready job before any lapsed lease, instead of one C2 order over both",
+)

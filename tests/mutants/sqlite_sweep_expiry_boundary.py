@@ -1,0 +1,48 @@
+"""Mutant: the sweep expires a job only once ``expires_at < now``, so a sweep AT the expiry instant misses it.
+
+SPEC X2 (and X1): a job with ``expires_at <= now`` is expired. The claim path
+keeps the right boundary, so the job is never handed out at that instant; only
+the sweep is off by one tick, which a row must sweep at exactly ``expires_at``
+to see: ``sweep_and_retention`` does (and ``dead_letter`` and
+``batch_ack_and_cancel`` happen to), and ``model_based`` lands its clock on
+expiry instants and sweeps there.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+from tests.mutants.catalog import Mutant
+
+
+def _mutated(sql: str, old: str, new: str) -> str:
+    """``sql`` with ``old`` replaced; refuses to build a mutant identical to the engine."""
+    if old not in sql:
+        raise RuntimeError(f"mutant is stale: {old!r} is no longer in the engine's SQL")
+    return sql.replace(old, new)
+
+
+class SweepBoundaryQueue(SqliteQueue):
+    SWEEP_EXPIRE_SQL: ClassVar[str] = _mutated(SqliteQueue.SWEEP_EXPIRE_SQL, "expires_at <= :now", "expires_at < :now")
+
+
+class SweepBoundaryStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = SweepBoundaryQueue
+
+
+class SweepBoundaryAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = SweepBoundaryStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-sweep-expiry-boundary"
+
+
+adapter = SweepBoundaryAdapter()
+MUTANT = Mutant(
+    clause="X2",
+    rows=("model_based", "sweep_and_retention"),
+    what="sweep_expired() moves a job to dead only when expires_at < now, not at expires_at == now",
+)
