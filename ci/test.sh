@@ -31,5 +31,5 @@ echo "== the contract suite, system clock (sqlite, postgres on the server's cloc
     --alkstore-engine=sqlite,postgres alkstore_contract/contract.suite
 
 echo "== the project's tests and the contract suite on every engine, manual clock"
-"$VENV/bin/pytest" -p no:cacheprovider -n 2 --alkstore-require --alkstore-engine=sqlite,mem,postgres \
+"$VENV/bin/pytest" -p no:cacheprovider -n 2 --dist loadgroup --alkstore-require --alkstore-engine=sqlite,mem,postgres \
     --alkstore-report=reports/suite-manual.json tests

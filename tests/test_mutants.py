@@ -17,6 +17,10 @@ from tests.mutants.kill_table import killers, run_suite
 
 ENTRIES = catalog()
 
+pytestmark = pytest.mark.xdist_group("mutants")
+"""Under ``pytest -n N --dist loadgroup`` every test here shares one worker, so the whole-catalog run behind
+``kill_report`` happens once, not once per worker."""
+
 
 @pytest.fixture(scope="session")
 def kill_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
