@@ -23,11 +23,16 @@ at the deadline under the manual clock, the tolerance later on the system clock)
   change nothing; the new holder's succeed with their effect.
 - C7: a lapsed lease with ``attempts >= max_attempts`` (1 of 1; 2 of 2 after a
   reclaim) is never handed out again.
+- H1, from the other side: expiry fences nothing. Jobs claimed at ``t0`` that
+  expire at ``t0 + 1u``, while their leases run to ``t0 + 3u``, still take
+  ``ack``/``retry``/``fail``/``heartbeat`` at ``t0 + 1u`` — a worker that
+  finished a job a moment after it expired has still done it.
 
 When it fails, check the WHERE of every handle statement: ``id AND token AND
 state = 'processing' AND lease_expires_at > now``, with a token that every
 claim (and reclaim) writes afresh — a fence on the id or the worker id alone
-lets an old holder act on a reclaimed job; that heartbeat computes ``now +
+lets an old holder act on a reclaimed job, and ``expires_at`` has no place
+in it; that heartbeat computes ``now +
 extend`` (not ``lease_expires_at + extend``); that the handle is marked spent
 before ack/retry/fail touch storage and checked first by every op; and that a
 reclaim runs ``attempts = attempts + 1`` and filters on ``attempts <
@@ -128,6 +133,7 @@ class Timeline:
         self.beat = store.queue("lease-beat", opts)
         self.late = store.queue("lease-late", opts)
         self.fence = store.queue("lease-fence", opts)
+        self.expiring = store.queue("lease-expiring", opts)
         self.exhaust = store.queue("lease-exhaust", QueueOpts(visibility_timeout_s=unit, max_attempts=2))
 
     async def ack_deletes(self) -> None:
@@ -210,18 +216,33 @@ class Timeline:
         await self.fence.enqueue_many([{"leg": "H5", "n": n} for n in range(2 * len(ENDING_OPS))])
         self.old_handles = await _claim(self.ctx, self.fence, "w-old", 2 * len(ENDING_OPS), attempts=1)
 
+        await self.expiring.enqueue_many([{"leg": "H1", "op": name} for name, _ in ALL_OPS], expires=self.ctx.unit_s)
+        self.expiring_handles = await _claim(self.ctx, self.expiring, "expiring", len(ALL_OPS), attempts=1)
+
         self.one_attempt = await self.exhaust.enqueue({"leg": "C7", "max_attempts": 1}, max_attempts=1)
         self.two_attempts = await self.exhaust.enqueue({"leg": "C7", "max_attempts": 2})
         await _claim(self.ctx, self.exhaust, "exhauster", 2, attempts=1)
 
     async def at_one_unit(self) -> None:
-        """C7 and C3: at the short lease's deadline only the job with an attempt left is reclaimed."""
+        """C7 and C3: at the short lease's deadline only the job with an attempt left is reclaimed; then H1."""
         lease = (await _job(self.exhaust, self.two_attempts, "C7")).lease_expires_at
         assert lease is not None
         await _wait_until(self.ctx, lease)
         (reclaimed,) = await _claim(self.ctx, self.exhaust, "exhauster-2", 1, attempts=2)
         expect_equal(reclaimed.job.id, self.two_attempts, "C7", "the one job reclaimed (the other has 1 of 1 spent)")
         self.exhaust_deadline = reclaimed.job.lease_expires_at
+        await self._expired_but_held()
+
+    async def _expired_but_held(self) -> None:
+        """H1: jobs that expired at t0 + 1u under leases running to t0 + 3u still take every handle op."""
+        when = "at its expiry" if self.ctx.manual else "after its expiry"
+        for (name, op), handle in zip(ALL_OPS, self.expiring_handles, strict=True):
+            await _expect_op(op(handle), True, "H1", f"{name}() on a held claim {when}, its lease still running")
+            after = await self.expiring.get_job(handle.job.id)
+            expected = {"ack": None, "retry": JobState.READY, "fail": JobState.DEAD}.get(name, JobState.PROCESSING)
+            expect_equal(
+                None if after is None else after.state, expected, "H1", f"the job's state after {name}() {when}"
+            )
 
     async def after_deadline(self) -> None:
         """Once the t0 leases (and the short reclaim) have run out: H1, H3, H4 after False, H5, C7."""

@@ -952,7 +952,8 @@ def _in_thread(
 
 async def model_based(ctx: RowContext) -> None:
     """All of E, C, H, R, D, X, B: random programs on the engine and on the reference model must agree exactly."""
-    assert ctx.clock is not None, "the row runs only on the manual clock"
+    if ctx.clock is None:
+        raise RuntimeError("row model_based runs only on the manual clock (manual_clock_only)")
     programs = await asyncio.to_thread(
         _in_thread, ctx.adapter, ctx.engine_spec, ctx.location, ctx.clock, ctx.seed, ctx.examples
     )

@@ -1,0 +1,63 @@
+"""Mutant: handle ops refuse a job that expired while its lease still runs — breaks H1.
+
+SPEC H1's validity predicate is the job being ``processing``, held by this very
+claim, and ``now < lease_expires_at`` — nothing else. Expiry (X1) only stops a
+job from being handed out, and the sweep (X2) dead-letters it; until then the
+worker holding it may still ack, retry, fail or heartbeat. This engine adds
+``expires_at > now`` to the fence of every handle statement, so a worker that
+finished a job a moment after its expiry gets ``False`` from ``ack()``, and the
+job it completed is dead-lettered as "expired" by the next sweep. A row sees it
+only with a job that expires between its claim and its lease end, and a handle
+op in that window: ``lease_validity`` sets one up on purpose, ``model_based``'s
+deadline moves land there by chance.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteAdapter, SqliteJobHandle, SqliteQueue, SqliteStore
+from alkstore_sqlite.handle import FENCE
+
+from tests.mutants.catalog import Mutant
+
+_FENCE_UNEXPIRED = f"{FENCE} AND (expires_at IS NULL OR expires_at > :now)"
+
+
+def _refusing(sql: str) -> str:
+    """``sql`` with the stricter fence; refuses to build a mutant identical to the engine."""
+    if not sql.rstrip().endswith(FENCE):
+        raise RuntimeError("mutant is stale: a handle statement no longer ends with the engine's FENCE")
+    return sql.rstrip().removesuffix(FENCE) + _FENCE_UNEXPIRED
+
+
+class ExpiryFencedHandle(SqliteJobHandle):
+    ACK_SQL: ClassVar[str] = _refusing(SqliteJobHandle.ACK_SQL)
+    RETRY_READY_SQL: ClassVar[str] = _refusing(SqliteJobHandle.RETRY_READY_SQL)
+    RETRY_DEAD_SQL: ClassVar[str] = _refusing(SqliteJobHandle.RETRY_DEAD_SQL)
+    FAIL_SQL: ClassVar[str] = _refusing(SqliteJobHandle.FAIL_SQL)
+    HEARTBEAT_SQL: ClassVar[str] = _refusing(SqliteJobHandle.HEARTBEAT_SQL)
+
+
+class ExpiryFencedQueue(SqliteQueue):
+    handle_class: ClassVar[type[SqliteJobHandle]] = ExpiryFencedHandle
+
+
+class ExpiryFencedStore(SqliteStore):
+    queue_class: ClassVar[type[SqliteQueue]] = ExpiryFencedQueue
+
+
+class ExpiryFencedAdapter(SqliteAdapter):
+    store_class: ClassVar[type[SqliteStore]] = ExpiryFencedStore
+
+    @property
+    def name(self) -> str:
+        return "mut-sqlite-handle-refuses-expired"
+
+
+adapter = ExpiryFencedAdapter()
+MUTANT = Mutant(
+    clause="H1",
+    rows=("lease_validity", "model_based"),
+    what="ack/retry/fail/heartbeat return False once expires_at <= now, although the lease still runs",
+)
