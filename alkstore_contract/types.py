@@ -170,9 +170,35 @@ class Job:
         set_died_at(self, died_at)
 
 
-_JOB_SLOT_SETTERS: tuple[Callable[[Job, Any], None], ...] = tuple(
-    getattr(Job, field.name).__set__ for field in fields(Job)
+JOB_FIELDS: tuple[str, ...] = (
+    "id",
+    "queue",
+    "payload",
+    "state",
+    "priority",
+    "attempts",
+    "max_attempts",
+    "run_at",
+    "expires_at",
+    "enqueued_at",
+    "lease_expires_at",
+    "claimed_by",
+    "visibility_timeout_s",
+    "backoff_base_s",
+    "dead_letter_retention_s",
+    "last_error",
+    "died_at",
 )
-"""Each field's slot descriptor's ``__set__``, in field order: they store past the frozen ``__setattr__``."""
-if Job.__init__.__code__.co_varnames[1 : len(_JOB_SLOT_SETTERS) + 1] != tuple(field.name for field in fields(Job)):
+"""``Job``'s fields in order, which is the order ``Job(...)`` takes them positionally.
+
+Part of the contract: engines build a snapshot from a row positionally (a
+hundred per batch claim) and name their columns and ``SELECT`` lists after
+these fields, in this order. Reordering ``Job`` is a breaking change, so it
+fails here, at import, unless this tuple changes with it.
+"""
+if tuple(field.name for field in fields(Job)) != JOB_FIELDS:
+    raise ImportError("alkstore_contract.types.JOB_FIELDS no longer matches the fields of Job, in order")
+if Job.__init__.__code__.co_varnames[1 : len(JOB_FIELDS) + 1] != JOB_FIELDS:
     raise ImportError("Job.__init__'s parameters no longer match Job's fields, in order")
+_JOB_SLOT_SETTERS: tuple[Callable[[Job, Any], None], ...] = tuple(getattr(Job, name).__set__ for name in JOB_FIELDS)
+"""Each field's slot descriptor's ``__set__``, in field order: they store past the frozen ``__setattr__``."""

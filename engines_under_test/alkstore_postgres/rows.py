@@ -2,38 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
-from alkstore_contract.types import Job, JobState
+from alkstore_contract.types import JOB_FIELDS, Job, JobState
 from alkstore_contract.validation import decode_payload
 
-JOB_COLUMNS: tuple[str, ...] = (
-    "id",
-    "queue",
-    "payload",
-    "state",
-    "priority",
-    "attempts",
-    "max_attempts",
-    "run_at",
-    "expires_at",
-    "enqueued_at",
-    "lease_expires_at",
-    "claimed_by",
-    "visibility_timeout_s",
-    "backoff_base_s",
-    "dead_letter_retention_s",
-    "last_error",
-    "died_at",
-)
+JOB_COLUMNS = JOB_FIELDS
 """The columns a snapshot needs, in ``Job``'s field order (the claim token stays in the table)."""
-
-
-if tuple(field.name for field in fields(Job)) != JOB_COLUMNS:
-    # job_from_record passes the columns to Job positionally; a reordered Job must not silently swap fields.
-    raise ImportError("alkstore_postgres.rows.JOB_COLUMNS no longer matches the fields of alkstore_contract.types.Job")
 
 _STATES = {state.value: state for state in JobState}
 

@@ -9,42 +9,19 @@ instants, and ``Job`` built from positional arguments.
 
 from __future__ import annotations
 
-from dataclasses import fields
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
 from alkstore_contract.instants import from_epoch_us
-from alkstore_contract.types import Job, JobState
+from alkstore_contract.types import JOB_FIELDS, Job, JobState
 from alkstore_contract.validation import INT64_MAX, INT64_MIN, decode_payload
 
 Row = tuple[Any, ...]
 """One result row, its values in the order of the statement's column list."""
 
-JOB_COLUMNS: tuple[str, ...] = (
-    "id",
-    "queue",
-    "payload",
-    "state",
-    "priority",
-    "attempts",
-    "max_attempts",
-    "run_at",
-    "expires_at",
-    "enqueued_at",
-    "lease_expires_at",
-    "claimed_by",
-    "visibility_timeout_s",
-    "backoff_base_s",
-    "dead_letter_retention_s",
-    "last_error",
-    "died_at",
-)
-"""The columns a ``Job`` is read from, in ``SELECT``/``RETURNING`` order: ``Job``'s own field order."""
-
-if tuple(field.name for field in fields(Job)) != JOB_COLUMNS:
-    # decode_job passes the columns to Job positionally; a reordered Job must not silently swap fields.
-    raise ImportError("alkstore_sqlite.rows.JOB_COLUMNS no longer matches the fields of alkstore_contract.types.Job")
+JOB_COLUMNS = JOB_FIELDS
+"""The columns a ``Job`` is read from, in ``SELECT``/``RETURNING`` order: the table names them after its fields."""
 
 JOB_COLUMN_LIST = ", ".join(JOB_COLUMNS)
 
