@@ -24,7 +24,7 @@ echo "== Postgres: $ALKSTORE_PG_DSN"
 echo "== ruff, mypy"
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check .
-"$VENV/bin/mypy" alkstore_contract reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres
+"$VENV/bin/mypy" alkstore_contract reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres tests
 
 echo "== the contract suite, system clock (sqlite, postgres on the server's clock)"
 "$VENV/bin/pytest" -p no:cacheprovider -n 2 --alkstore-require --alkstore-clock=system \

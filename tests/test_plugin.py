@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from alkstore_contract.report import SCHEMA_PATH
+
+Run = Callable[..., pytest.RunResult]
+"""The ``run`` fixture: pytest in a subprocess with these arguments."""
 
 FAKE_ENGINE = """
 from alkstore_mem import adapter as _mem
@@ -26,7 +30,7 @@ adapter = Unreachable()
 
 
 @pytest.fixture
-def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Run:
     """Run pytest in a fresh empty directory, in a subprocess, as a user would."""
     monkeypatch.setenv("PYTHONPATH", str(pytester.path))
     monkeypatch.delenv("ALKSTORE_REQUIRE", raising=False)
@@ -37,14 +41,14 @@ def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch):  # type: ig
     return go
 
 
-def test_without_an_engine_the_plugin_adds_nothing(pytester: pytest.Pytester, run) -> None:  # type: ignore[no-untyped-def]
+def test_without_an_engine_the_plugin_adds_nothing(pytester: pytest.Pytester, run: Run) -> None:
     pytester.makepyfile(test_own="def test_mine():\n    pass\n")
     result = run("-v")
     result.assert_outcomes(passed=1)
     assert "contract.suite" not in result.stdout.str()
 
 
-def test_an_empty_directory_collects_every_row_with_its_clauses(run) -> None:  # type: ignore[no-untyped-def]
+def test_an_empty_directory_collects_every_row_with_its_clauses(run: Run) -> None:
     result = run("--alkstore-engine=mem", "-v", "-k", "claim_extents or claim_order")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
@@ -54,13 +58,15 @@ def test_an_empty_directory_collects_every_row_with_its_clauses(run) -> None:  #
     assert collected.stdout.str().count("::test_") == 14
 
 
-def test_an_unknown_engine_is_a_usage_error_listing_the_installed_ones(run) -> None:  # type: ignore[no-untyped-def]
+def test_an_unknown_engine_is_a_usage_error_listing_the_installed_ones(run: Run) -> None:
     result = run("--alkstore-engine=nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unknown engine 'nope'; installed engines: mem, postgres, sqlite*"])
 
 
-def test_an_unavailable_engine_skips_with_its_reason_or_fails_when_required(pytester: pytest.Pytester, run) -> None:  # type: ignore[no-untyped-def]
+def test_an_unavailable_engine_skips_with_its_reason_or_fails_when_required(
+    pytester: pytest.Pytester, run: Run
+) -> None:
     pytester.makepyfile(fake_engine=FAKE_ENGINE)
     skipped = run("--alkstore-engine=fake_engine:adapter", "-rs", "-k", "claim_extents")
     skipped.assert_outcomes(skipped=1)
@@ -70,7 +76,7 @@ def test_an_unavailable_engine_skips_with_its_reason_or_fails_when_required(pyte
     required.stdout.fnmatch_lines(["*--alkstore-require turns this into a failure*"])
 
 
-def test_a_missing_capability_is_named_with_its_clause(run) -> None:  # type: ignore[no-untyped-def]
+def test_a_missing_capability_is_named_with_its_clause(run: Run) -> None:
     result = run("--alkstore-engine=mem", "-rs", "-k", "durability or crash_recovery")
     result.assert_outcomes(skipped=2)
     result.stdout.fnmatch_lines(
@@ -81,14 +87,14 @@ def test_a_missing_capability_is_named_with_its_clause(run) -> None:  # type: ig
     )
 
 
-def test_the_ini_key_selects_engines_like_the_option(pytester: pytest.Pytester, run) -> None:  # type: ignore[no-untyped-def]
+def test_the_ini_key_selects_engines_like_the_option(pytester: pytest.Pytester, run: Run) -> None:
     pytester.makeini("[pytest]\nalkstore_engines = mem\n")
     run("-k", "claim_extents").assert_outcomes(passed=1)
 
 
 def test_an_xfail_entry_that_passes_fails_the_run_and_a_stray_entry_is_reported(
     pytester: pytest.Pytester,
-    run,  # type: ignore[no-untyped-def]
+    run: Run,
 ) -> None:
     listing = pytester.path / "xfail.txt"
     listing.write_text("claim_extents[mem] known bad batch sizes\nno_such_row[mem] typo\n", encoding="utf-8")
@@ -97,7 +103,7 @@ def test_an_xfail_entry_that_passes_fails_the_run_and_a_stray_entry_is_reported(
     result.stdout.fnmatch_lines(["*XPASS(strict)*", "*xfail entry matches no row: line 2: no_such_row[[]mem[]]*"])
 
 
-def test_the_report_follows_its_schema_and_says_why_not_certified(pytester: pytest.Pytester, run) -> None:  # type: ignore[no-untyped-def]
+def test_the_report_follows_its_schema_and_says_why_not_certified(pytester: pytest.Pytester, run: Run) -> None:
     report_path = pytester.path / "out" / "report.json"
     run("--alkstore-engine=mem", f"--alkstore-report={report_path}", "-k", "claim_extents or durability")
     report = json.loads(report_path.read_text(encoding="utf-8"))
@@ -111,14 +117,14 @@ def test_the_report_follows_its_schema_and_says_why_not_certified(pytester: pyte
     assert "required row claim_order did not run" in engine["not_certified_because"]
 
 
-def test_rows_run_under_pytest_asyncio_auto_mode(run) -> None:  # type: ignore[no-untyped-def]
+def test_rows_run_under_pytest_asyncio_auto_mode(run: Run) -> None:
     result = run("-o", "asyncio_mode=auto", "--alkstore-engine=mem", "-k", "claim_extents or lease_validity")
     result.assert_outcomes(passed=2)
 
 
 def test_xdist_runs_rows_in_parallel_and_the_controller_writes_the_report(
     pytester: pytest.Pytester,
-    run,  # type: ignore[no-untyped-def]
+    run: Run,
 ) -> None:
     report_path = pytester.path / "report.json"
     result = run("-n", "2", "--alkstore-engine=mem,sqlite", f"--alkstore-report={report_path}", "-k", "claim")

@@ -4,9 +4,10 @@ Every op validates its input with the contract's helpers before any I/O (so bad
 input stores nothing), reads the clock at most once, and — except the sweep —
 is ONE SQL statement, atomic by itself, costing one thread hop: fewer cannot
 do, since the statement must run on the connection's thread and its result
-come back. Statements that other tasks submit while a hop is pending share it
-(see coalesce.py), so under concurrency an op costs a fraction of a hop. The
-comment on each op says what it costs.
+come back. Single-job statements that other tasks submit while a hop is
+pending share it (see coalesce.py), so under concurrency such an op costs a
+fraction of a hop; a statement on many jobs takes a hop of its own (``bulk``,
+see database.py). The comment on each op says what it costs.
 """
 
 from __future__ import annotations
@@ -218,7 +219,7 @@ WHERE queue = :queue AND state = 'processing' AND lease_expires_at <= :now AND a
         # so the first job's resolved stamps are every job's.
         stamps = resolve_new_job(payload_jsons[0], options, self._opts, now)
         params = {**_stamp_params(self._name, stamps), "payloads": json.dumps(payload_jsons)}
-        rows = await self._db.fetch("enqueue_many", self.ENQUEUE_MANY_SQL, params)
+        rows = await self._db.fetch("enqueue_many", self.ENQUEUE_MANY_SQL, params, bulk=len(payload_jsons) > 1)
         return sorted(row[0] for row in rows)  # RETURNING id
 
     async def claim_one(self, worker_id: str) -> SqliteJobHandle | None:
@@ -248,7 +249,7 @@ WHERE queue = :queue AND state = 'processing' AND lease_expires_at <= :now AND a
             "token": token,
             "n": min(count, INT64_MAX),
         }
-        rows = await self._db.fetch(op, self.CLAIM_SQL, params)
+        rows = await self._db.fetch(op, self.CLAIM_SQL, params, bulk=count > 1)
         rows.sort(key=claim_order_key)  # RETURNING hands rows back in no promised order
         return [self.handle_class(self._db, decode_job(row), token) for row in rows]
 
@@ -259,7 +260,7 @@ WHERE queue = :queue AND state = 'processing' AND lease_expires_at <= :now AND a
         if not row_ids:
             return 0
         params = {"queue": self._name, "now": to_epoch_us(self._db.now()), "ids": json.dumps(row_ids)}
-        written = await self._db.write("ack_batch", self.ACK_BATCH_SQL, params)
+        written = await self._db.write("ack_batch", self.ACK_BATCH_SQL, params, bulk=len(row_ids) > 1)
         return written.rowcount
 
     async def cancel(self, job_id: JobId) -> bool:

@@ -11,13 +11,13 @@ The ``durability`` row's kill -9 leg catches it.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import ClassVar
 
 from alkstore_sqlite import SqliteAdapter, SqliteStore
 from alkstore_sqlite.database import Params, SqliteDatabase, Transaction, Written
+from alkstore_sqlite.rows import Row
 
 from tests.mutants.catalog import Mutant
 
@@ -51,14 +51,14 @@ class GroupCommitDatabase(SqliteDatabase):
             self._timer = None
             await self._conn.execute("COMMIT")
 
-    async def write(self, op: str, sql: str, params: Params) -> Written:
+    async def write(self, op: str, sql: str, params: Params, *, bulk: bool = False) -> Written:
         await self._join(op)
-        return await super().write(op, sql, params)
+        return await super().write(op, sql, params, bulk=bulk)
 
-    async def fetch(self, op: str, sql: str, params: Params) -> list[sqlite3.Row]:
+    async def fetch(self, op: str, sql: str, params: Params, *, bulk: bool = False) -> list[Row]:
         if not sql.lstrip().upper().startswith("SELECT"):
             await self._join(op)
-        return await super().fetch(op, sql, params)
+        return await super().fetch(op, sql, params, bulk=bulk)
 
     @asynccontextmanager
     async def transaction(self, op: str) -> AsyncIterator[Transaction]:
