@@ -7,6 +7,12 @@ this and to the contract surface; they never import an engine.
 
 A location is an opaque ``str`` (a file path, a DSN plus schema, a space name)
 so that it can be handed to a worker in another OS process.
+
+One method is optional, and so not part of the protocol below:
+``async def storage_version(self) -> str``, what the engine stores into (e.g.
+``"SQLite 3.40.1"``, the server's version). The suite asks it once an engine is
+available and writes the answer into the report; an adapter without it
+reports none.
 """
 
 from __future__ import annotations

@@ -117,6 +117,13 @@ def _seconds(value: float) -> str:
     return f"{value:.2f} s" if value < 10 else f"{value:.1f} s"
 
 
+def _selection(column: Column) -> str:
+    """pytest's ``-k``/``-m`` of the run, or "all" (reports of format 1 written before it was recorded: "all")."""
+    selection = column.report.get("selection") or {}
+    asked = [f"-{flag} {selection[key]!r}" for flag, key in (("k", "keyword"), ("m", "markexpr")) if selection.get(key)]
+    return " ".join(asked) or "all"
+
+
 def _runs(cols: list[Column]) -> list[tuple[str, list[str]]]:
     """The facts of each run, one line per fact, in the order both renderers show them."""
 
@@ -129,6 +136,8 @@ def _runs(cols: list[Column]) -> list[tuple[str, list[str]]]:
         ("clock", fact(lambda c: c.engine["clock"])),
         ("capabilities", fact(lambda c: ", ".join(c.engine["capabilities"]) or "none")),
         ("unavailable", fact(lambda c: c.engine["unavailable_reason"] or "—")),
+        ("storage", fact(lambda c: c.engine.get("storage") or "—")),
+        ("rows asked for", fact(_selection)),
         ("suite / contract", fact(lambda c: f"{c.report['suite_version']} / {c.report['contract_version']}")),
         ("python", fact(lambda c: c.report["python"])),
         ("platform", fact(lambda c: c.report["platform"])),

@@ -59,6 +59,8 @@ class EngineInfo:
     capabilities: list[str]
     clock: str
     unavailable_reason: str | None = None
+    storage: str | None = None
+    """What the engine stores into, as its adapter's optional ``storage_version()`` said."""
 
 
 def certification(results: list[RowResult], required_rows: list[str]) -> tuple[bool, list[str]]:
@@ -80,6 +82,7 @@ def certification(results: list[RowResult], required_rows: list[str]) -> tuple[b
 def build_report(
     *,
     settings: dict[str, object],
+    selection: dict[str, str],
     engines: list[EngineInfo],
     results: list[RowResult],
     required_rows: list[str],
@@ -98,6 +101,7 @@ def build_report(
                 "capabilities": info.capabilities,
                 "clock": info.clock,
                 "unavailable_reason": info.unavailable_reason,
+                "storage": info.storage,
                 "certified": certified,
                 "not_certified_because": blockers,
                 "rows": [r.as_json() for r in rows],
@@ -111,6 +115,7 @@ def build_report(
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "settings": settings,
+        "selection": selection,
         "unmatched_xfail_entries": unmatched_xfail,
         "engines": engine_entries,
     }

@@ -35,8 +35,7 @@ class Engine:
     spec: str
     adapter: EngineAdapter
     clock: str
-    _unavailable: str | None = None
-    _checked: bool = False
+    _probe: tuple[str | None, str | None] | None = None
 
     @property
     def name(self) -> str:
@@ -44,20 +43,42 @@ class Engine:
 
     def unavailable_reason(self) -> str | None:
         """Asked once per process; the answer is kept for every row."""
-        if not self._checked:
-            self._unavailable = asyncio.run(self.adapter.unavailable_reason())
-            self._checked = True
-        return self._unavailable
+        return self._probed()[0]
+
+    def _probed(self) -> tuple[str | None, str | None]:
+        if self._probe is None:
+            self._probe = asyncio.run(probe(self.adapter))
+        return self._probe
 
     def info(self) -> EngineInfo:
+        unavailable, storage = self._probed()
         return EngineInfo(
             name=self.name,
             spec=self.spec,
             version=self.adapter.version,
             capabilities=sorted(str(c) for c in self.adapter.capabilities),
             clock=self.clock,
-            unavailable_reason=self._unavailable,
+            unavailable_reason=unavailable,
+            storage=storage,
         )
+
+
+async def probe(adapter: EngineAdapter) -> tuple[str | None, str | None]:
+    """Whether the engine can run here, and if so what it stores into (``storage_version``, optional).
+
+    An adapter without ``storage_version`` reports ``None``; one whose
+    ``storage_version`` raises reports what it raised, so the report says so
+    rather than the run failing for a line of description.
+    """
+    unavailable = await adapter.unavailable_reason()
+    describe = getattr(adapter, "storage_version", None)
+    if unavailable is not None or describe is None:
+        return unavailable, None
+    try:
+        storage: str = await describe()
+    except Exception as exc:
+        storage = f"unknown ({type(exc).__name__}: {exc})"
+    return None, storage
 
 
 def _prop(report: pytest.TestReport, key: str) -> Any:
@@ -173,7 +194,9 @@ class SuiteSession:
         terminalreporter.section("alkstore conformance")
         for engine in self.engines:
             results = self._ordered(engine)
-            write(f"engine {engine.name} {engine.adapter.version} (clock={engine.clock})")
+            storage = engine.info().storage
+            on = f"; storage: {storage}" if storage else ""
+            write(f"engine {engine.name} {engine.adapter.version} (clock={engine.clock}{on})")
             for result in results:
                 kind = "required" if result.required else "capability"
                 reason = f" — {result.reason}" if result.reason and result.outcome != "passed" else ""
@@ -191,6 +214,7 @@ class SuiteSession:
             return
         report = build_report(
             settings=self.settings.echo(),
+            selection={"keyword": self.config.option.keyword, "markexpr": self.config.option.markexpr},
             engines=[engine.info() for engine in self.engines],
             results=[r for engine in self.engines for r in self._ordered(engine)],
             required_rows=self.required_rows,

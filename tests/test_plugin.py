@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -105,16 +106,17 @@ def test_an_xfail_entry_that_passes_fails_the_run_and_a_stray_entry_is_reported(
 
 def test_the_report_follows_its_schema_and_says_why_not_certified(pytester: pytest.Pytester, run: Run) -> None:
     report_path = pytester.path / "out" / "report.json"
-    run("--alkstore-engine=mem", f"--alkstore-report={report_path}", "-k", "claim_extents or durability")
+    run("--alkstore-engine=mem,sqlite", f"--alkstore-report={report_path}", "-k", "claim_extents or durability")
     report = json.loads(report_path.read_text(encoding="utf-8"))
     jsonschema.validate(report, json.loads(Path(SCHEMA_PATH).read_text(encoding="utf-8")))
-    (engine,) = report["engines"]
-    assert engine["name"] == "mem"
-    assert engine["clock"] == "manual"
-    outcomes = {row["row"]: row["outcome"] for row in engine["rows"]}
+    assert report["selection"] == {"keyword": "claim_extents or durability", "markexpr": ""}
+    mem, sqlite = report["engines"]
+    assert (mem["name"], mem["clock"], mem["storage"]) == ("mem", "manual", None)
+    assert sqlite["storage"] == f"SQLite {sqlite3.sqlite_version}"
+    outcomes = {row["row"]: row["outcome"] for row in mem["rows"]}
     assert outcomes == {"claim_extents": "passed", "durability": "skipped"}
-    assert engine["certified"] is False
-    assert "required row claim_order did not run" in engine["not_certified_because"]
+    assert mem["certified"] is False
+    assert "required row claim_order did not run" in mem["not_certified_because"]
 
 
 def test_rows_run_under_pytest_asyncio_auto_mode(run: Run) -> None:

@@ -98,6 +98,15 @@ class PgAdapter:
         await conn.close()
         return None
 
+    async def storage_version(self) -> str:
+        """For the report: the server's own version string (``SHOW server_version``)."""
+        conn = await _connect(self.dsn)
+        try:
+            shown: str = await conn.fetchval("SHOW server_version")
+        finally:
+            await conn.close()
+        return f"PostgreSQL {shown}"
+
     async def create_location(self) -> str:
         """A fresh schema (``alk_`` + random hex), created and migrated, on the configured server."""
         from alkstore_postgres.schema import ensure_schema

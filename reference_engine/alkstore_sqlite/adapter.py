@@ -78,6 +78,10 @@ class SqliteAdapter:
         """``None`` unless the linked SQLite lacks ``RETURNING`` or the JSON functions."""
         return _missing_feature()
 
+    async def storage_version(self) -> str:
+        """For the report: the SQLite library the ``sqlite3`` module (so aiosqlite) runs on."""
+        return f"SQLite {sqlite3.sqlite_version}"
+
     async def create_location(self) -> str:
         """A file path in a fresh temporary directory; the file itself is created on first open."""
         directory = await asyncio.to_thread(tempfile.mkdtemp, prefix=LOCATION_DIR_PREFIX)
