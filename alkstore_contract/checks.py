@@ -10,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from datetime import datetime, timedelta
 
+from alkstore_contract.surface import Queue
+from alkstore_contract.types import Job
+from alkstore_contract.validation import JobId
+
 
 class ContractViolation(AssertionError):
     """The engine broke a SPEC clause."""
@@ -24,6 +28,17 @@ def expect(condition: bool, clause: str, *, did: str, demands: str) -> None:
 def expect_equal(actual: object, expected: object, clause: str, what: str) -> None:
     """``what`` must equal ``expected``."""
     expect(actual == expected, clause, did=f"gave {what} = {actual!r}", demands=f"{what} = {expected!r}")
+
+
+async def expect_stored(queue: Queue, job_id: JobId, clause: str) -> Job:
+    """``get_job`` of a job the row knows the queue holds: it must be there."""
+    job = await queue.get_job(job_id)
+    if job is None:
+        raise ContractViolation(
+            f"[{clause}] the engine returned None from get_job({job_id!r}) for a job the queue holds; "
+            f"{clause} demands the stored job"
+        )
+    return job
 
 
 def expect_instant(

@@ -8,11 +8,16 @@ the same event loop that used them (a store never outlives its loop).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from alkstore_contract.adapter import Capability, EngineAdapter
+from alkstore_contract.checks import expect_instant
 from alkstore_contract.clock import ManualClock
 from alkstore_contract.surface import Store
+
+T = TypeVar("T")
 
 MANUAL_UNIT_S = 10.0
 """One "tick" of row time under the manual clock: large, since moving it costs nothing."""
@@ -92,6 +97,22 @@ class RowContext:
             self.clock.advance(seconds)
         else:
             await asyncio.sleep(seconds)
+
+    async def wait_until(self, instant: datetime) -> None:
+        """Let time reach ``instant``: exactly under the manual clock; on the system clock, the tolerance past it."""
+        margin = 0.0 if self.manual else self.tolerance_s
+        await self.advance(max(0.0, (instant - self.now()).total_seconds() + margin))
+
+    async def timed(self, operation: Awaitable[T]) -> tuple[T, datetime, datetime]:
+        """Await ``operation`` between two reads of the row's clock (equal under the manual clock)."""
+        before = self.now()
+        result = await operation
+        return result, before, self.now()
+
+    def expect_during(self, actual: datetime | None, before: datetime, after: datetime, clause: str, what: str) -> None:
+        """``actual`` must be the engine's now during an op timed by ``timed``: exactly under the manual clock."""
+        half = (after - before) / 2
+        expect_instant(actual, before + half, clause, what, tolerance_s=self.tolerance_s + half.total_seconds())
 
     async def stored_jobs(self, location: str | None = None) -> int:
         """The oracle's count of jobs at ``location``, read without the engine's code path."""

@@ -38,18 +38,15 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import datetime, timedelta
-from typing import TypeVar
 
 from alkstore_contract.backoff import BACKOFF_CAP_S, backoff_range_s
-from alkstore_contract.checks import expect, expect_equal
+from alkstore_contract.checks import expect, expect_equal, expect_stored
 from alkstore_contract.harness import RowContext
 from alkstore_contract.resolution import LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.suite import row
 from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import Job, JobState, QueueOpts
-from alkstore_contract.validation import Duration, JobId
-
-T = TypeVar("T")
+from alkstore_contract.validation import Duration
 
 CLOCK_SLACK_S = 0.002
 """Granularity allowance between the monotonic clock and the engine's wall clock (system clock only)."""
@@ -125,13 +122,6 @@ async def _retry(
     return low, high
 
 
-async def _job(queue: Queue, job_id: JobId, clause: str) -> Job:
-    job = await queue.get_job(job_id)
-    expect(job is not None, clause, did=f"lost job {job_id!r} on retry", demands="the job kept")
-    assert job is not None
-    return job
-
-
 def _expect_delay(
     job: Job, bracket: tuple[datetime, datetime], low_s: float, high_s: float, clause: str, what: str
 ) -> timedelta:
@@ -187,7 +177,7 @@ async def _curve_leg(ctx: RowContext, store: Store) -> None:
         last_error = error if error is not None else last_error
         expect_equal(claimed.job.attempts, attempts, "R1", "attempts of the claim being retried")
         bracket = await _retry(ctx, claimed, "R1", error=error)
-        job = await _job(queue, job_id, "R1")
+        job = await expect_stored(queue, job_id, "R1")
         _expect_released(job, attempts, last_error, "R1", f"retry(error={error!r}) at attempt {attempts}")
         low, high = backoff_range_s(attempts, base)
         _expect_delay(job, bracket, low, high, "R2", f"retry() at attempt {attempts} with base {base} s")
@@ -206,7 +196,7 @@ async def _cap_leg(ctx: RowContext, store: Store) -> None:
         claimed = await _claim_one(queue, "R2", f"the cap-leg job at attempt {attempts}")
         expect_equal(claimed.job.attempts, attempts, "R2", "attempts of the cap-leg claim")
         bracket = await _retry(ctx, claimed, "R2")
-        job = await _job(queue, job_id, "R2")
+        job = await expect_stored(queue, job_id, "R2")
         low, high = backoff_range_s(attempts, CAP_BASE_S)
         delay = _expect_delay(job, bracket, low, high, "R2", f"retry() at attempt {attempts} with base 5 s")
         if attempts == CAP_ATTEMPTS:
@@ -233,7 +223,7 @@ async def _explicit_leg(ctx: RowContext, store: Store) -> None:
     for job_id, (delay, exact) in zip(ids, delays, strict=True):
         claimed = claims[job_id]
         bracket = await _retry(ctx, claimed, "R3", error="explicit", delay=delay)
-        job = await _job(queue, claimed.job.id, "R3")
+        job = await expect_stored(queue, claimed.job.id, "R3")
         _expect_released(job, 1, "explicit", "R1", f"retry(delay={delay!r})")
         seconds = exact.total_seconds()
         _expect_delay(job, bracket, seconds, seconds, "R3", f"retry(delay={delay!r}) (verbatim: no cap, no jitter)")
@@ -257,7 +247,7 @@ async def _dead_letter_leg(ctx: RowContext, store: Store) -> None:
         cases.append((await _claim_one(queue, "R4", "a fresh job with max_attempts=1"), error, delay, expected))
     for claimed, error, delay, expected in cases:
         low, high = await _retry(ctx, claimed, "R4", error=error, delay=delay)
-        job = await _job(queue, claimed.job.id, "R4")
+        job = await expect_stored(queue, claimed.job.id, "R4")
         what = f"retry(error={error!r}, delay={delay!r}) at attempts {job.attempts} of {job.max_attempts}"
         expect_equal(
             (job.state, job.last_error, job.attempts, job.lease_expires_at, job.claimed_by),
@@ -285,7 +275,7 @@ async def _jitter_leg(ctx: RowContext, store: Store) -> None:
     lower = upper = 0
     delays: set[timedelta] = set()
     for job_id, bracket in zip(ids, brackets, strict=True):
-        job = await _job(queue, job_id, "R5")
+        job = await expect_stored(queue, job_id, "R5")
         delays.add(_expect_delay(job, bracket, low, high, "R2", "a first retry with base 10 s"))
         lower += job.run_at - bracket[0] < middle
         upper += job.run_at - bracket[1] >= middle

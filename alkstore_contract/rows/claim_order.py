@@ -30,11 +30,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from alkstore_contract.checks import expect, expect_equal
+from alkstore_contract.checks import expect, expect_equal, expect_stored
 from alkstore_contract.harness import RowContext
 from alkstore_contract.suite import row
 from alkstore_contract.surface import JobHandle, Queue, Store
-from alkstore_contract.types import Job, QueueOpts
+from alkstore_contract.types import QueueOpts
 from alkstore_contract.validation import JobId
 
 ONE_US = timedelta(microseconds=1)
@@ -67,19 +67,6 @@ MIX_ORDER = [
     "p-2 t0-10h",
 ]
 """C2's order of ``MIX`` + ``TIES``, written out by hand (the job due tomorrow is never claimable)."""
-
-
-async def _wait_until(ctx: RowContext, instant: datetime) -> None:
-    """Let time reach ``instant``: exactly under the manual clock; on the system clock, the tolerance past it."""
-    margin = 0.0 if ctx.manual else ctx.tolerance_s
-    await ctx.advance(max(0.0, (instant - ctx.now()).total_seconds() + margin))
-
-
-async def _job(queue: Queue, job_id: JobId) -> Job:
-    job = await queue.get_job(job_id)
-    expect(job is not None, "C1", did=f"lost job {job_id!r}", demands="the job kept")
-    assert job is not None
-    return job
 
 
 def _labels(handles: list[JobHandle], names: dict[JobId, str]) -> list[str]:
@@ -174,10 +161,10 @@ class Timeline:
 
     async def at_one_unit(self) -> None:
         """At t0 + 1u: the lease has lapsed and is reclaimed in its place; the 1u expiry has struck."""
-        lease = (await _job(self.reclaim, self.leased)).lease_expires_at
+        lease = (await expect_stored(self.reclaim, self.leased, "C1")).lease_expires_at
         assert lease is not None
         if self.ctx.manual:
-            await _wait_until(self.ctx, lease - ONE_US)
+            await self.ctx.wait_until(lease - ONE_US)
             early = await self.reclaim.claim_one("second-holder")
             expect(early is None, "C1", did="reclaimed a lease a microsecond before its deadline", demands="None")
             edge = await self.expiring_edge.claim_one("edge")
@@ -187,9 +174,9 @@ class Timeline:
                 did="did not hand out a ready job a microsecond before its expiry",
                 demands="the job claimable while expires_at > now",
             )
-        await _wait_until(self.ctx, lease)
+        await self.ctx.wait_until(lease)
 
-        leased = await _job(self.reclaim, self.leased)
+        leased = await expect_stored(self.reclaim, self.leased, "C1")
         names = {self.leased: "lapsed p1 (ready t0)"}
         for label, priority, run_at in (
             ("p2 now", 2, None),
@@ -223,15 +210,15 @@ class Timeline:
 
     async def at_two_units(self) -> None:
         """At t0 + 2u: the future job is due; an expired ready job and an expired lapsed lease stay put."""
-        future = await _job(self.due, self.future)
+        future = await expect_stored(self.due, self.future, "C1")
         if self.ctx.manual:
-            await _wait_until(self.ctx, future.run_at - ONE_US)
+            await self.ctx.wait_until(future.run_at - ONE_US)
             early = await self.due.claim_one("late")
             expect(early is None, "C1", did="handed out a job a microsecond before its run_at", demands="None")
-        await _wait_until(self.ctx, future.run_at)
-        doomed = await _job(self.lapsed, self.doomed)
+        await self.ctx.wait_until(future.run_at)
+        doomed = await expect_stored(self.lapsed, self.doomed, "C1")
         assert doomed.expires_at is not None
-        await _wait_until(self.ctx, doomed.expires_at)
+        await self.ctx.wait_until(doomed.expires_at)
 
         due = await self.due.claim_one("late")
         expect(

@@ -23,10 +23,9 @@ the claim predicate accepts only ``ready`` and lapsed ``processing`` rows (never
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import datetime
-from typing import TypeAlias, TypeVar
+from typing import TypeAlias
 
-from alkstore_contract.checks import expect, expect_equal, expect_instant
+from alkstore_contract.checks import expect, expect_equal
 from alkstore_contract.harness import RowContext
 from alkstore_contract.resolution import LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.suite import row
@@ -34,28 +33,12 @@ from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import Job, JobState, QueueOpts
 from alkstore_contract.validation import JobId
 
-T = TypeVar("T")
 Dead: TypeAlias = tuple[Queue, JobId, Job]
 """A job a leg killed: the queue to read it through, its id, and its snapshot once dead."""
 
 ONE_SHOT_OPS = ("ack", "retry", "fail")
 LONG_TIME_S = 400 * 24 * 3600.0
 """How far the manual clock jumps to show a dead job stays dead (longer than any lease or backoff)."""
-
-
-async def _timed(ctx: RowContext, operation: Awaitable[T]) -> tuple[T, datetime, datetime]:
-    """Await ``operation`` between two reads of the row's clock (equal under the manual clock)."""
-    before = ctx.now()
-    result = await operation
-    return result, before, ctx.now()
-
-
-def _expect_during(
-    ctx: RowContext, actual: datetime | None, before: datetime, after: datetime, clause: str, what: str
-) -> None:
-    """``actual`` must be the engine's now during an op: exactly under the manual clock."""
-    half = (after - before) / 2
-    expect_instant(actual, before + half, clause, what, tolerance_s=ctx.tolerance_s + half.total_seconds())
 
 
 async def _dead_job(queue: Queue, job_id: JobId, clause: str, leg: str) -> Job:
@@ -96,12 +79,12 @@ async def _leg_retry_exhausted(ctx: RowContext, store: Store) -> list[Dead]:
     once = store.queue("dead-retry-once", opts)
     single = await once.enqueue({"leg": "max_attempts=1 override"}, max_attempts=1)
     handle = await _claim_exactly(once, "w1", [single], "R4", "the claim of a job with one attempt")
-    ok, before, after = await _timed(ctx, handle[single].retry())
+    ok, before, after = await ctx.timed(handle[single].retry())
     expect(ok is True, "R4", did=f"refused retry() on the only attempt of job {single} (got {ok!r})", demands="True")
     job = await _dead_job(once, single, "R4", "retry() with max_attempts=1 given to enqueue")
     expect_equal(job.last_error, LAST_ERROR_MAX_ATTEMPTS, "R4", f"last_error of job {single}")
     expect_equal(job.attempts, 1, "R4", f"attempts of job {single}")
-    _expect_during(ctx, job.died_at, before, after, "R4", f"died_at of job {single}")
+    ctx.expect_during(job.died_at, before, after, "R4", f"died_at of job {single}")
     dead = [(once, single, job)]
 
     queue = store.queue("dead-retry", opts)
@@ -126,12 +109,12 @@ async def _leg_retry_exhausted(ctx: RowContext, store: Store) -> list[Dead]:
         (delayed, lambda: second[delayed].retry(delay=ctx.unit_s), LAST_ERROR_MAX_ATTEMPTS),
     ]
     for job_id, operation, expected_error in cases:
-        ok, before, after = await _timed(ctx, operation())
+        ok, before, after = await ctx.timed(operation())
         expect(ok is True, "R4", did=f"refused the last retry of job {job_id} (got {ok!r})", demands="True")
         job = await _dead_job(queue, job_id, "R4", "retry on the last attempt")
         expect_equal(job.last_error, expected_error, "R4", f"last_error of job {job_id} retried on its last attempt")
         expect_equal(job.attempts, 2, "R4", f"attempts of job {job_id}")
-        _expect_during(ctx, job.died_at, before, after, "R4", f"died_at of job {job_id}")
+        ctx.expect_during(job.died_at, before, after, "R4", f"died_at of job {job_id}")
         dead.append((queue, job_id, job))
     return dead
 
@@ -149,12 +132,12 @@ async def _leg_fail(ctx: RowContext, store: Store) -> list[Dead]:
         (default, lambda: handles[default].fail(), LAST_ERROR_FAILED),
     ]
     for job_id, operation, expected_error in cases:
-        ok, before, after = await _timed(ctx, operation())
+        ok, before, after = await ctx.timed(operation())
         expect(ok is True, "D1", did=f"refused fail() of job {job_id} under a live lease (got {ok!r})", demands="True")
         job = await _dead_job(queue, job_id, "D1", "fail() with 4 attempts left")
         expect_equal(job.last_error, expected_error, "D1", f"last_error of job {job_id}")
         expect_equal(job.attempts, 1, "D1", f"attempts of job {job_id}")
-        _expect_during(ctx, job.died_at, before, after, "D1", f"died_at of job {job_id}")
+        ctx.expect_during(job.died_at, before, after, "D1", f"died_at of job {job_id}")
         dead.append((queue, job_id, job))
     return dead
 

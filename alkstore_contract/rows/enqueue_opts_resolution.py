@@ -38,7 +38,7 @@ from collections.abc import Awaitable
 from datetime import datetime, timedelta, timezone
 from typing import TypeVar
 
-from alkstore_contract.checks import expect, expect_equal, expect_instant
+from alkstore_contract.checks import expect, expect_equal, expect_instant, expect_stored
 from alkstore_contract.harness import RowContext
 from alkstore_contract.suite import row
 from alkstore_contract.surface import Queue, Store
@@ -70,14 +70,6 @@ async def _must_work(operation: Awaitable[T], clause: str, what: str) -> T:
         raise  # unreachable: expect(False, ...) always raises
 
 
-async def _job(queue: Queue, job_id: JobId, clause: str) -> Job:
-    """``get_job`` of a job the row just stored: it must be there."""
-    job = await queue.get_job(job_id)
-    expect(job is not None, clause, did=f"returned None from get_job({job_id!r}) for a stored job", demands="a Job")
-    assert job is not None
-    return job
-
-
 def _stamps(job: Job) -> tuple[float, int, float, float | None]:
     return (job.visibility_timeout_s, job.max_attempts, job.backoff_base_s, job.dead_letter_retention_s)
 
@@ -102,17 +94,19 @@ async def _stamp_legs(ctx: RowContext, store: Store) -> None:
     """E1, E6: stamps from the handle's opts; later handles and per-call max_attempts."""
     queue = store.queue("opts-stamped", STAMPS)
     first = await queue.enqueue({"leg": "E1"})
-    job = await _job(queue, first, "E1")
+    job = await expect_stored(queue, first, "E1")
     expect_equal(_stamps(job), _opts_stamps(STAMPS), "E1", "the stamps (vt, max_attempts, base, retention)")
 
     later = store.queue("opts-stamped", LATER_STAMPS)
     second = await later.enqueue({"leg": "E1-later"})
-    expect_equal(_stamps(await _job(later, second, "E1")), _opts_stamps(LATER_STAMPS), "E1", "the later job's stamps")
+    expect_equal(
+        _stamps(await expect_stored(later, second, "E1")), _opts_stamps(LATER_STAMPS), "E1", "the later job's stamps"
+    )
     for view in (queue, later):
         expect_equal(await view.get_job(first), job, "E1", "the first job after a later handle enqueued")
 
     override = await queue.enqueue({"leg": "E6"}, max_attempts=11)
-    overridden = await _job(queue, override, "E6")
+    overridden = await expect_stored(queue, override, "E6")
     expect_equal(overridden.max_attempts, 11, "E6", "max_attempts of enqueue(max_attempts=11)")
     expect_equal(overridden.visibility_timeout_s, STAMPS.visibility_timeout_s, "E6", "the other stamps")
 
@@ -138,7 +132,7 @@ async def _stamp_legs(ctx: RowContext, store: Store) -> None:
     )
 
     plain = store.queue("opts-default")
-    default_job = await _job(plain, await plain.enqueue({"leg": "E1-default"}), "E1")
+    default_job = await expect_stored(plain, await plain.enqueue({"leg": "E1-default"}), "E1")
     expect_equal(
         _stamps(default_job),
         (SPEC_DEFAULT_VT_S, SPEC_DEFAULT_MAX_ATTEMPTS, SPEC_DEFAULT_BASE_S, None),
@@ -152,21 +146,23 @@ async def _ready_time_legs(ctx: RowContext, store: Store) -> None:
     queue = store.queue("opts-ready-time")
     now = ctx.now()
     for label, run_at in (("future", now + A_MONTH), ("past", now - A_MONTH)):
-        job = await _job(queue, await queue.enqueue({"leg": "E2"}, delay=DELAY_S, run_at=run_at), "E2")
+        job = await expect_stored(queue, await queue.enqueue({"leg": "E2"}, delay=DELAY_S, run_at=run_at), "E2")
         expect_equal(
             _gap(job, job.run_at), timedelta(seconds=DELAY_S), "E2", f"run_at - enqueued_at (delay 90, {label} run_at)"
         )
 
     zero = store.queue("opts-delay-zero")
     ready_now = await zero.enqueue({"leg": "E2-zero"}, delay=0, run_at=now + A_MONTH)
-    job = await _job(zero, ready_now, "E2")
+    job = await expect_stored(zero, ready_now, "E2")
     expect_equal(_gap(job, job.run_at), timedelta(0), "E2", "run_at - enqueued_at (delay 0, future run_at)")
     await _claims(zero, ready_now, "E2", "enqueue(delay=0, run_at=<a month ahead>)")
 
     future_at = (now + timedelta(days=2)).replace(microsecond=654_321)
     future = store.queue("opts-run-at-future")
     future_id = await _must_work(future.enqueue({"leg": "E3"}, run_at=future_at), "E3", "enqueue(run_at=<future>)")
-    expect_equal((await _job(future, future_id, "E3")).run_at, future_at, "E3", "run_at of enqueue(run_at=<future>)")
+    expect_equal(
+        (await expect_stored(future, future_id, "E3")).run_at, future_at, "E3", "run_at of enqueue(run_at=<future>)"
+    )
     got = await future.claim_one("resolver")
     expect(got is None, "E3", did="handed out a job whose run_at is two days ahead", demands="nothing claimable yet")
 
@@ -179,7 +175,7 @@ async def _ready_time_legs(ctx: RowContext, store: Store) -> None:
         past_id = await _must_work(
             past.enqueue({"leg": "E3"}, run_at=past_at), "E3", f"enqueue(run_at=<past, {label}>)"
         )
-        stored = (await _job(past, past_id, "E3")).run_at
+        stored = (await expect_stored(past, past_id, "E3")).run_at
         expect_equal(stored, past_at, "E3", f"run_at of enqueue(run_at=<past, {label}>) (verbatim, never clamped)")
         await _claims(past, past_id, "E3", f"enqueue(run_at=<past, {label}>)")
 
@@ -187,7 +183,7 @@ async def _ready_time_legs(ctx: RowContext, store: Store) -> None:
     before = ctx.now()
     neither_id = await neither.enqueue(PAYLOAD)
     after = ctx.now()
-    job = await _job(neither, neither_id, "E4")
+    job = await expect_stored(neither, neither_id, "E4")
     expect_equal(job.run_at, job.enqueued_at, "E4", "run_at of an enqueue with neither delay nor run_at")
     expect_instant(
         job.enqueued_at,
@@ -240,9 +236,9 @@ async def _expiry_and_priority_legs(store: Store) -> None:
         ("expires=timedelta(0:00:02.5)", {"expires": timedelta(seconds=2.5)}, timedelta(seconds=2.5)),
         ("expires=0.75", {"expires": 0.75}, timedelta(milliseconds=750)),
     ):
-        job = await _job(queue, await queue.enqueue({"leg": "E5"}, **kwargs), "E5")
+        job = await expect_stored(queue, await queue.enqueue({"leg": "E5"}, **kwargs), "E5")
         expect_equal(_gap(job, job.expires_at), expected, "E5", f"expires_at - enqueued_at of enqueue({label})")
-    never = await _job(queue, await queue.enqueue({"leg": "E5-none"}), "E5")
+    never = await expect_stored(queue, await queue.enqueue({"leg": "E5-none"}), "E5")
     expect_equal(never.expires_at, None, "E5", "expires_at of an enqueue without expires")
 
     ranked = store.queue("opts-priority")
@@ -251,7 +247,9 @@ async def _expiry_and_priority_legs(store: Store) -> None:
     for priority, label in order:
         job_id = await (ranked.enqueue(label) if label == "default" else ranked.enqueue(label, priority=priority))
         ids[job_id] = label
-        expect_equal((await _job(ranked, job_id, "E7")).priority, priority, "E7", f"priority of the {label!r} job")
+        expect_equal(
+            (await expect_stored(ranked, job_id, "E7")).priority, priority, "E7", f"priority of the {label!r} job"
+        )
     claimed: list[str] = []
     while len(claimed) <= len(order) and (handle := await ranked.claim_one("ranker")) is not None:
         claimed.append(ids.get(handle.job.id, repr(handle.job.id)))
@@ -267,7 +265,7 @@ async def _precision_legs(store: Store) -> None:
         ("timedelta(0:01:00.000007)", timedelta(minutes=1, microseconds=7), timedelta(minutes=1, microseconds=7)),
         ("5 (int)", 5, timedelta(seconds=5)),
     ):
-        job = await _job(queue, await queue.enqueue({"leg": "T1"}, delay=delay), "T1")
+        job = await expect_stored(queue, await queue.enqueue({"leg": "T1"}, delay=delay), "T1")
         expect_equal(_gap(job, job.run_at), expected, "T1", f"run_at - enqueued_at of enqueue(delay={label})")
 
 

@@ -45,13 +45,12 @@ import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
-from alkstore_contract.checks import expect, expect_equal, expect_instant, expect_raises
+from alkstore_contract.checks import expect, expect_equal, expect_instant, expect_raises, expect_stored
 from alkstore_contract.errors import HandleSpent
 from alkstore_contract.harness import RowContext
 from alkstore_contract.suite import row
 from alkstore_contract.surface import JobHandle, Queue, Store
-from alkstore_contract.types import Job, JobState, QueueOpts
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import JobState, QueueOpts
 
 CLOCK_SLACK_S = 0.01
 """Allowance between the monotonic clock and the engine's wall clock (system clock only)."""
@@ -64,19 +63,6 @@ ENDING_OPS: tuple[tuple[str, HandleOp], ...] = (
 )
 """The one-shot ops (H4), as the fencing legs call them."""
 ALL_OPS: tuple[tuple[str, HandleOp], ...] = (*ENDING_OPS, ("heartbeat", lambda h: h.heartbeat()))
-
-
-async def _wait_until(ctx: RowContext, instant: datetime) -> None:
-    """Let time reach ``instant``: exactly under the manual clock; on the system clock, the tolerance past it."""
-    margin = 0.0 if ctx.manual else ctx.tolerance_s
-    await ctx.advance(max(0.0, (instant - ctx.now()).total_seconds() + margin))
-
-
-async def _job(queue: Queue, job_id: JobId, clause: str) -> Job:
-    job = await queue.get_job(job_id)
-    expect(job is not None, clause, did=f"lost job {job_id!r}", demands="the job kept")
-    assert job is not None
-    return job
 
 
 async def _claim(ctx: RowContext, queue: Queue, worker: str, n: int, attempts: int) -> list[JobHandle]:
@@ -100,7 +86,7 @@ async def _claim(ctx: RowContext, queue: Queue, worker: str, n: int, attempts: i
             f"lease_expires_at of job {job.id!r} (the claim's now + the stamped visibility timeout)",
             tolerance_s=ctx.tolerance_s + (after - before).total_seconds() / 2,
         )
-        stored = await _job(queue, job.id, "C3")
+        stored = await expect_stored(queue, job.id, "C3")
         expect_equal(stored, job, "C3", f"the stored job {job.id!r} against the claim's snapshot")
     return handles
 
@@ -193,7 +179,7 @@ class Timeline:
         before = self.ctx.now()
         await _expect_op(handle.heartbeat(extend), True, "H3", f"heartbeat(extend={extend!r}) on a held claim")
         after = self.ctx.now()
-        job = await _job(self.beat, handle.job.id, "H3")
+        job = await expect_stored(self.beat, handle.job.id, "H3")
         seconds = self.visibility_s if extend is None else extend
         span = seconds if isinstance(seconds, timedelta) else timedelta(seconds=seconds)
         added = "the stamp" if extend is None else "extend"
@@ -211,7 +197,7 @@ class Timeline:
         """At t0: the claims the later legs finish."""
         await self.late.enqueue_many([{"leg": "H1", "op": name} for name, _ in ALL_OPS])
         self.late_handles = await _claim(self.ctx, self.late, "late", len(ALL_OPS), attempts=1)
-        self.late_jobs = [await _job(self.late, h.job.id, "H1") for h in self.late_handles]
+        self.late_jobs = [await expect_stored(self.late, h.job.id, "H1") for h in self.late_handles]
 
         await self.fence.enqueue_many([{"leg": "H5", "n": n} for n in range(2 * len(ENDING_OPS))])
         self.old_handles = await _claim(self.ctx, self.fence, "w-old", 2 * len(ENDING_OPS), attempts=1)
@@ -225,9 +211,9 @@ class Timeline:
 
     async def at_one_unit(self) -> None:
         """C7 and C3: at the short lease's deadline only the job with an attempt left is reclaimed; then H1."""
-        lease = (await _job(self.exhaust, self.two_attempts, "C7")).lease_expires_at
+        lease = (await expect_stored(self.exhaust, self.two_attempts, "C7")).lease_expires_at
         assert lease is not None
-        await _wait_until(self.ctx, lease)
+        await self.ctx.wait_until(lease)
         (reclaimed,) = await _claim(self.ctx, self.exhaust, "exhauster-2", 1, attempts=2)
         expect_equal(reclaimed.job.id, self.two_attempts, "C7", "the one job reclaimed (the other has 1 of 1 spent)")
         self.exhaust_deadline = reclaimed.job.lease_expires_at
@@ -249,7 +235,7 @@ class Timeline:
         deadline = self.late_jobs[0].lease_expires_at
         assert deadline is not None
         assert self.exhaust_deadline is not None
-        await _wait_until(self.ctx, max(deadline, self.exhaust_deadline))
+        await self.ctx.wait_until(max(deadline, self.exhaust_deadline))
         await self._late_ops()
         await self._late_heartbeat()
         await self._exhausted()
@@ -275,7 +261,7 @@ class Timeline:
 
     async def _late_heartbeat(self) -> None:
         """H3: the deadline set by a heartbeat is final; a long heartbeat keeps its job from a reclaim."""
-        before = await _job(self.beat, self.boundary.job.id, "H3")
+        before = await expect_stored(self.beat, self.boundary.job.id, "H3")
         when = "at the deadline it set" if self.ctx.manual else "after the deadline it set"
         await _expect_op(self.boundary.heartbeat(), False, "H3", f"heartbeat() {when}")
         expect_equal(await self.beat.get_job(before.id), before, "H3", f"the job after heartbeat() {when}")
@@ -299,14 +285,14 @@ class Timeline:
             demands="no lapsed lease with attempts >= max_attempts handed out again",
         )
         for job_id, attempts in ((self.one_attempt, 1), (self.two_attempts, 2)):
-            job = await _job(self.exhaust, job_id, "C7")
+            job = await expect_stored(self.exhaust, job_id, "C7")
             expect_equal(
                 (job.state, job.attempts), (JobState.PROCESSING, attempts), "C7", f"(state, attempts) of job {job_id!r}"
             )
 
     async def _fenced(self, name: str, op: HandleOp, old: JobHandle, new: JobHandle) -> None:
         """H5: the old holder loses to the reclaim ``new``; the new holder's ops work."""
-        held = await _job(self.fence, new.job.id, "H5")
+        held = await expect_stored(self.fence, new.job.id, "H5")
         who = "another worker" if new.job.claimed_by != old.job.claimed_by else "the same worker id"
         await _expect_op(old.heartbeat(), False, "H5", f"the old handle's heartbeat() after a reclaim by {who}")
         await _expect_op(op(old), False, "H5", f"the old handle's {name}() after a reclaim by {who}")

@@ -31,10 +31,9 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TypeVar
 
 from alkstore_contract.adapter import Capability
-from alkstore_contract.checks import expect, expect_equal, expect_instant
+from alkstore_contract.checks import expect, expect_equal
 from alkstore_contract.harness import RowContext
 from alkstore_contract.resolution import LAST_ERROR_EXPIRED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.suite import row
@@ -42,7 +41,6 @@ from alkstore_contract.surface import Queue, Store
 from alkstore_contract.types import Job, JobState, QueueOpts
 from alkstore_contract.validation import JobId
 
-T = TypeVar("T")
 Check = Callable[[], Awaitable[None]]
 """The second half of a leg: runs once every leg's jobs are due (one wait for all of them)."""
 
@@ -68,21 +66,6 @@ RACE_EXPIRED = 120
 RACE_EXHAUSTED = 30
 ONE_US = 1e-6
 TEN_YEARS_S = 10 * 365.25 * 24 * 3600
-
-
-async def _timed(ctx: RowContext, operation: Awaitable[T]) -> tuple[T, datetime, datetime]:
-    """Await ``operation`` between two reads of the row's clock (equal under the manual clock)."""
-    before = ctx.now()
-    result = await operation
-    return result, before, ctx.now()
-
-
-def _expect_during(
-    ctx: RowContext, actual: datetime | None, before: datetime, after: datetime, clause: str, what: str
-) -> None:
-    """``actual`` must be the engine's now during an op: exactly under the manual clock."""
-    half = (after - before) / 2
-    expect_instant(actual, before + half, clause, what, tolerance_s=ctx.tolerance_s + half.total_seconds())
 
 
 def _margin(ctx: RowContext) -> float:
@@ -111,7 +94,7 @@ async def _expect_dead(
         f"lease_expires_at={job.lease_expires_at!r}, claimed_by={job.claimed_by!r} after a sweep",
         demands=f"state dead, last_error {error!r}, no lease and no claimant",
     )
-    _expect_during(ctx, job.died_at, before, after, "X2", f"died_at of job {job_id} ({what})")
+    ctx.expect_during(job.died_at, before, after, "X2", f"died_at of job {job_id} ({what})")
     return job
 
 
@@ -191,7 +174,7 @@ async def _check_sweep_moves(ctx: RowContext, slow: Queue, other: Queue, cast: S
     }
     other_before = await _snapshot(other, cast.other_expired, "X2", "another queue's job before the sweep")
 
-    moved, before, after = await _timed(ctx, slow.sweep_expired())
+    moved, before, after = await ctx.timed(slow.sweep_expired())
     expect_equal(moved, 4, "X2", "the count sweep_expired() returned (2 expired live jobs, 1 exhausted, 1 both)")
     await _expect_dead(ctx, slow, cast.ready_expired, LAST_ERROR_EXPIRED, before, after, "ready, expired")
     job = await _expect_dead(
@@ -213,7 +196,7 @@ async def _check_sweep_moves(ctx: RowContext, slow: Queue, other: Queue, cast: S
         "another queue's expired job after this queue's sweep",
     )
     expect_equal(await slow.sweep_expired(), 0, "X2", "the count of a second sweep with nothing new to move")
-    moved_other, before, after = await _timed(ctx, other.sweep_expired())
+    moved_other, before, after = await ctx.timed(other.sweep_expired())
     expect_equal(moved_other, 1, "X2", "the count of the other queue's own sweep")
     await _expect_dead(
         ctx, other, cast.other_expired, LAST_ERROR_EXPIRED, before, after, "the other queue's expired job"
@@ -292,7 +275,7 @@ async def _prepare_retention_after_move(ctx: RowContext, store: Store) -> Check:
 
 
 async def _check_retention_after_move(ctx: RowContext, queue: Queue, job_id: JobId) -> None:
-    moved, before, after = await _timed(ctx, queue.sweep_expired())
+    moved, before, after = await ctx.timed(queue.sweep_expired())
     expect_equal(moved, 1, "X2", "the count of the sweep that moves the expired job")
     await _expect_dead(ctx, queue, job_id, LAST_ERROR_EXPIRED, before, after, "moved by this sweep, retention 0")
     expect_equal(await queue.sweep_expired(), 0, "X2", "the count of the next sweep")
