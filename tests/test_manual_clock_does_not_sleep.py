@@ -36,7 +36,13 @@ def test_the_sqlite_suite_on_the_manual_clock_never_sleeps(
     monkeypatch.setattr(asyncio, "sleep", async_sleep)
     monkeypatch.setattr(time, "sleep", sleep)
     result = pytester.runpytest_inprocess(
-        "-p", "no:cacheprovider", "--alkstore-engine=sqlite", "--alkstore-clock=manual", "--alkstore-examples=10"
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:asyncio",  # rows need no pytest-asyncio; left on, it warns about its unset loop scope
+        "--alkstore-engine=sqlite",
+        "--alkstore-clock=manual",
+        "--alkstore-examples=10",
     )
     result.assert_outcomes(passed=14)
     assert asked, "the wrapper saw no sleep at all; it is not wired in"

@@ -67,3 +67,26 @@ def mem_mutant(name: str, *, queue: type[Any] | None = None, handle: type[Any] |
     store_class = type("MutantStore", (MemStore,), {"queue_class": queue_class})
     adapter_class = type("MutantAdapter", (MemAdapter,), {"store_class": store_class, "name": name})
     return adapter_class()
+
+
+def sqlite_mutant(
+    name: str,
+    *,
+    queue: type[Any] | None = None,
+    handle: type[Any] | None = None,
+    database: type[Any] | None = None,
+) -> Any:
+    """An adapter of the SQLite engine named ``name`` whose queue, handle and/or database classes are replaced.
+
+    Saves each SQLite mutant the subclass chain (adapter → store → queue → handle, store → database).
+    """
+    from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+
+    queue_attrs: dict[str, Any] = {} if handle is None else {"handle_class": handle}
+    queue_class = type("MutantQueue", (queue or SqliteQueue,), queue_attrs)
+    store_attrs: dict[str, Any] = {"queue_class": queue_class}
+    if database is not None:
+        store_attrs["database_class"] = database
+    store_class = type("MutantStore", (SqliteStore,), store_attrs)
+    adapter_class = type("MutantAdapter", (SqliteAdapter,), {"store_class": store_class, "name": name})
+    return adapter_class()

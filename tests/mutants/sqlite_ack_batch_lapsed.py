@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 def _mutated(sql: str, old: str, new: str) -> str:
@@ -26,19 +26,7 @@ class LapsedAckQueue(SqliteQueue):
     ACK_BATCH_SQL: ClassVar[str] = _mutated(SqliteQueue.ACK_BATCH_SQL, " AND lease_expires_at > :now", "")
 
 
-class LapsedAckStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = LapsedAckQueue
-
-
-class LapsedAckAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = LapsedAckStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-ack-batch-lapsed"
-
-
-adapter = LapsedAckAdapter()
+adapter = sqlite_mutant("mut-sqlite-ack-batch-lapsed", queue=LapsedAckQueue)
 MUTANT = Mutant(
     clause="B1",
     rows=("batch_ack_and_cancel",),

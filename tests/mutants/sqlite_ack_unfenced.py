@@ -11,32 +11,16 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteJobHandle, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteJobHandle
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class UnfencedAckHandle(SqliteJobHandle):
     ACK_SQL: ClassVar[str] = "DELETE FROM jobs WHERE id = :id AND state = 'processing' AND lease_expires_at > :now"
 
 
-class UnfencedAckQueue(SqliteQueue):
-    handle_class: ClassVar[type[SqliteJobHandle]] = UnfencedAckHandle
-
-
-class UnfencedAckStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = UnfencedAckQueue
-
-
-class UnfencedAckAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = UnfencedAckStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-ack-unfenced"
-
-
-adapter = UnfencedAckAdapter()
+adapter = sqlite_mutant("mut-sqlite-ack-unfenced", handle=UnfencedAckHandle)
 MUTANT = Mutant(
     clause="H5",
     rows=("lease_validity",),

@@ -9,14 +9,12 @@ half the retries come back sooner than the curve allows (some at once). The
 from __future__ import annotations
 
 import random
-from typing import ClassVar
 
 from aiosqlite import Connection
-from alkstore_sqlite import SqliteAdapter, SqliteStore
 from alkstore_sqlite.database import SqliteDatabase
 
 from alkstore_contract.clock import Clock
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class FromZeroRandom(random.Random):
@@ -31,19 +29,7 @@ class FullJitterDatabase(SqliteDatabase):
         super().__init__(conn, location=location, clock=clock, rng=FromZeroRandom(rng.getrandbits(64)))
 
 
-class FullJitterStore(SqliteStore):
-    database_class: ClassVar[type[SqliteDatabase]] = FullJitterDatabase
-
-
-class FullJitterAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = FullJitterStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-backoff-full-jitter"
-
-
-adapter = FullJitterAdapter()
+adapter = sqlite_mutant("mut-sqlite-backoff-full-jitter", database=FullJitterDatabase)
 MUTANT = Mutant(
     clause="R2",
     rows=("backoff_curve_equivalence",),

@@ -11,12 +11,10 @@ retries never land in the lower half of ``[5, 10]``.
 from __future__ import annotations
 
 import random
-from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteStore
 from alkstore_sqlite.database import SqliteDatabase
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class TopOfRangeRandom(random.Random):
@@ -32,19 +30,7 @@ class NoJitterDatabase(SqliteDatabase):
         return TopOfRangeRandom()
 
 
-class NoJitterStore(SqliteStore):
-    database_class: ClassVar[type[SqliteDatabase]] = NoJitterDatabase
-
-
-class NoJitterAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = NoJitterStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-backoff-no-jitter"
-
-
-adapter = NoJitterAdapter()
+adapter = sqlite_mutant("mut-sqlite-backoff-no-jitter", database=NoJitterDatabase)
 MUTANT = Mutant(
     clause="R5",
     rows=("backoff_curve_equivalence",),

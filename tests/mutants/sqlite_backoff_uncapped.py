@@ -8,12 +8,10 @@ all. The ``backoff_curve_equivalence`` row's cap leg (manual clock) catches it.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteAdapter, SqliteJobHandle, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteJobHandle
 
 from alkstore_contract.validation import Duration
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class UncappedHandle(SqliteJobHandle):
@@ -24,23 +22,7 @@ class UncappedHandle(SqliteJobHandle):
         return await super().retry(error, delay)
 
 
-class UncappedQueue(SqliteQueue):
-    handle_class: ClassVar[type[SqliteJobHandle]] = UncappedHandle
-
-
-class UncappedStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = UncappedQueue
-
-
-class UncappedAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = UncappedStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-backoff-uncapped"
-
-
-adapter = UncappedAdapter()
+adapter = sqlite_mutant("mut-sqlite-backoff-uncapped", handle=UncappedHandle)
 MUTANT = Mutant(
     clause="R2",
     rows=("backoff_curve_equivalence",),

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 def _mutated(sql: str, old: str, new: str) -> str:
@@ -26,19 +26,7 @@ class UnscopedCancelQueue(SqliteQueue):
     CANCEL_SQL: ClassVar[str] = _mutated(SqliteQueue.CANCEL_SQL, " AND queue = :queue", "")
 
 
-class UnscopedCancelStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = UnscopedCancelQueue
-
-
-class UnscopedCancelAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = UnscopedCancelStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-cancel-any-queue"
-
-
-adapter = UnscopedCancelAdapter()
+adapter = sqlite_mutant("mut-sqlite-cancel-any-queue", queue=UnscopedCancelQueue)
 MUTANT = Mutant(
     clause="S4",
     rows=("batch_ack_and_cancel",),

@@ -9,14 +9,13 @@ catches it.
 from __future__ import annotations
 
 import secrets
-from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteJobHandle, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteJobHandle, SqliteQueue
 from alkstore_sqlite.rows import claim_order_key, decode_job
 
 from alkstore_contract.instants import to_epoch_us
 from alkstore_contract.validation import validate_batch_size, validate_worker_id
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class UnguardedQueue(SqliteQueue):
@@ -34,19 +33,7 @@ class UnguardedQueue(SqliteQueue):
         return [self.handle_class(self._db, decode_job(row), str(params["token"])) for row in rows]
 
 
-class UnguardedStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = UnguardedQueue
-
-
-class UnguardedAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = UnguardedStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-claim-batch-unguarded"
-
-
-adapter = UnguardedAdapter()
+adapter = sqlite_mutant("mut-sqlite-claim-batch-unguarded", queue=UnguardedQueue)
 MUTANT = Mutant(
     clause="C5",
     rows=("claim_extents",),

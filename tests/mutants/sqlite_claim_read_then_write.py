@@ -12,14 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteJobHandle, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteJobHandle, SqliteQueue
 from alkstore_sqlite.rows import JOB_COLUMN_LIST, claim_order_key, decode_job
 
 from alkstore_contract.instants import to_epoch_us
 from alkstore_contract.validation import validate_batch_size, validate_worker_id
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 PICK_SQL = """
 SELECT id FROM jobs
@@ -54,19 +53,7 @@ class ReadThenWriteQueue(SqliteQueue):
         return [self.handle_class(self._db, decode_job(row), token) for row in rows]
 
 
-class ReadThenWriteStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = ReadThenWriteQueue
-
-
-class ReadThenWriteAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = ReadThenWriteStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-claim-read-then-write"
-
-
-adapter = ReadThenWriteAdapter()
+adapter = sqlite_mutant("mut-sqlite-claim-read-then-write", queue=ReadThenWriteQueue)
 MUTANT = Mutant(
     clause="C4",
     rows=("exactly_once",),

@@ -15,12 +15,10 @@ its way out), so no connection thread outlives the loop.
 from __future__ import annotations
 
 import asyncio
-from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteStore
 from alkstore_sqlite.database import SqliteDatabase
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 HANDLE_OPS = frozenset({"ack", "retry", "fail", "heartbeat"})
 GRACE_S = 30.0
@@ -47,19 +45,7 @@ class LingeringDatabase(SqliteDatabase):
             await super().close()
 
 
-class LingeringStore(SqliteStore):
-    database_class: ClassVar[type[SqliteDatabase]] = LingeringDatabase
-
-
-class LingeringAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = LingeringStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-closed-store-writes"
-
-
-adapter = LingeringAdapter()
+adapter = sqlite_mutant("mut-sqlite-closed-store-writes", database=LingeringDatabase)
 MUTANT = Mutant(
     clause="S3",
     rows=("validation_and_closed_store",),

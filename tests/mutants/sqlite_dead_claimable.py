@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 READY_ARM = "state = 'ready' AND run_at <= :now"
 
@@ -28,19 +28,7 @@ class DeadClaimableQueue(SqliteQueue):
     CLAIM_SQL: ClassVar[str] = _mutated(SqliteQueue.CLAIM_SQL, READY_ARM, "state != 'processing' AND run_at <= :now")
 
 
-class DeadClaimableStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = DeadClaimableQueue
-
-
-class DeadClaimableAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = DeadClaimableStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-dead-claimable"
-
-
-adapter = DeadClaimableAdapter()
+adapter = sqlite_mutant("mut-sqlite-dead-claimable", queue=DeadClaimableQueue)
 MUTANT = Mutant(
     clause="D2",
     rows=("dead_letter",),

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.validation import Duration, JobId
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class PiecemealQueue(SqliteQueue):
@@ -43,19 +42,7 @@ class PiecemealQueue(SqliteQueue):
         return ids
 
 
-class PiecemealStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = PiecemealQueue
-
-
-class PiecemealAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = PiecemealStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-enqueue-many-piecemeal"
-
-
-adapter = PiecemealAdapter()
+adapter = sqlite_mutant("mut-sqlite-enqueue-many-piecemeal", queue=PiecemealQueue)
 MUTANT = Mutant(
     clause="E11",
     rows=("enqueue_many_atomic",),

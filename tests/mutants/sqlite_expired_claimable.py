@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 from alkstore_sqlite.queue import NOT_EXPIRED
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 FILTER = f"AND {NOT_EXPIRED}"
 
@@ -28,19 +28,7 @@ class NoExpiryQueue(SqliteQueue):
     CLAIM_SQL: ClassVar[str] = _unfiltered(SqliteQueue.CLAIM_SQL)
 
 
-class NoExpiryStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = NoExpiryQueue
-
-
-class NoExpiryAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = NoExpiryStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-expired-claimable"
-
-
-adapter = NoExpiryAdapter()
+adapter = sqlite_mutant("mut-sqlite-expired-claimable", queue=NoExpiryQueue)
 MUTANT = Mutant(
     clause="X1",
     rows=("claim_order",),

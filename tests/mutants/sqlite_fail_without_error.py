@@ -8,13 +8,11 @@ instead of ``fail_error(error)``, so ``fail()`` stores ``NULL`` where D1 pins
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteAdapter, SqliteJobHandle, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteJobHandle
 from alkstore_sqlite.database import Params
 
 from alkstore_contract.resolution import LAST_ERROR_FAILED
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class NoDefaultHandle(SqliteJobHandle):
@@ -26,23 +24,7 @@ class NoDefaultHandle(SqliteJobHandle):
         return await super()._fenced(op, sql, params, now_us)
 
 
-class NoDefaultQueue(SqliteQueue):
-    handle_class: ClassVar[type[SqliteJobHandle]] = NoDefaultHandle
-
-
-class NoDefaultStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = NoDefaultQueue
-
-
-class NoDefaultAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = NoDefaultStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-fail-without-error"
-
-
-adapter = NoDefaultAdapter()
+adapter = sqlite_mutant("mut-sqlite-fail-without-error", handle=NoDefaultHandle)
 MUTANT = Mutant(
     clause="D1",
     rows=("dead_letter",),

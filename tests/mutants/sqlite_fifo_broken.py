@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 FIFO = "ORDER BY priority DESC, run_at, id"
 LIFO = "ORDER BY priority DESC, run_at, id DESC"
@@ -29,19 +29,7 @@ class LifoQueue(SqliteQueue):
     CLAIM_SQL: ClassVar[str] = _lifo(SqliteQueue.CLAIM_SQL)
 
 
-class LifoStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = LifoQueue
-
-
-class LifoAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = LifoStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-fifo-broken"
-
-
-adapter = LifoAdapter()
+adapter = sqlite_mutant("mut-sqlite-fifo-broken", queue=LifoQueue)
 MUTANT = Mutant(
     clause="C2",
     rows=("claim_order",),

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 from alkstore_sqlite.queue import NOT_EXPIRED
 from alkstore_sqlite.rows import JOB_COLUMN_LIST
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class ReadyOnlyQueue(SqliteQueue):
@@ -32,19 +32,7 @@ RETURNING {JOB_COLUMN_LIST}
 """
 
 
-class ReadyOnlyStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = ReadyOnlyQueue
-
-
-class ReadyOnlyAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = ReadyOnlyStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-forget-lapsed"
-
-
-adapter = ReadyOnlyAdapter()
+adapter = sqlite_mutant("mut-sqlite-forget-lapsed", queue=ReadyOnlyQueue)
 MUTANT = Mutant(
     clause="C1",
     rows=("crash_recovery",),

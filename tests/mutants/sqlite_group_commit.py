@@ -13,13 +13,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteStore
 from alkstore_sqlite.database import Params, SqliteDatabase, Transaction, Written
 from alkstore_sqlite.rows import Row
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 GROUP_COMMIT_S = 0.05
 
@@ -78,19 +76,7 @@ class GroupCommitDatabase(SqliteDatabase):
         await super().close()
 
 
-class GroupCommitStore(SqliteStore):
-    database_class: ClassVar[type[SqliteDatabase]] = GroupCommitDatabase
-
-
-class GroupCommitAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = GroupCommitStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-group-commit"
-
-
-adapter = GroupCommitAdapter()
+adapter = sqlite_mutant("mut-sqlite-group-commit", database=GroupCommitDatabase)
 MUTANT = Mutant(
     clause="P3",
     rows=("durability",),

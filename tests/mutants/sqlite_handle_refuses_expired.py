@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteJobHandle, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteJobHandle
 from alkstore_sqlite.handle import FENCE
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 _FENCE_UNEXPIRED = f"{FENCE} AND (expires_at IS NULL OR expires_at > :now)"
 
@@ -39,23 +39,7 @@ class ExpiryFencedHandle(SqliteJobHandle):
     HEARTBEAT_SQL: ClassVar[str] = _refusing(SqliteJobHandle.HEARTBEAT_SQL)
 
 
-class ExpiryFencedQueue(SqliteQueue):
-    handle_class: ClassVar[type[SqliteJobHandle]] = ExpiryFencedHandle
-
-
-class ExpiryFencedStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = ExpiryFencedQueue
-
-
-class ExpiryFencedAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = ExpiryFencedStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-handle-refuses-expired"
-
-
-adapter = ExpiryFencedAdapter()
+adapter = sqlite_mutant("mut-sqlite-handle-refuses-expired", handle=ExpiryFencedHandle)
 MUTANT = Mutant(
     clause="H1",
     rows=("lease_validity", "model_based"),

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteJobHandle, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteJobHandle
 from alkstore_sqlite.handle import FENCE
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class AddingHeartbeatHandle(SqliteJobHandle):
@@ -24,23 +24,7 @@ class AddingHeartbeatHandle(SqliteJobHandle):
     )
 
 
-class AddingHeartbeatQueue(SqliteQueue):
-    handle_class: ClassVar[type[SqliteJobHandle]] = AddingHeartbeatHandle
-
-
-class AddingHeartbeatStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = AddingHeartbeatQueue
-
-
-class AddingHeartbeatAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = AddingHeartbeatStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-heartbeat-adds"
-
-
-adapter = AddingHeartbeatAdapter()
+adapter = sqlite_mutant("mut-sqlite-heartbeat-adds", handle=AddingHeartbeatHandle)
 MUTANT = Mutant(
     clause="H3",
     rows=("lease_validity",),

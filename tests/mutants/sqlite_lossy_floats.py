@@ -10,12 +10,11 @@ E8 leg catches it.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
 from alkstore_contract.validation import Duration
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 def _rounded(value: object) -> object:
@@ -45,19 +44,7 @@ class LossyQueue(SqliteQueue):
         )
 
 
-class LossyStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = LossyQueue
-
-
-class LossyAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = LossyStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-lossy-floats"
-
-
-adapter = LossyAdapter()
+adapter = sqlite_mutant("mut-sqlite-lossy-floats", queue=LossyQueue)
 MUTANT = Mutant(
     clause="E8",
     rows=("validation_and_closed_store",),

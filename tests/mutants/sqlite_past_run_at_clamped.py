@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 VERBATIM = ":run_at, :expires_at, :enqueued_at"
 CLAMPED = "MAX(:run_at, :enqueued_at), :expires_at, :enqueued_at"
@@ -30,19 +30,7 @@ class ClampingQueue(SqliteQueue):
     ENQUEUE_MANY_SQL: ClassVar[str] = _clamped(SqliteQueue.ENQUEUE_MANY_SQL)
 
 
-class ClampingStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = ClampingQueue
-
-
-class ClampingAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = ClampingStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-past-run-at-clamped"
-
-
-adapter = ClampingAdapter()
+adapter = sqlite_mutant("mut-sqlite-past-run-at-clamped", queue=ClampingQueue)
 MUTANT = Mutant(
     clause="E3",
     rows=("enqueue_opts_resolution",),

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 RIGHT = "ORDER BY priority DESC"
 REVERSED = "ORDER BY priority ASC"
@@ -29,19 +29,7 @@ class LowFirstQueue(SqliteQueue):
     CLAIM_SQL: ClassVar[str] = _reversed(SqliteQueue.CLAIM_SQL)
 
 
-class LowFirstStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = LowFirstQueue
-
-
-class LowFirstAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = LowFirstStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-priority-reversed"
-
-
-adapter = LowFirstAdapter()
+adapter = sqlite_mutant("mut-sqlite-priority-reversed", queue=LowFirstQueue)
 MUTANT = Mutant(
     clause="C2",
     rows=("claim_order",),

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 GUARD = "AND attempts < max_attempts "
 
@@ -27,19 +27,7 @@ class UnguardedQueue(SqliteQueue):
     CLAIM_SQL: ClassVar[str] = _without_guard(SqliteQueue.CLAIM_SQL)
 
 
-class UnguardedStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = UnguardedQueue
-
-
-class UnguardedAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = UnguardedStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-reclaim-exhausted"
-
-
-adapter = UnguardedAdapter()
+adapter = sqlite_mutant("mut-sqlite-reclaim-exhausted", queue=UnguardedQueue)
 MUTANT = Mutant(
     clause="C7",
     rows=("crash_recovery",),

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 COUNTED = "attempts = attempts + 1"
 FIRST_CLAIMS_ONLY = "attempts = CASE WHEN state = 'processing' THEN attempts ELSE attempts + 1 END"
@@ -28,19 +28,7 @@ class FreeReclaimQueue(SqliteQueue):
     CLAIM_SQL: ClassVar[str] = _uncounted(SqliteQueue.CLAIM_SQL)
 
 
-class FreeReclaimStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = FreeReclaimQueue
-
-
-class FreeReclaimAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = FreeReclaimStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-reclaim-keeps-attempts"
-
-
-adapter = FreeReclaimAdapter()
+adapter = sqlite_mutant("mut-sqlite-reclaim-keeps-attempts", queue=FreeReclaimQueue)
 MUTANT = Mutant(
     clause="C3",
     rows=("lease_validity",),

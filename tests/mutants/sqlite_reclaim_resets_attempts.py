@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 COUNTED = "attempts = attempts + 1"
 RESET = "attempts = CASE WHEN state = 'processing' THEN 1 ELSE attempts + 1 END"
@@ -28,19 +28,7 @@ class ResettingQueue(SqliteQueue):
     CLAIM_SQL: ClassVar[str] = _reset_on_reclaim(SqliteQueue.CLAIM_SQL)
 
 
-class ResettingStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = ResettingQueue
-
-
-class ResettingAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = ResettingStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-reclaim-resets-attempts"
-
-
-adapter = ResettingAdapter()
+adapter = sqlite_mutant("mut-sqlite-reclaim-resets-attempts", queue=ResettingQueue)
 MUTANT = Mutant(
     clause="C3",
     rows=("crash_recovery",),

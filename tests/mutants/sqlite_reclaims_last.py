@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 _MERGED = "SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM lapsed)\n    ORDER BY priority DESC, run_at, id"
 _READY_FIRST = (
@@ -32,19 +32,7 @@ class ReclaimLastQueue(SqliteQueue):
     CLAIM_SQL: ClassVar[str] = SqliteQueue.CLAIM_SQL.replace(_MERGED, _READY_FIRST)
 
 
-class ReclaimLastStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = ReclaimLastQueue
-
-
-class ReclaimLastAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = ReclaimLastStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-reclaims-last"
-
-
-adapter = ReclaimLastAdapter()
+adapter = sqlite_mutant("mut-sqlite-reclaims-last", queue=ReclaimLastQueue)
 MUTANT = Mutant(
     clause="C2",
     rows=("model_based",),

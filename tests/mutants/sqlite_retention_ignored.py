@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 PURGE_CONDITION = "died_at + dead_letter_retention_us <= :now"
 
@@ -28,19 +28,7 @@ class NoPurgeQueue(SqliteQueue):
     SWEEP_PURGE_SQL: ClassVar[str] = _mutated(SqliteQueue.SWEEP_PURGE_SQL, PURGE_CONDITION, f"{PURGE_CONDITION} AND 0")
 
 
-class NoPurgeStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = NoPurgeQueue
-
-
-class NoPurgeAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = NoPurgeStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-retention-ignored"
-
-
-adapter = NoPurgeAdapter()
+adapter = sqlite_mutant("mut-sqlite-retention-ignored", queue=NoPurgeQueue)
 MUTANT = Mutant(
     clause="X2",
     rows=("sweep_and_retention",),

@@ -9,13 +9,11 @@ only a row that retries a job on its last attempt without an error sees it:
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteAdapter, SqliteJobHandle, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteJobHandle
 from alkstore_sqlite.database import Params
 
 from alkstore_contract.resolution import LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class OneDefaultHandle(SqliteJobHandle):
@@ -27,23 +25,7 @@ class OneDefaultHandle(SqliteJobHandle):
         return await super()._fenced(op, sql, params, now_us)
 
 
-class OneDefaultQueue(SqliteQueue):
-    handle_class: ClassVar[type[SqliteJobHandle]] = OneDefaultHandle
-
-
-class OneDefaultStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = OneDefaultQueue
-
-
-class OneDefaultAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = OneDefaultStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-retry-exhausted-says-failed"
-
-
-adapter = OneDefaultAdapter()
+adapter = sqlite_mutant("mut-sqlite-retry-exhausted-says-failed", handle=OneDefaultHandle)
 MUTANT = Mutant(
     clause="R4",
     rows=("dead_letter",),

@@ -9,14 +9,12 @@ it by expecting ``HandleSpent``.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteAdapter, SqliteJobHandle, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteJobHandle
 from alkstore_sqlite.database import SqliteDatabase
 
 from alkstore_contract.handles import OneShot
 from alkstore_contract.types import Job
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class NeverSpent(OneShot):
@@ -37,23 +35,7 @@ class ReusableHandle(SqliteJobHandle):
         self._one_shot = NeverSpent(job.id)
 
 
-class ReusableQueue(SqliteQueue):
-    handle_class: ClassVar[type[SqliteJobHandle]] = ReusableHandle
-
-
-class ReusableStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = ReusableQueue
-
-
-class ReusableAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = ReusableStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-reusable-handle"
-
-
-adapter = ReusableAdapter()
+adapter = sqlite_mutant("mut-sqlite-reusable-handle", handle=ReusableHandle)
 MUTANT = Mutant(
     clause="H4",
     rows=("lease_validity",),

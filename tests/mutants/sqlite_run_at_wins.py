@@ -9,12 +9,11 @@ waits for a ``run_at`` a month away (or runs at once on a past one). The
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
 from alkstore_contract.validation import Duration
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class RunAtWinsQueue(SqliteQueue):
@@ -38,19 +37,7 @@ class RunAtWinsQueue(SqliteQueue):
         )
 
 
-class RunAtWinsStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = RunAtWinsQueue
-
-
-class RunAtWinsAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = RunAtWinsStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-run-at-wins"
-
-
-adapter = RunAtWinsAdapter()
+adapter = sqlite_mutant("mut-sqlite-run-at-wins", queue=RunAtWinsQueue)
 MUTANT = Mutant(
     clause="E2",
     rows=("enqueue_opts_resolution",),

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 def _mutated(sql: str, old: str, new: str) -> str:
@@ -28,19 +28,7 @@ class SweepBoundaryQueue(SqliteQueue):
     SWEEP_EXPIRE_SQL: ClassVar[str] = _mutated(SqliteQueue.SWEEP_EXPIRE_SQL, "expires_at <= :now", "expires_at < :now")
 
 
-class SweepBoundaryStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = SweepBoundaryQueue
-
-
-class SweepBoundaryAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = SweepBoundaryStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-sweep-expiry-boundary"
-
-
-adapter = SweepBoundaryAdapter()
+adapter = sqlite_mutant("mut-sqlite-sweep-expiry-boundary", queue=SweepBoundaryQueue)
 MUTANT = Mutant(
     clause="X2",
     rows=("model_based", "sweep_and_retention"),

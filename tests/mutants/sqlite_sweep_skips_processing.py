@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 def _mutated(sql: str, old: str, new: str) -> str:
@@ -29,19 +29,7 @@ class ReadyOnlySweepQueue(SqliteQueue):
     )
 
 
-class ReadyOnlySweepStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = ReadyOnlySweepQueue
-
-
-class ReadyOnlySweepAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = ReadyOnlySweepStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-sweep-skips-processing"
-
-
-adapter = ReadyOnlySweepAdapter()
+adapter = sqlite_mutant("mut-sqlite-sweep-skips-processing", queue=ReadyOnlySweepQueue)
 MUTANT = Mutant(
     clause="X2",
     rows=("sweep_and_retention",),

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 EXACT = ":run_at, :expires_at, :enqueued_at"
 WHOLE_SECONDS = "(:run_at / 1000000) * 1000000, (:expires_at / 1000000) * 1000000, (:enqueued_at / 1000000) * 1000000"
@@ -30,19 +30,7 @@ class WholeSecondQueue(SqliteQueue):
     ENQUEUE_MANY_SQL: ClassVar[str] = _truncated(SqliteQueue.ENQUEUE_MANY_SQL)
 
 
-class WholeSecondStore(SqliteStore):
-    queue_class: ClassVar[type[SqliteQueue]] = WholeSecondQueue
-
-
-class WholeSecondAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = WholeSecondStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-whole-second-instants"
-
-
-adapter = WholeSecondAdapter()
+adapter = sqlite_mutant("mut-sqlite-whole-second-instants", queue=WholeSecondQueue)
 MUTANT = Mutant(
     clause="T1",
     rows=("enqueue_opts_resolution",),
