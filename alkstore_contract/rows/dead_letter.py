@@ -34,6 +34,8 @@ from alkstore_contract.types import Job, JobState, QueueOpts
 from alkstore_contract.validation import JobId
 
 Dead: TypeAlias = tuple[Queue, JobId, Job]
+HandleOp: TypeAlias = Callable[[], Awaitable[bool]]
+"""A handle op not yet started: ``_expect_killed`` reads the clock right before it starts."""
 """A job a leg killed: the queue to read it through, its id, and its snapshot once dead."""
 
 ONE_SHOT_OPS = ("ack", "retry", "fail")
@@ -54,6 +56,27 @@ async def _dead_job(queue: Queue, job_id: JobId, clause: str, leg: str) -> Job:
         demands="state dead with lease_expires_at None and claimed_by None",
     )
     return job
+
+
+async def _expect_killed(
+    ctx: RowContext,
+    queue: Queue,
+    job_id: JobId,
+    operation: HandleOp,
+    clause: str,
+    leg: str,
+    *,
+    last_error: str,
+    attempts: int,
+) -> Dead:
+    """``operation`` returns True and leaves the job dead with ``last_error``, ``attempts`` and died_at = its now."""
+    ok, before, after = await ctx.timed(operation())
+    expect(ok is True, clause, did=f"returned {ok!r} from {leg} on job {job_id}", demands="True")
+    job = await _dead_job(queue, job_id, clause, leg)
+    expect_equal(job.last_error, last_error, clause, f"last_error of job {job_id} after {leg}")
+    expect_equal(job.attempts, attempts, clause, f"attempts of job {job_id} after {leg}")
+    ctx.expect_during(job.died_at, before, after, clause, f"died_at of job {job_id} after {leg}")
+    return (queue, job_id, job)
 
 
 def _by_id(handles: list[JobHandle]) -> dict[JobId, JobHandle]:
@@ -79,13 +102,11 @@ async def _leg_retry_exhausted(ctx: RowContext, store: Store) -> list[Dead]:
     once = store.queue("dead-retry-once", opts)
     single = await once.enqueue({"leg": "max_attempts=1 override"}, max_attempts=1)
     handle = await _claim_exactly(once, "w1", [single], "R4", "the claim of a job with one attempt")
-    ok, before, after = await ctx.timed(handle[single].retry())
-    expect(ok is True, "R4", did=f"refused retry() on the only attempt of job {single} (got {ok!r})", demands="True")
-    job = await _dead_job(once, single, "R4", "retry() with max_attempts=1 given to enqueue")
-    expect_equal(job.last_error, LAST_ERROR_MAX_ATTEMPTS, "R4", f"last_error of job {single}")
-    expect_equal(job.attempts, 1, "R4", f"attempts of job {single}")
-    ctx.expect_during(job.died_at, before, after, "R4", f"died_at of job {single}")
-    dead = [(once, single, job)]
+    only_attempt = "retry() on the only attempt (max_attempts=1 given)"
+    killed = await _expect_killed(
+        ctx, once, single, handle[single].retry, "R4", only_attempt, last_error=LAST_ERROR_MAX_ATTEMPTS, attempts=1
+    )
+    dead = [killed]
 
     queue = store.queue("dead-retry", opts)
     given = await queue.enqueue({"leg": "error given"})
@@ -103,19 +124,16 @@ async def _leg_retry_exhausted(ctx: RowContext, store: Store) -> list[Dead]:
             demands="an attempt left to put the job back to ready (R1), not to kill it",
         )
     second = await _claim_exactly(queue, "w2", [given, default, delayed], "R4", "second claims")
-    cases: list[tuple[JobId, Callable[[], Awaitable[bool]], str]] = [
+    last_retries: list[tuple[JobId, HandleOp, str]] = [
         (given, lambda: second[given].retry("boom: é 💥"), "boom: é 💥"),
-        (default, lambda: second[default].retry(), LAST_ERROR_MAX_ATTEMPTS),
+        (default, second[default].retry, LAST_ERROR_MAX_ATTEMPTS),
         (delayed, lambda: second[delayed].retry(delay=ctx.unit_s), LAST_ERROR_MAX_ATTEMPTS),
     ]
-    for job_id, operation, expected_error in cases:
-        ok, before, after = await ctx.timed(operation())
-        expect(ok is True, "R4", did=f"refused the last retry of job {job_id} (got {ok!r})", demands="True")
-        job = await _dead_job(queue, job_id, "R4", "retry on the last attempt")
-        expect_equal(job.last_error, expected_error, "R4", f"last_error of job {job_id} retried on its last attempt")
-        expect_equal(job.attempts, 2, "R4", f"attempts of job {job_id}")
-        ctx.expect_during(job.died_at, before, after, "R4", f"died_at of job {job_id}")
-        dead.append((queue, job_id, job))
+    leg = "retry() on the last attempt"
+    for job_id, operation, expected_error in last_retries:
+        dead.append(
+            await _expect_killed(ctx, queue, job_id, operation, "R4", leg, last_error=expected_error, attempts=2)
+        )
     return dead
 
 
@@ -126,20 +144,15 @@ async def _leg_fail(ctx: RowContext, store: Store) -> list[Dead]:
     default = await queue.enqueue({"leg": "fail()"})
     handles = await _claim_exactly(queue, "w", [given, default], "D1", "claims")
     await ctx.advance(ctx.unit_s)
-    dead: list[Dead] = []
-    cases: list[tuple[JobId, Callable[[], Awaitable[bool]], str]] = [
+    fails: list[tuple[JobId, HandleOp, str]] = [
         (given, lambda: handles[given].fail("bad input: é 💥"), "bad input: é 💥"),
-        (default, lambda: handles[default].fail(), LAST_ERROR_FAILED),
+        (default, handles[default].fail, LAST_ERROR_FAILED),
     ]
-    for job_id, operation, expected_error in cases:
-        ok, before, after = await ctx.timed(operation())
-        expect(ok is True, "D1", did=f"refused fail() of job {job_id} under a live lease (got {ok!r})", demands="True")
-        job = await _dead_job(queue, job_id, "D1", "fail() with 4 attempts left")
-        expect_equal(job.last_error, expected_error, "D1", f"last_error of job {job_id}")
-        expect_equal(job.attempts, 1, "D1", f"attempts of job {job_id}")
-        ctx.expect_during(job.died_at, before, after, "D1", f"died_at of job {job_id}")
-        dead.append((queue, job_id, job))
-    return dead
+    leg = "fail() under a live lease, 4 attempts left"
+    return [
+        await _expect_killed(ctx, queue, job_id, operation, "D1", leg, last_error=expected_error, attempts=1)
+        for job_id, operation, expected_error in fails
+    ]
 
 
 async def _leg_stays_dead(ctx: RowContext, dead: list[Dead]) -> None:

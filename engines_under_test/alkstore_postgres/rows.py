@@ -19,49 +19,11 @@ def job_from_record(record: Any) -> Job:
 
     asyncpg returns ``bigint``/``integer`` as ``int``, ``float8`` as ``float``
     and ``timestamptz`` as aware UTC datetimes at microsecond precision, so
-    values read back equal to what was written and need no conversion. A claim
-    of a hundred jobs makes a hundred snapshots: the record is unpacked by
-    position (``JOB_COLUMNS`` order) and ``Job`` built positionally, which a
-    frozen dataclass takes faster than keywords.
+    every column after ``state`` reads back equal to what was written and goes
+    to ``Job`` as it is, positionally (``JOB_COLUMNS`` order).
     """
-    (
-        job_id,
-        queue,
-        payload,
-        state,
-        priority,
-        attempts,
-        max_attempts,
-        run_at,
-        expires_at,
-        enqueued_at,
-        lease_expires_at,
-        claimed_by,
-        visibility_timeout_s,
-        backoff_base_s,
-        dead_letter_retention_s,
-        last_error,
-        died_at,
-    ) = record
-    return Job(
-        job_id,
-        queue,
-        decode_payload(payload),
-        _STATES[state],
-        priority,
-        attempts,
-        max_attempts,
-        run_at,
-        expires_at,
-        enqueued_at,
-        lease_expires_at,
-        claimed_by,
-        visibility_timeout_s,
-        backoff_base_s,
-        dead_letter_retention_s,
-        last_error,
-        died_at,
-    )
+    job_id, queue, payload, state, *as_stored = record
+    return Job(job_id, queue, decode_payload(payload), _STATES[state], *as_stored)
 
 
 def c2_order_key(job: Job) -> tuple[int, datetime, int]:
