@@ -342,6 +342,9 @@ class UnavailableItem(pytest.Item):
     def runtest(self) -> None:
         raise RuntimeError("an unavailable engine's placeholder never runs")
 
+    def reportinfo(self) -> tuple[str, int, str]:
+        return NODE_PREFIX, 0, f"{NODE_PREFIX}::{self.name}"
+
 
 class RowItem(pytest.Item):
     """One row on one engine."""
@@ -449,8 +452,9 @@ class RowItem(pytest.Item):
             return f"{excinfo.value}\n\nWhen it fails, check:\n{self.row.hint}"
         return super().repr_failure(excinfo, style=style)
 
-    def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, f"{NODE_PREFIX}::{self.name} [{' '.join(self.row.clauses)}]"
+    def reportinfo(self) -> tuple[str, int, str]:
+        """Located at ``alkstore`` (not the anchor file's path inside the installed package), like the node id."""
+        return NODE_PREFIX, 0, f"{NODE_PREFIX}::{self.name} [{' '.join(self.row.clauses)}]"
 
 
 def _row_summary(ledger: Ledger) -> str:
