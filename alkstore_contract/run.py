@@ -238,11 +238,15 @@ class SuiteSession:
                 for flag, value in (("-k", self.config.option.keyword), ("-m", self.config.option.markexpr))
                 if value
             )
-            return EngineVerdict(
-                verdicts,
-                None,
-                f"partial run ({selection or f'{len(missing)} of {len(self.rows)} rows not run'}): no certificate",
-            )
+            partial = f"partial run ({selection or f'{len(missing)} of {len(self.rows)} rows not run'})"
+            failed = [
+                line
+                for line in certify(verdicts, ledgers, engine.adapter.capabilities).blockers
+                if " not exercised: " not in line
+            ]
+            if failed:
+                return EngineVerdict(verdicts, None, "NOT CERTIFIED: " + "; ".join([*failed, partial]))
+            return EngineVerdict(verdicts, None, f"{partial}: no certificate")
         return EngineVerdict(verdicts, certify(verdicts, ledgers, engine.adapter.capabilities))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
