@@ -32,12 +32,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from alkstore_contract.errors import HandleSpent
-from alkstore_contract.expected import BACKOFF_CAP_S, LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
+from alkstore_contract.resolution import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.types import Job, JobState, QueueOpts
 from alkstore_contract.validation import Duration
 
 UNKNOWN_JOB = 0
 """The model id of a job that does not exist (model ids start at 1)."""
+BACKOFF_CAP_S = 3600.0
+"""R2: no backoff delay is longer than an hour."""
 
 
 def delta(duration: Duration) -> timedelta:
