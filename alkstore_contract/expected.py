@@ -135,8 +135,8 @@ R2_RANGE_S: Final[dict[tuple[float, int], tuple[float, float]]] = {
     (600.0, 40): (1800.0, 3600.0),  # 600·2^39 = 3.299e+14, capped
 }
 """R2: ``(backoff base b in s, attempts a made) → (low, high)`` in s, the closed range a delay drawn by
-``retry()`` without ``delay`` must land in. Bases 0.1 and 2.5 are the system- and manual-clock curve legs'
-(a quarter of a row unit), 4 the SQLite engine test's; the rest cover attempts 1–14 and 40."""
+``retry()`` without ``delay`` must land in. 2.5 is the manual-clock curve leg's base (a quarter of a row unit),
+0.1 a small one for the system clock, 4 the SQLite engine test's; the rest cover attempts 1–14 and 40."""
 
 
 def r2_range_s(base_s: float, attempts: int) -> tuple[float, float]:

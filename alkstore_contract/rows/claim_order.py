@@ -348,12 +348,12 @@ async def claim_order(ctx: RowContext) -> None:
     """C1, C2, X1: claim order, what is claimable when, which jobs a short claim selects among reclaims and ready
     jobs, and that expired jobs never are."""
     store = await ctx.open_store()
-    await _order_legs(ctx, store)
+    await ctx.leg("C2 order", ("C2",), lambda _: _order_legs(ctx, store))
     timeline = Timeline(ctx, store)
-    await timeline.set_up()
-    await timeline.at_one_unit()
-    await timeline.at_two_units()
-    await leg_reclaim_selection(ctx)
+    await ctx.leg("set up at t0", ("C1", "X1", "C2"), lambda _: timeline.set_up())
+    await ctx.leg("at t0 + 1u", ("C1", "X1"), lambda _: timeline.at_one_unit(), after=("set up at t0",))
+    await ctx.leg("at t0 + 2u", ("C1", "X1"), lambda _: timeline.at_two_units(), after=("at t0 + 1u",))
+    await ctx.leg("reclaim selection", ("C2", "C1"), leg_reclaim_selection)
 
 
 ROW = row("claim_order", ("C1", "C2", "X1"))(claim_order)
