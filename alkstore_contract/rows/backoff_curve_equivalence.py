@@ -405,7 +405,10 @@ async def leg_seed(ctx: RowContext) -> None:
     of the other seed's draw: with intervals under ``w`` wide, a chance below
     ``(2w)^8``. Under the manual clock ``w`` is the microsecond of ``run_at``
     over the 300 s range (``(7e-9)^8``, about 1e-65); on the system clock a
-    retry's now bracket under 0.3 s gives ``w`` < 1e-3 and a chance below 3e-22.
+    retry's now bracket under 0.3 s gives ``w`` < 1e-3 and a chance below
+    3e-22, and even brackets of 3 s on a crawling host one below 3e-14. The
+    same bound is the chance that an engine ignoring its seed slips through
+    the same-seed check.
     """
     seed = ctx.seed + SEED_OFFSET
     first = await _seeded_fractions(ctx, seed)
