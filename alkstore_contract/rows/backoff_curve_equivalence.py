@@ -52,7 +52,7 @@ import asyncio
 import time
 from datetime import datetime, timedelta
 
-from alkstore_contract.checks import expect, expect_equal, expect_stored
+from alkstore_contract.checks import expect, expect_equal, expect_instant, expect_stored
 from alkstore_contract.expected import LAST_ERROR_MAX_ATTEMPTS, R2_RANGE_S, r2_range_s
 from alkstore_contract.harness import RowContext
 from alkstore_contract.suite import row
@@ -137,8 +137,8 @@ async def _retry(
     done = time.monotonic()
     expect(done_ok is True, clause, did=f"returned {done_ok!r} from retry() on a held claim", demands="True")
     if ctx.manual:
-        now = ctx.now()
-        return now, now
+        now, slack = ctx.now(), timedelta(seconds=ctx.tolerance_s)
+        return now - slack, now + slack
     job = claimed.job
     assert job.lease_expires_at is not None
     claim_now = job.lease_expires_at - timedelta(seconds=job.visibility_timeout_s)
@@ -283,7 +283,9 @@ async def leg_explicit(ctx: RowContext) -> None:
         seconds = exact.total_seconds()
         _expect_delay(job, bracket, seconds, seconds, "R3", f"retry(delay={delay!r}) (verbatim: no cap, no jitter)")
         if ctx.manual:
-            expect_equal(job.run_at - ctx.now(), exact, "R3", f"run_at - now after retry(delay={delay!r})")
+            expect_instant(
+                job.run_at, ctx.now() + exact, "R3", f"run_at after retry(delay={delay!r})", tolerance_s=ctx.tolerance_s
+            )
     again = await _claim(queue, "backoff", len(ids))
     expect_equal([c.job.id for c in again], ids[-1:], "R3", "the ids claimable right after the explicit retries")
 
