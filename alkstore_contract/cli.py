@@ -135,8 +135,8 @@ def parser() -> argparse.ArgumentParser:
     certify.add_argument(
         "--xfail-file",
         metavar="PATH",
-        help="rows expected to fail: one 'row[engine] reason' a line, # starts a comment; strict (an expected "
-        "failure that passes fails)",
+        help="clauses expected to fail: one 'row[engine] CLAUSE reason' a line, # starts a comment; strict (an "
+        "expected failure that does not happen fails the run)",
     )
     certify.add_argument(
         "--examples", type=int, metavar="N", help="Hypothesis examples of the model_based row (default 60)"
