@@ -27,55 +27,22 @@ from alkstore_contract.report_file import schema_fault
 TIMEOUT_S = 300
 
 
-def _row(name: str, outcome: str = "passed") -> dict[str, Any]:
-    return {
-        "row": name,
-        "clauses": ["C1"],
-        "required": True,
-        "outcome": outcome,
-        "reason": None,
-        "duration_s": 0.01,
-        "seed": 7,
-        "notes": [],
-    }
+@pytest.fixture(scope="module")
+def real_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A report the suite itself writes (mem, two rows: one passed, one skipped), so it has today's format."""
+    where = tmp_path_factory.mktemp("real-report")
+    path = where / "report.json"
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "ALKSTORE_"))}
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--alkstore-engine=mem"]
+    command += ["-k", "claim_order or durability", f"--alkstore-report={path}"]
+    subprocess.run(command, cwd=where, env=env, capture_output=True, timeout=TIMEOUT_S, check=False)
+    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
 
 
-def a_report() -> dict[str, Any]:
-    """A small report of the shape ``report.schema.json`` describes (checked against it by jsonschema below)."""
-    return {
-        "report_format": 1,
-        "suite_version": "1.0.0",
-        "contract_version": "1.0.0",
-        "created_at": "2026-11-30T12:00:00+00:00",
-        "python": "3.11.7",
-        "platform": "Linux",
-        "settings": {
-            "engines": ["mem"],
-            "require": False,
-            "clock": None,
-            "tolerance_s": 0.5,
-            "seed": 7,
-            "report": None,
-            "xfail_file": None,
-            "examples": 60,
-        },
-        "selection": {"keyword": "", "markexpr": ""},
-        "unmatched_xfail_entries": [],
-        "engines": [
-            {
-                "name": "mem",
-                "spec": "mem",
-                "version": "0.1.0",
-                "capabilities": ["injectable_clock"],
-                "clock": "manual",
-                "unavailable_reason": None,
-                "storage": None,
-                "certified": True,
-                "not_certified_because": [],
-                "rows": [_row("claim_order"), _row("durability", "skipped")],
-            }
-        ],
-    }
+@pytest.fixture
+def a_report(real_report: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(real_report)
 
 
 def _schema() -> dict[str, Any]:
@@ -99,9 +66,11 @@ def _one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], *expec
     return err
 
 
-def test_a_good_report_renders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    jsonschema.validate(a_report(), _schema())
-    good = _write(tmp_path / "good.json", a_report())
+def test_a_report_the_suite_wrote_renders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], a_report: dict[str, Any]
+) -> None:
+    jsonschema.validate(a_report, _schema())
+    good = _write(tmp_path / "good.json", a_report)
     html, markdown = tmp_path / "m.html", tmp_path / "m.md"
     assert main(["report", str(good), "--html", str(html), "--markdown", str(markdown)]) == 0
     assert "claim_order" in html.read_text(encoding="utf-8")
@@ -130,26 +99,29 @@ def test_report_on_bytes_that_are_not_text(tmp_path: Path, capsys: pytest.Captur
     _one_line_exit_2(capsys, ["report", str(binary)], str(binary), "not UTF-8")
 
 
-@pytest.mark.parametrize(
-    ("value", "fault"),
-    [
-        ({"name": "not a report"}, "the top level has no 'report_format'"),
-        ([1, 2], "the top level is [1, 2], not of type object"),
-        ({**a_report(), "report_format": 2}, "report_format is 2, not 1"),
-        ({**a_report(), "engines": {"mem": {}}}, "engines is"),
-    ],
-    ids=["no-engines", "a-list", "format-2", "engines-not-a-list"],
-)
+def _not_a_report_cases(report: dict[str, Any]) -> dict[str, tuple[object, str]]:
+    return {
+        "no-engines": ({"name": "not a report"}, "the top level has no 'report_format'"),
+        "a-list": ([1, 2], "the top level is [1, 2], not of type object"),
+        "format-99": ({**report, "report_format": 99}, "report_format is 99, not "),
+        "engines-not-a-list": ({**report, "engines": {"mem": {}}}, "engines is"),
+    }
+
+
+@pytest.mark.parametrize("case", ["no-engines", "a-list", "format-99", "engines-not-a-list"])
 def test_report_on_json_that_is_not_a_report(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: object, fault: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], a_report: dict[str, Any], case: str
 ) -> None:
+    value, fault = _not_a_report_cases(a_report)[case]
     path = _write(tmp_path / "shape.json", value)
     _one_line_exit_2(capsys, ["report", str(path)], str(path), "not an alkstore report", fault)
 
 
-def test_report_names_the_bad_file_among_good_ones(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    good = _write(tmp_path / "good.json", a_report())
-    bad_value = a_report()
+def test_report_names_the_bad_file_among_good_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], a_report: dict[str, Any]
+) -> None:
+    good = _write(tmp_path / "good.json", a_report)
+    bad_value = copy.deepcopy(a_report)
     del bad_value["engines"][0]["rows"][1]["notes"]
     bad = _write(tmp_path / "bad.json", bad_value)
     err = _one_line_exit_2(capsys, ["report", str(good), str(bad)], str(bad), "engines[0].rows[1] has no 'notes'")
@@ -157,56 +129,67 @@ def test_report_names_the_bad_file_among_good_ones(tmp_path: Path, capsys: pytes
 
 
 @pytest.mark.parametrize("flag", ["--html", "--markdown"])
-def test_report_to_an_unwritable_path(tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str) -> None:
-    good = _write(tmp_path / "good.json", a_report())
+def test_report_to_an_unwritable_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], a_report: dict[str, Any], flag: str
+) -> None:
+    good = _write(tmp_path / "good.json", a_report)
     target = tmp_path / "no-such-dir" / "matrix.out"
     _one_line_exit_2(capsys, ["report", str(good), flag, str(target)], str(target), "cannot be written")
 
 
-def _mutations() -> list[tuple[str, dict[str, Any]]]:
-    """Reports broken one way each, plus the untouched one, for comparing the checker with jsonschema."""
-    cases: list[tuple[str, dict[str, Any]]] = [("valid", a_report())]
+DELETE = object()
+ROW: list[str | int] = ["engines", 0, "rows", 0]
+ENGINE: list[str | int] = ["engines", 0]
+MUTATIONS: dict[str, tuple[list[str | int], object]] = {
+    "valid": ([], None),
+    "row outcome unknown": ([*ROW, "outcome"], "exploded"),
+    "row duration negative": ([*ROW, "duration_s"], -1),
+    "row duration a string": ([*ROW, "duration_s"], "1 s"),
+    "row seed a bool": ([*ROW, "seed"], True),
+    "row clause lower case": ([*ROW, "clauses"], ["c1"]),
+    "row extra key": ([*ROW, "colour"], "red"),
+    "row without reason": ([*ROW, "reason"], DELETE),
+    "engine clock unknown": ([*ENGINE, "clock"], "sundial"),
+    "engine capability unknown": ([*ENGINE, "capabilities"], ["teleport"]),
+    "engine certified a string": ([*ENGINE, "certified"], "yes"),
+    "storage may be a string": ([*ENGINE, "storage"], "SQLite 3.40.1"),
+    "settings without seed": (["settings", "seed"], DELETE),
+    "settings may hold more": (["settings", "extra"], 1),
+    "selection extra key": (["selection", "other"], ""),
+    "format true": (["report_format"], True),
+    "python a number": (["python"], 3.11),
+}
+"""Reports broken one way each (a path into the report and the value put there), and the untouched one."""
 
-    def case(name: str, path: list[str | int], value: object) -> None:
-        report = copy.deepcopy(a_report())
-        target: Any = report
+
+def _mutated(report: dict[str, Any], name: str) -> dict[str, Any]:
+    path, value = MUTATIONS[name]
+    mutated = copy.deepcopy(report)
+    if path:
+        target: Any = mutated
         for step in path[:-1]:
             target = target[step]
         if value is DELETE:
             del target[path[-1]]
         else:
             target[path[-1]] = value
-        cases.append((name, report))
-
-    row: list[str | int] = ["engines", 0, "rows", 0]
-    engine: list[str | int] = ["engines", 0]
-    case("row outcome unknown", [*row, "outcome"], "exploded")
-    case("row duration negative", [*row, "duration_s"], -1)
-    case("row duration a string", [*row, "duration_s"], "1 s")
-    case("row seed a bool", [*row, "seed"], True)
-    case("row clause lower case", [*row, "clauses"], ["c1"])
-    case("row extra key", [*row, "colour"], "red")
-    case("row without reason", [*row, "reason"], DELETE)
-    case("engine clock unknown", [*engine, "clock"], "sundial")
-    case("engine capability unknown", [*engine, "capabilities"], ["teleport"])
-    case("engine certified a string", [*engine, "certified"], "yes")
-    case("storage may be a string", [*engine, "storage"], "SQLite 3.40.1")
-    case("settings without seed", ["settings", "seed"], DELETE)
-    case("settings may hold more", ["settings", "extra"], 1)
-    case("selection extra key", ["selection", "other"], "")
-    case("format true", ["report_format"], True)
-    case("python a number", ["python"], 3.11)
-    return cases
+    return mutated
 
 
-DELETE = object()
-
-
-@pytest.mark.parametrize(("name", "report"), _mutations(), ids=[name for name, _ in _mutations()])
-def test_the_shape_checker_agrees_with_jsonschema(name: str, report: dict[str, Any]) -> None:
+@pytest.mark.parametrize("name", list(MUTATIONS))
+def test_the_shape_checker_agrees_with_jsonschema(name: str, real_report: dict[str, Any]) -> None:
+    report = _mutated(real_report, name)
     schema = _schema()
     valid_by_jsonschema = jsonschema.Draft202012Validator(schema).is_valid(report)
     assert (schema_fault(report, schema) is None) == valid_by_jsonschema, name
+
+
+def test_most_mutations_break_the_schema(real_report: dict[str, Any]) -> None:
+    """The comparison above has teeth only if jsonschema refuses most of the mutated reports."""
+    validator = jsonschema.Draft202012Validator(_schema())
+    assert validator.is_valid(real_report)
+    refused = [name for name in MUTATIONS if not validator.is_valid(_mutated(real_report, name))]
+    assert len(refused) >= len(MUTATIONS) // 2, refused
 
 
 def test_top_level_help_reads_as_prose(capsys: pytest.CaptureFixture[str]) -> None:
