@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import traceback
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -80,6 +80,7 @@ class RowContext:
         unit_s: float = SYSTEM_UNIT_S,
         full_trace: bool = False,
         ledger: Ledger | None = None,
+        resolution_us: int = 1,
     ) -> None:
         self.adapter = adapter
         self.engine_spec = engine_spec
@@ -88,8 +89,13 @@ class RowContext:
         self.seed = seed
         self.examples = examples
         self.clock: ManualClock | None = ManualClock() if manual else None
-        self.tolerance_s = 0.0 if manual else tolerance_s
-        """Slack for comparing instants: none under the manual clock."""
+        self.resolution_us = resolution_us
+        """How finely the engine keeps instants (its adapter's ``time_resolution_us``)."""
+        self.resolution = timedelta(microseconds=resolution_us)
+        slack_s = (resolution_us - 1) / 1_000_000
+        self.tolerance_s = slack_s if manual else tolerance_s + slack_s
+        """Slack for comparing instants: under the manual clock none beyond the engine's resolution (an
+        instant kept at 1 ms may lie up to 999 µs from the exact one); on the real clock the tolerance too."""
         self.unit_s = MANUAL_UNIT_S if manual else unit_s
         self.full_trace = full_trace
         self.ledger = ledger if ledger is not None else Ledger(row="")
@@ -267,6 +273,7 @@ class RowContext:
             unit_s=self._system_unit_s,
             full_trace=self.full_trace,
             ledger=self.ledger,
+            resolution_us=self.resolution_us,
         )
         twin.notes = self.notes
         return twin
