@@ -59,10 +59,10 @@ phase 4 "the contract suite, manual clock: sqlite, mem, postgres; one line per r
 phase_done
 
 phase 5 "the project's tests (tests/, but the mutants)"
-"${PYTEST[@]}" --ignore=tests/test_mutants.py tests
+"${PYTEST[@]}" --durations=5 --ignore=tests/test_mutants.py tests
 phase_done
 
 phase 6 "the mutant catalog: each mutant in its own pytest process, stopped at its first failing row"
-"${PYTEST[@]}" -v --maxschedchunk=1 tests/test_mutants.py
+"${PYTEST[@]}" -v --maxschedchunk=1 --durations=5 tests/test_mutants.py
 phase_done
 echo "== all checks passed in $((SECONDS - STARTED)) s"

@@ -34,9 +34,9 @@ CERTIFICATE_COUNTS_CAPABILITY_ROWS = False
 """Whether a failed capability row (durability, crash_recovery, model_based) refuses the certificate yet.
 
 Issue 12 makes it so; until then a mutant only such a row kills is certified
-but for the rows its stopped run left out, and its NOT CERTIFIED check is a
-strict xfail. Set this to True when the certificate counts capability rows:
-those checks then fail until it is.
+but for the rows its stopped run left out, and its NOT CERTIFIED check xfails
+(after the kill checks, which hold). Strictly: once the certificate counts such
+a row, the check fails until this is set to True.
 """
 PARTIAL_RUN = re.compile(r"did not run|not exercised|partial run", re.IGNORECASE)
 """A blocker the stopped (``-x``) run earns by leaving rows out, which says nothing about what the mutant did."""
@@ -105,10 +105,13 @@ def _spread_slow_first(entries: list[CatalogEntry]) -> list[CatalogEntry]:
 
 
 def _params(entries: list[CatalogEntry]) -> list[Any]:
+    """One param per mutant; a known survivor's is a strict xfail of the kill assertions (not of a crashed run)."""
     params = []
     for entry in entries:
         survivor = entry.mutant.known_survivor
-        marks = [] if survivor is None else [pytest.mark.xfail(strict=True, reason=f"known survivor: {survivor}")]
+        marks = []
+        if survivor is not None:
+            marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"known survivor: {survivor}"))
         params.append(pytest.param(entry, id=entry.module, marks=marks))
     return params
 
