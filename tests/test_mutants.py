@@ -30,14 +30,6 @@ from tests.mutants.runner import failed_rows, mutant_engine, run_mutant
 
 ENTRIES = catalog()
 CAPABILITY_ROWS = frozenset(row.name for row in all_rows() if not row.required)
-CERTIFICATE_COUNTS_CAPABILITY_ROWS = False
-"""Whether a failed capability row (durability, crash_recovery, model_based) refuses the certificate yet.
-
-Issue 12 makes it so; until then a mutant only such a row kills is certified
-but for the rows its stopped run left out, and its NOT CERTIFIED check xfails
-(after the kill checks, which hold). Strictly: once the certificate counts such
-a row, the check fails until this is set to True.
-"""
 PARTIAL_RUN = re.compile(r"did not run|not exercised|partial run", re.IGNORECASE)
 """A blocker the stopped (``-x``) run earns by leaving rows out, which says nothing about what the mutant did."""
 
@@ -130,6 +122,7 @@ def _certificate_blockers(engine: dict[str, Any], entry: CatalogEntry, killers: 
 def test_the_mutant_is_killed_citing_its_clause_and_not_certified(entry: CatalogEntry, tmp_path: Path) -> None:
     first = _rows_first(entry)
     report = run_mutant(entry, tmp_path / "report.json", rows_first=first)
+    assert mutant_engine(report)["clock"] == (entry.mutant.clock or "manual"), "the mutant ran on the clock it names"
     engine = mutant_engine(report)
     failed = failed_rows(report)
     meant = {row: reason for row, reason in failed.items() if row in entry.mutant.rows}
@@ -144,14 +137,6 @@ def test_the_mutant_is_killed_citing_its_clause_and_not_certified(entry: Catalog
         )
     assert engine["certified"] is False, f"{entry.module} is CERTIFIED although rows failed: {failed}"
     blockers = _certificate_blockers(engine, entry, citing)
-    only_capability_rows = set(citing) <= CAPABILITY_ROWS
-    if only_capability_rows and not CERTIFICATE_COUNTS_CAPABILITY_ROWS:
-        if blockers:
-            pytest.fail(
-                f"{entry.module}: the certificate now counts a failed capability row ({blockers}): "
-                "set CERTIFICATE_COUNTS_CAPABILITY_ROWS = True"
-            )
-        pytest.xfail(f"issue 12: failed capability row(s) {sorted(citing)} do not refuse the certificate yet")
     assert blockers, (
         f"{entry.module}: NOT CERTIFIED only because the stopped run left rows out, not for what the mutant did "
         f"(rows {sorted(citing)}, [{entry.mutant.clause}]): {engine['not_certified_because']}"

@@ -44,6 +44,8 @@ class Mutant:
     """Rows meant to kill it, run before the others; at least one of them must fail, citing ``clause``."""
     what: str
     """The fault in one sentence."""
+    clock: str | None = None
+    """``"system"``: run it with ``--alkstore-clock=system`` (a fault only a system-clock run could miss)."""
     known_survivor: str | None = None
     """Why the suite cannot kill this mutant yet; its test is then a strict xfail, so it turns red once it can."""
 

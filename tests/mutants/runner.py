@@ -72,6 +72,8 @@ def run_mutant(
         f"--alkstore-report={report_path}",
         f"--alkstore-engine={entry.spec}",
     ]
+    if entry.mutant.clock is not None:
+        command.append(f"--alkstore-clock={entry.mutant.clock}")
     if stop_at_first_failure:
         command.append("-x")
     report_path.unlink(missing_ok=True)

@@ -33,6 +33,6 @@ class ReclaimLastQueue(SqliteQueue):
 adapter = sqlite_mutant("mut-sqlite-reclaims-last", queue=ReclaimLastQueue)
 MUTANT = Mutant(
     clause="C2",
-    rows=("model_based",),
+    rows=("model_based", "claim_order"),
     what="claims take every due ready job before any lapsed lease, instead of one C2 order over both",
 )
