@@ -10,7 +10,19 @@ two workers, and clock moves from a millisecond to two hours — often to
 exactly a lease end, ready time, expiry or retention end (or a millisecond
 either side), probed there at once. Every return value is compared, every
 ``handle.job``, and the snapshot of every job an op touched (all ``Job``
-fields); at the end of each program every job is read back once more.
+fields). After every clock move and every sweep, and at the end, the whole
+state is compared: every job the program made, read back on its queue, and
+the adapter's oracle count of stored jobs, so a job the model does not know
+about (a row an ack only hid, a second row a retry wrote) shows too.
+
+Each program draws queue options of its own with up to 64 attempts and
+backoff bases up to 900 s, and about once a program a ``burn`` step bounces
+one job with ``retry(delay=0)`` up to 14 times before retrying it without a
+delay: R2's range ``[cap/2, cap]`` with ``cap = min(b·2^(a−1), 3600 s)`` is
+checked on every retry without a delay, at the cap and at a ≥ 12 in a typical
+run. The row notes how many range checks, cap hits and whole-state
+comparisons the run made: a run that never reached the cap proved nothing
+about it.
 
 How it runs: Hypothesis is synchronous, so the programs run in a thread of
 their own, on an event loop of their own, against a store opened on that loop.
@@ -31,6 +43,12 @@ deadline), a fence with a condition too many or too few (a handle op refused
 because the job expired under a live lease; an old handle acking after a
 reclaim), claims that take reclaims and fresh jobs in two passes instead of
 one C2 order, or an index (a heap, a cache) that misses a change.
+
+The package, by job: ``strategies`` (what programs are made of), ``script``
+(the reproduction a failure prints), ``machine`` (one program, step by step,
+against ``alkstore_contract.model``), ``bench`` (what a run's programs share,
+and its tally), ``runner`` (Hypothesis in a thread of its own); this module
+is the row.
 """
 
 from __future__ import annotations

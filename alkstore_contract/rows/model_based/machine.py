@@ -624,8 +624,9 @@ class ModelMachine(RuleBasedStateMachine):
         """Move to exactly a job's expiry, lease end, ready time or retention end (or 1 ms either side); probe it.
 
         ``k`` picks the k-th soonest deadline of that kind (of any kind when there is none). The probe
-        — a sweep or a claim of the queue of that job here, an op on the newest live handle in
-        ``move_clock`` — is the boundary test: ``<`` for ``<=`` anywhere shows only at the very instant.
+        — a sweep or a claim of the queue of that job here; in ``_clock_step``, then an op on the
+        newest live handle, or (``reclaim``) on the handle the claim just superseded — is the boundary
+        test: ``<`` for ``<=`` anywhere shows only at the very instant.
         """
         self.steps += 1
         now = self._now()
@@ -644,6 +645,40 @@ class ModelMachine(RuleBasedStateMachine):
             self._sweep_expired(q)
         elif probe == "claim":
             self._claim(q, WORKERS[0], None)
+
+    def _advance_to_reclaim(self, k: int, nudge_ms: int) -> None:
+        """Move to the lease end of a job a claim can take back there (or 1 ms either side), and claim up to it.
+
+        ``k`` picks the k-th soonest such lease. The claim asks for as many jobs as C2 puts
+        up to and including that one, so at the instant (and 1 ms after) it is reclaimed: the
+        handle op that follows in ``_clock_step`` is then the old holder's, which must lose (H5).
+        Random programs alone rarely get there: the lapsed job must have attempts left, must not
+        expire first, and must come first in C2 order when the next claim happens to run.
+        """
+        self.steps += 1
+        now = self._now()
+        leases = sorted(
+            (job.lease_expires_at, job.id)
+            for job in self.model.jobs.values()
+            if job.state is JobState.PROCESSING
+            and job.lease_expires_at is not None
+            and job.lease_expires_at > now
+            and job.attempts < job.max_attempts
+        )
+        if not leases:
+            return
+        at, job_id = leases[k % len(leases)]
+        target = max(at + timedelta(milliseconds=nudge_ms), now)
+        by = target - now
+        self.bench.clock.advance(by)
+        self.script.add(
+            f"clock.advance({src(by)})  # to the lease end {src(at)} of {self.refs[job_id].var} {nudge_ms:+d} ms"
+        )
+        self._check_all()
+        queue = self.queue_of[job_id]
+        order = [job.id for job in self.model.claim_order(queue, target)]
+        n = order.index(job_id) + 1 if job_id in order else 1
+        self._claim(QUEUE_NAMES.index(queue.removeprefix(self.prefix)), WORKERS[k % len(WORKERS)], n)
 
     # --- the one rule ---------------------------------------------------------------------------------
     # One rule drawing the kind of step, rather than a rule per op: Hypothesis' swarm testing
@@ -724,10 +759,14 @@ class ModelMachine(RuleBasedStateMachine):
     def _clock_step(self, data: st.DataObject) -> None:
         """Advance the clock by some seconds, or to a deadline and probe it there."""
         if data.draw(st.booleans()):
+            probe = data.draw(st.sampled_from([None, "sweep", "claim", "handle", "reclaim"]))
             kind = data.draw(st.sampled_from(["expiry", "lease", "ready", "expiry", "lease", "retention"]))
             k = data.draw(st.one_of(st.just(0), st.integers(0, 7)))
             nudge_ms = data.draw(st.sampled_from([0, 0, -1, 1]))
-            probe = data.draw(st.sampled_from([None, "sweep", "claim", "handle"]))
+            if probe == "reclaim":
+                self._advance_to_reclaim(k, nudge_ms)
+                self._handle_step(1, data.draw(HANDLE_OPS), data)
+                return
             self._advance_to_deadline(kind, k, nudge_ms, probe)
             if probe == "handle":  # the newest live handle, at the instant
                 self._handle_step(0, data.draw(HANDLE_OPS), data)
