@@ -708,12 +708,15 @@ class ModelMachine(RuleBasedStateMachine):
 
         Each round is ``claim_one`` and ``retry(delay=0)`` (R3: ready at once, so the next claim
         takes it again, C2), and the last claim is retried without a delay: R2's range checked at
-        ``a = rounds + 1``, far up the curve where the 3600 s cap binds. Every op is compared as
-        in any other step; the rounds stop early if the claim hands out anything else.
+        ``a = rounds + 1``, far up the curve where the 3600 s cap binds. The rounds stop short of
+        the job's ``max_attempts`` so that last retry is a range check, not R4's dead letter (the
+        small stamps of ``OPTS`` see to R4). Every op is compared as in any other step; the rounds
+        stop early if the claim hands out anything else.
         """
         args = EnqueueArgs("now", 0, 0, UTC, None, max_attempts, HOT_PRIORITY)
         self._enqueue(q, LONG_HAUL_INDEX, 0, args)
         hot = max(self.refs)
+        rounds = max(0, min(rounds, self.model.jobs[hot].max_attempts - 2))
         for round_ in range(rounds + 1):
             claimed = len(self.held)
             self._claim(q, WORKERS[0], None)
