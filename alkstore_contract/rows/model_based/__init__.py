@@ -8,12 +8,14 @@ fresh, lapsed, reclaimed, dead and spent handles, batch acks with foreign,
 unknown and duplicate ids, cancels, reads and sweeps, over three queues and
 two workers, and clock moves from a millisecond to two hours — often to
 exactly a lease end, ready time, expiry or retention end (or a millisecond
-either side), probed there at once. Every return value is compared, every
-``handle.job``, and the snapshot of every job an op touched (all ``Job``
-fields). After every clock move and every sweep, and at the end, the whole
-state is compared: every job the program made, read back on its queue, and
-the adapter's oracle count of stored jobs, so a job the model does not know
-about (a row an ack only hid, a second row a retry wrote) shows too.
+either side), probed there at once; at a lease end, often by claiming up to
+that job and then trying the old holder's handle (H5). Every return value is
+compared, every ``handle.job``, and the snapshot of every job an op touched
+(all ``Job`` fields). After every clock move and every sweep, and at the
+end, the whole state is compared: every job the program made, read back on
+its queue, and the adapter's oracle count of stored jobs, so a job the model
+does not know about (a row an ack only hid, a second row a retry wrote) shows
+too.
 
 Each program draws queue options of its own with up to 64 attempts and
 backoff bases up to 900 s, and about once a program a ``burn`` step bounces
@@ -42,7 +44,9 @@ lease, or drops the old ``last_error``; a heartbeat that adds to the old
 deadline), a fence with a condition too many or too few (a handle op refused
 because the job expired under a live lease; an old handle acking after a
 reclaim), claims that take reclaims and fresh jobs in two passes instead of
-one C2 order, or an index (a heap, a cache) that misses a change.
+one C2 order, or an index (a heap, a cache) that misses a change. A count
+that differs while every job reads back right: rows an op hid (moved, flagged)
+instead of deleting, or wrote twice.
 
 The package, by job: ``strategies`` (what programs are made of), ``script``
 (the reproduction a failure prints), ``machine`` (one program, step by step,
