@@ -647,26 +647,24 @@ class ModelMachine(RuleBasedStateMachine):
             self._claim(q, WORKERS[0], None)
 
     def _advance_to_reclaim(self, k: int, nudge_ms: int) -> None:
-        """Move to the lease end of a job a claim can take back there (or 1 ms either side), and claim up to it.
+        """Move to the lease end of a held job (or 1 ms either side), and claim up to that job.
 
-        ``k`` picks the k-th soonest such lease. The claim asks for as many jobs as C2 puts
-        up to and including that one, so at the instant (and 1 ms after) it is reclaimed: the
-        handle op that follows in ``_clock_step`` is then the old holder's, which must lose (H5).
-        Random programs alone rarely get there: the lapsed job must have attempts left, must not
-        expire first, and must come first in C2 order when the next claim happens to run.
+        ``k`` picks the k-th soonest lease. The claim asks for as many jobs as C2 puts up to
+        and including that one (every claimable job and one more, when the job has no
+        attempt left), so at the instant (and 1 ms after) it is reclaimed — or, spent, must
+        not be (C7). The handle op that follows in ``_clock_step`` is then the old holder's,
+        which must lose (H5). When no job is held, it claims one first. Random programs alone
+        rarely get there: the lapsed job must not expire first, and must come first in C2 order
+        when the next claim happens to run.
         """
         self.steps += 1
-        now = self._now()
-        leases = sorted(
-            (job.lease_expires_at, job.id)
-            for job in self.model.jobs.values()
-            if job.state is JobState.PROCESSING
-            and job.lease_expires_at is not None
-            and job.lease_expires_at > now
-            and job.attempts < job.max_attempts
-        )
+        leases = self._live_leases()
+        if not leases:  # nothing held yet: claim something first, so there is a lease to lapse
+            self._claim(0, WORKERS[k % len(WORKERS)], None)
+            leases = self._live_leases()
         if not leases:
             return
+        now = self._now()
         at, job_id = leases[k % len(leases)]
         target = max(at + timedelta(milliseconds=nudge_ms), now)
         by = target - now
@@ -677,8 +675,17 @@ class ModelMachine(RuleBasedStateMachine):
         self._check_all()
         queue = self.queue_of[job_id]
         order = [job.id for job in self.model.claim_order(queue, target)]
-        n = order.index(job_id) + 1 if job_id in order else 1
+        n = order.index(job_id) + 1 if job_id in order else len(order) + 1
         self._claim(QUEUE_NAMES.index(queue.removeprefix(self.prefix)), WORKERS[k % len(WORKERS)], n)
+
+    def _live_leases(self) -> list[tuple[datetime, int]]:
+        """``(lease end, model id)`` of every job held under a lease still running, soonest first."""
+        now = self._now()
+        return sorted(
+            (job.lease_expires_at, job.id)
+            for job in self.model.jobs.values()
+            if job.state is JobState.PROCESSING and job.lease_expires_at is not None and job.lease_expires_at > now
+        )
 
     # --- the one rule ---------------------------------------------------------------------------------
     # One rule drawing the kind of step, rather than a rule per op: Hypothesis' swarm testing
