@@ -37,19 +37,12 @@ from datetime import datetime, timedelta
 from fractions import Fraction
 
 from alkstore_contract.errors import HandleSpent
+from alkstore_contract.expected import BACKOFF_CAP_S, LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.types import Job, JobState, QueueOpts
 from alkstore_contract.validation import Duration
 
 UNKNOWN_JOB = 0
 """The model id of a job that does not exist (model ids start at 1)."""
-BACKOFF_CAP_S = 3600
-"""R2: ``cap = min(b·2^(a−1), 3600 s)``: no backoff delay is longer than an hour (the contract's number)."""
-LAST_ERROR_FAILED = "failed"
-"""D1: ``fail()`` without an error stores this (the contract's text, spelled out here on purpose)."""
-LAST_ERROR_MAX_ATTEMPTS = "max attempts exceeded"
-"""R4 and X2 step 3: a retry on the last attempt without an error, or a sweep of a spent lapsed lease."""
-LAST_ERROR_EXPIRED = "expired"
-"""X2 step 2: a live job whose ``expires_at`` has come, moved to dead by a sweep."""
 
 
 def backoff_cap_s(attempts: int, base_s: float) -> Fraction:

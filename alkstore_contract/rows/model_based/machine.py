@@ -20,7 +20,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from alkstore_contract.checks import ContractViolation
 from alkstore_contract.errors import HandleSpent
-from alkstore_contract.model import BACKOFF_CAP_S, UNKNOWN_JOB, Model, ModelClaim
+from alkstore_contract.expected import BACKOFF_CAP_S
+from alkstore_contract.ledger import count_check
+from alkstore_contract.model import UNKNOWN_JOB, Model, ModelClaim
 from alkstore_contract.rows.model_based.bench import Bench
 from alkstore_contract.rows.model_based.script import Script, call_src, src
 from alkstore_contract.rows.model_based.strategies import (
@@ -235,6 +237,7 @@ class ModelMachine(RuleBasedStateMachine):
         """``got`` (engine's) must equal the model's job ``model_id`` as ``queue`` sees it, field by field."""
         want = self.model.get_job(queue, model_id)
         job = self.model.jobs.get(model_id)
+        count_check("B3" if job is None else job.changed_by)
         if want is None:
             if got is not None:
                 gone = self.model.removed.get(model_id)
@@ -329,6 +332,7 @@ class ModelMachine(RuleBasedStateMachine):
 
     def _expect_same(self, got: Outcome, want: Outcome, clause: str, op: str, why: str) -> None:
         """Compare an op's outcome on the engine with the model's: the same value, or the same error type."""
+        count_check(clause)
         got_ok, got_value = got
         want_ok, want_value = want
         if got_ok and want_ok and got_value == want_value and type(got_value) is type(want_value):
@@ -532,6 +536,7 @@ class ModelMachine(RuleBasedStateMachine):
             if retried.violation is not None:
                 violations.append(retried.violation)
             if retried.cap_s is not None:
+                count_check("R2")
                 attempts = self.model.jobs[held.claim.job_id].attempts
                 self.bench.tally.range_checked(attempts, retried.cap_s == BACKOFF_CAP_S)
             return retried.accepted
