@@ -271,6 +271,7 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         rows = await self._store.fetch(
             "claim_batch()", self.CLAIM_SQL, self._store.now_param(), self._name, min(n, INT64_MAX), worker_id, token
         )
+        self._store.upkeep.note(len(rows))
         jobs = sorted((job_from_record(row) for row in rows), key=c2_order_key)
         handles: list[JobHandle] = [self.handle_class(self, job, token) for job in jobs]
         return handles
@@ -282,7 +283,9 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         if not row_ids:
             return 0
         rows = await self._store.fetch("ack_batch()", self.ACK_BATCH_SQL, self._store.now_param(), self._name, row_ids)
-        return int(rows[0][0])
+        acked = int(rows[0][0])
+        self._store.upkeep.note(acked)
+        return acked
 
     async def cancel(self, job_id: JobId) -> bool:
         """Delete the job in any state; ``True`` iff one was deleted (B2)."""
@@ -291,6 +294,7 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         if rid is None:
             return False
         rows = await self._store.fetch("cancel()", self.CANCEL_SQL, self._name, rid)
+        self._store.upkeep.note(len(rows))
         return bool(rows)
 
     async def get_job(self, job_id: JobId) -> Job | None:
@@ -313,4 +317,6 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
             LAST_ERROR_EXPIRED,
             LAST_ERROR_MAX_ATTEMPTS,
         )
-        return int(rows[0][0])
+        moved = int(rows[0][0])
+        self._store.upkeep.note(moved)
+        return moved
