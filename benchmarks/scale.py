@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import platform
 import random
@@ -468,22 +469,14 @@ def draw(results: list[dict[str, Any]], path: Path, title: str) -> None:
 
 
 async def main(args: argparse.Namespace) -> int:
-    import json
-
     os.environ[DSN_ENV] = args.dsn
     started = time.perf_counter()
     date = datetime.now(UTC).isoformat(timespec="seconds")
-    results = []
-    for engine in args.engines:
-        if engine == "postgres" and (reason := await load_adapter("postgres").unavailable_reason()) is not None:
-            _progress(f"postgres skipped: {reason}")
-            continue
-        results.append(await measure(engine, args))
+    results: list[dict[str, Any]] = []
     command = " ".join([Path(sys.executable).name, *sys.argv])
-    meta = {
+    meta: dict[str, Any] = {
         "command": command,
         "date": date,
-        "seconds": round(time.perf_counter() - started, 1),
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version()},
         "sizes": {
             "backlogs": args.backlogs,
@@ -496,6 +489,24 @@ async def main(args: argparse.Namespace) -> int:
             "runs": args.runs,
         },
     }
+    for engine in args.engines:
+        if engine == "postgres" and (reason := await load_adapter("postgres").unavailable_reason()) is not None:
+            _progress(f"postgres skipped: {reason}")
+            continue
+        results.append(await measure(engine, args))
+        if args.json is not None:
+            # Written after every engine, so a long run that is stopped keeps what it measured.
+            args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
+    meta["seconds"] = round(time.perf_counter() - started, 1)
+    if args.json is not None:
+        args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
+    render(meta, results, args.png)
+    return 0
+
+
+def render(meta: dict[str, Any], results: list[dict[str, Any]], png: Path | None) -> None:
+    """The tables on stdout and, with ``png``, the plot: from a run just made, or from its JSON (``--report``)."""
+    command, date, runs = meta["command"], meta["date"], meta["sizes"]["runs"]
     out = sys.stdout
     loads = ", ".join(
         f"{r['engine']} {r['load_average_1_5_15']['start'][0]:.1f}→{r['load_average_1_5_15']['end'][0]:.1f}"
@@ -503,14 +514,11 @@ async def main(args: argparse.Namespace) -> int:
     )
     out.write(
         f"alkstore scale: {meta['machine']['cpus']} CPUs, Python {meta['machine']['python']}; {date}; "
-        f"median of {args.runs} runs; load average (1 min) {loads}\n`{command}`\n\n"
+        f"median of {runs} runs; load average (1 min) {loads}\n`{command}`\n\n"
     )
     out.write(_ratio_table(results) + "\n\n" + _storage_table(results) + "\n")
-    if args.json is not None:
-        args.json.write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
-    if args.png is not None:
-        draw(results, args.png, f"alkstore scale — {command} — {date}")
-    return 0
+    if png is not None:
+        draw(results, png, f"alkstore scale — {command} — {date}")
 
 
 def _sizes(text: str) -> list[int]:
@@ -533,6 +541,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test that runs in seconds")
     parser.add_argument("--json", type=Path, help="write the results as JSON here")
     parser.add_argument("--png", type=Path, help="draw the plot here (PNG)")
+    parser.add_argument("--report", type=Path, help="measure nothing: print the tables (and --png) of this JSON")
     args = parser.parse_args(argv)
     args.engines = [name for name in args.engines.split(",") if name]
     if unknown := [e for e in args.engines if e not in ENGINE_ORDER]:
@@ -550,5 +559,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def entry(args: argparse.Namespace) -> int:
+    if args.report is not None:
+        document = json.loads(args.report.read_text())
+        render(document["meta"], document["results"], args.png)
+        return 0
+    return asyncio.run(main(args))
+
+
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(parse())))
+    sys.exit(entry(parse()))
