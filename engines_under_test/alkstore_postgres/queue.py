@@ -102,8 +102,7 @@ picked AS MATERIALIZED (
 UPDATE {{jobs}} AS j
 SET state = 'processing', claimed_by = $4, token = $5, attempts = j.attempts + 1,
     lease_expires_at = {NOW} + {{schema}}.seconds_interval(j.visibility_timeout_s)
-FROM picked
-WHERE j.id = picked.id
+WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
 RETURNING {{j_columns}}
 """
     """claim_batch: lock up to n claimable rows, SKIP LOCKED, then update exactly those (C1–C5).
@@ -113,10 +112,14 @@ RETURNING {{j_columns}}
     order, so each shape has its own MATERIALIZED CTE with every filter
     inside it, its own partial index, and its own ``LIMIT n ... FOR UPDATE
     SKIP LOCKED``. ``picked`` keeps the best n of the at most 2n locked
-    candidates, and the UPDATE joins on ``picked`` alone, so at most n rows
-    change. The extra locks end with the statement a moment later. (``WHERE
-    id IN (SELECT ... LIMIT n)`` could re-run the subquery and update more
-    than n rows; a materialized CTE is evaluated once.) Under READ COMMITTED a
+    candidates, and the UPDATE changes the ids of ``picked`` alone, so at most
+    n rows change. It looks them up as ``id = ANY(ARRAY(...))``, a primary-key
+    probe per id whatever the planner believes of the table: joined ``FROM
+    picked`` instead, a table that vacuum had just left with few live rows was
+    planned as a full scan of the primary key, dead entries and all, per
+    claim. The extra locks end with the statement a moment later. (``WHERE id
+    IN (SELECT ... LIMIT n)`` could re-run the subquery and update more than n
+    rows; a materialized CTE is evaluated once.) Under READ COMMITTED a
     row changed by a concurrent claim since the snapshot is re-checked
     against the CTE's filters when locked, so it is never handed out twice.
     """
