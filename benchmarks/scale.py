@@ -555,7 +555,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test that runs in seconds")
     parser.add_argument("--json", type=Path, help="write the results as JSON here")
     parser.add_argument("--png", type=Path, help="draw the plot here (PNG)")
-    parser.add_argument("--report", type=Path, help="measure nothing: print the tables (and --png) of this JSON")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        nargs="+",
+        help="measure nothing: print the tables (and --png) of these JSON files, their engines side by side",
+    )
     args = parser.parse_args(argv)
     args.engines = [name for name in args.engines.split(",") if name]
     if unknown := [e for e in args.engines if e not in ENGINE_ORDER]:
@@ -575,8 +580,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 def entry(args: argparse.Namespace) -> int:
     if args.report is not None:
-        document = json.loads(args.report.read_text())
-        render(document["meta"], document["results"], args.png)
+        documents = [json.loads(path.read_text()) for path in args.report]
+        meta = dict(documents[0]["meta"])
+        meta["command"] = " ; ".join(document["meta"]["command"] for document in documents)
+        meta["date"] = " ; ".join(document["meta"]["date"] for document in documents)
+        render(meta, [result for document in documents for result in document["results"]], args.png)
         return 0
     return asyncio.run(main(args))
 
