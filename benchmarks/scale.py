@@ -389,8 +389,19 @@ async def measure(engine: str, args: argparse.Namespace) -> dict[str, Any]:
 # Reporting.
 
 
+def _ratio(figure: dict[str, Any], base: dict[str, Any]) -> str:
+    """The ratio of medians, then the lowest and highest ratio of one run to the same run's base."""
+    per_run = [rate / base_rate for rate, base_rate in zip(figure["runs"], base["runs"], strict=True)]
+    spread = f" ({min(per_run):.2f}–{max(per_run):.2f})" if len(per_run) > 1 else ""
+    return f"{figure['median'] / base['median']:.2f}×{spread}"
+
+
 def _ratio_table(results: list[dict[str, Any]]) -> str:
-    """Rows engine × figure; columns the scenes; the first fresh backlog in absolute terms, the rest as ratios."""
+    """Rows engine × figure; columns the scenes; the first fresh backlog in absolute terms, the rest as ratios.
+
+    Each ratio is the median's, followed by the range of the per-run ratios (run i ÷ the base's run i): on a
+    shared machine that range says how far to trust it.
+    """
     lines: list[str] = []
     for result in results:
         scenes = [s for s in result["scenes"] if s["kind"] != "kept"]
@@ -404,14 +415,11 @@ def _ratio_table(results: list[dict[str, Any]]) -> str:
             cells = [result["engine"], name, f"{base['figures'][name]['median']:,.1f}"]
             for scene in scenes[1:]:
                 figure = scene["figures"].get(name)
-                cells.append("—" if figure is None else f"{figure['median'] / base['figures'][name]['median']:.2f}×")
+                cells.append("—" if figure is None else _ratio(figure, base["figures"][name]))
             lines.append("| " + " | ".join(cells) + " |")
         purge = [result["engine"], f"{PURGE} among dead kept", f"{base_kept['figures'][PURGE]['median']:,.1f}"]
         purge.append(
-            ", ".join(
-                f"{s['label']}: {s['figures'][PURGE]['median'] / base_kept['figures'][PURGE]['median']:.2f}×"
-                for s in kept[1:]
-            )
+            ", ".join(f"{s['label']}: {_ratio(s['figures'][PURGE], base_kept['figures'][PURGE])}" for s in kept[1:])
         )
         lines.append("| " + " | ".join(purge) + " |" + " |" * (len(header) - len(purge)))
     return "\n".join(lines)
