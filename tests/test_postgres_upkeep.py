@@ -1,10 +1,12 @@
-"""The Postgres store vacuums its own jobs table, so claims stay cheap after many jobs went through.
+"""The Postgres store keeps its cost flat: it vacuums its own jobs table, and its purge reads only what it purges.
 
 Without it, every claimed and acked job leaves a dead entry at the front of the
 claim's index scan until a ``VACUUM`` runs, and on a server whose autovacuum is
 off or behind, claims slow down in proportion to the jobs that ever went
 through (issue 16). These tests read the claim's own plan: the index pages one
-claim touches after a churn, with the store's upkeep and with it switched off.
+claim touches after a churn, with the store's upkeep and with it switched off;
+and the sweep's: its purge step reads the jobs past retention, not every dead
+job kept.
 """
 
 from __future__ import annotations
@@ -12,15 +14,18 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
 import pytest
 import pytest_asyncio
-from alkstore_postgres import PgStore, open_store
+from alkstore_postgres import PgStore, adapter, open_store
+from alkstore_postgres.location import Location, quote_ident
 from alkstore_postgres.queue import PgQueue
 from alkstore_postgres.upkeep import BASE_THRESHOLD, Upkeep
 
+from alkstore_contract import ManualClock, QueueOpts
 from tests.test_postgres_engine import dsn, schema
 
 __all__ = ["dsn", "schema"]
@@ -113,3 +118,40 @@ async def test_a_failed_vacuum_is_logged_not_raised(store: PgStore, caplog: pyte
     assert upkeep.vacuums == 0
     assert 'VACUUM of "no_such_schema".jobs failed' in caplog.text
     await upkeep.close()
+
+
+@pytest.mark.asyncio
+async def test_purge_reads_only_the_dead_jobs_past_retention(dsn: str, schema: str) -> None:
+    """Sweep step (a) is a range scan on ``purge_at``: 1,000 dead jobs kept cost it nothing to read."""
+    clock = ManualClock(datetime(2030, 1, 1, tzinfo=UTC))
+    store = await open_store(dsn, schema=schema, clock=clock)
+    try:
+        kept = store.queue("q", QueueOpts(dead_letter_retention_s=86_400))
+        short = store.queue("q", QueueOpts(dead_letter_retention_s=60))
+        await kept.enqueue_many([{"n": n} for n in range(1_000)], expires=timedelta(seconds=5))
+        purged = await short.enqueue_many([{"n": n} for n in range(10)], expires=timedelta(seconds=5))
+        clock.advance(timedelta(seconds=5))
+        assert await kept.sweep_expired() == 1_010
+        clock.advance(timedelta(seconds=60))
+        conn = await asyncpg.connect(dsn)
+        try:
+            await conn.execute(f"ANALYZE {quote_ident(schema)}.jobs")
+            transaction = conn.transaction()
+            await transaction.start()
+            plan = await conn.fetchval(
+                f"EXPLAIN (ANALYZE, FORMAT JSON) {store.sql(PgQueue.SWEEP_SQL)}", clock.now(), "q", "e", "m"
+            )
+            await transaction.rollback()
+        finally:
+            await conn.close()
+        scans = [node for node in _nodes(json.loads(plan)[0]["Plan"]) if node.get("Index Name") == "jobs_dead_purge"]
+        assert [node["Actual Rows"] for node in scans] == [10], plan
+        assert await kept.sweep_expired() == 0
+        assert [await kept.get_job(job_id) for job_id in purged] == [None] * 10
+        assert await adapter.count_stored_jobs(Location(dsn, schema).encode()) == 1_000
+    finally:
+        await store.close()
+
+
+def _nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
+    return [node, *(child for sub in node.get("Plans", []) for child in _nodes(sub))]

@@ -146,7 +146,7 @@ WITH {CLOCK_CTE},
 purged AS (
     DELETE FROM {{jobs}}
     WHERE queue = $2 AND state = 'dead' AND dead_letter_retention_s IS NOT NULL
-      AND died_at + {{schema}}.seconds_interval(dead_letter_retention_s) <= {NOW}
+      AND {{schema}}.purge_at(died_at, dead_letter_retention_s) <= {NOW}
     RETURNING id
 ),
 expired AS (
