@@ -396,6 +396,18 @@ def _ratio(figure: dict[str, Any], base: dict[str, Any]) -> str:
     return f"{figure['median'] / base['median']:.2f}×{spread}"
 
 
+def _column(scene: dict[str, Any]) -> str:
+    """A column's title, the same for every engine: churn sizes may differ per engine (see ``_churns``)."""
+    return {"churn": "after churn (acked)", "retry-churn": "after churn (retried once)"}.get(
+        scene["kind"], scene["label"]
+    )
+
+
+def _churns(results: list[dict[str, Any]]) -> str:
+    scenes = [(r["engine"], s["label"]) for r in results for s in r["scenes"] if s["kind"] in ("churn", "retry-churn")]
+    return "Churns: " + "; ".join(f"{engine}: {label}" for engine, label in scenes) + "."
+
+
 def _ratio_table(results: list[dict[str, Any]]) -> str:
     """Rows engine × figure; columns the scenes; the first fresh backlog in absolute terms, the rest as ratios.
 
@@ -407,7 +419,7 @@ def _ratio_table(results: list[dict[str, Any]]) -> str:
         scenes = [s for s in result["scenes"] if s["kind"] != "kept"]
         kept = [s for s in result["scenes"] if s["kind"] == "kept"]
         base, base_kept = scenes[0], kept[0]
-        header = ["engine", "figure", f"{base['label']} (per s)", *(s["label"] for s in scenes[1:])]
+        header = ["engine", "figure", f"{base['label']} (per s)", *(_column(s) for s in scenes[1:])]
         if not lines:
             lines.append("| " + " | ".join(header) + " |")
             lines.append("|---|---|" + "--:|" * (len(header) - 2))
@@ -531,7 +543,7 @@ def render(meta: dict[str, Any], results: list[dict[str, Any]], png: Path | None
         f"alkstore scale: {meta['machine']['cpus']} CPUs, Python {meta['machine']['python']}; {date}; "
         f"median of {runs} runs; load average (1 min) {loads}\n`{command}`\n\n"
     )
-    out.write(_ratio_table(results) + "\n\n" + _storage_table(results) + "\n")
+    out.write(_ratio_table(results) + "\n\n" + _churns(results) + "\n\n" + _storage_table(results) + "\n")
     if png is not None:
         draw(results, png, f"alkstore scale — {command} — {date}")
 
