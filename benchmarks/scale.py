@@ -44,6 +44,7 @@ import random
 import sqlite3
 import statistics
 import sys
+import textwrap
 import time
 import tracemalloc
 from collections import deque
@@ -488,7 +489,7 @@ def draw(results: list[dict[str, Any]], path: Path, title: str) -> None:
             axis.set_title(f"{result['engine']}: {what}")
             axis.grid(alpha=0.3)
             axis.legend(fontsize=7)
-    figure.suptitle(title, fontsize=9)
+    figure.suptitle(textwrap.fill(title, 170), fontsize=8)
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
