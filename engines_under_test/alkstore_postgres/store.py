@@ -29,6 +29,7 @@ from alkstore_postgres.location import quote_ident, redact_dsn, validate_schema_
 from alkstore_postgres.queue import PgQueue
 from alkstore_postgres.rows import JOB_COLUMNS
 from alkstore_postgres.schema import ensure_schema
+from alkstore_postgres.upkeep import Upkeep
 
 DEFAULT_SCHEMA = "alkstore"
 
@@ -79,6 +80,8 @@ class PgStore:
             "j_columns": ", ".join(f"j.{column}" for column in JOB_COLUMNS),
         }
         self._rendered: dict[str, str] = {}
+        self.upkeep = Upkeep(pool, self._placeholders["jobs"])
+        """Vacuums the jobs table as the store's own statements leave dead rows (see ``upkeep``)."""
 
     @classmethod
     async def open(
@@ -185,6 +188,7 @@ class PgStore:
         if self._closed:
             return
         self._closed = True
+        await self.upkeep.close()
         await self._pool.close()
 
     async def __aenter__(self) -> Self:
