@@ -45,6 +45,7 @@ from alkstore_contract import (
     QueueOpts,
     StoreClosed,
 )
+from alkstore_contract.adapter import NetworkedAdapter
 from alkstore_contract.resolution import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 
 START = datetime(2030, 1, 1, 12, 0, 0, 123457, tzinfo=UTC)
@@ -481,6 +482,7 @@ async def test_adapter_locations(dsn: str) -> None:
     assert isinstance(checked, EngineAdapter)
     assert adapter.name == "postgres"
     assert adapter.capabilities == frozenset(Capability)
+    assert isinstance(adapter, NetworkedAdapter)
     location = await adapter.create_location()
     parsed = Location.decode(location)
     assert parsed.dsn == dsn
