@@ -33,6 +33,8 @@ ROW_MODULES = (
     "enqueue_many_atomic",
     "crash_recovery",
     "model_based",
+    "network_faults",
+    "network_history",
 )
 """SPEC.md's table order; each module under ``alkstore_contract.rows`` defines ``ROW``."""
 

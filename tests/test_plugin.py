@@ -56,7 +56,7 @@ def test_an_empty_directory_collects_every_row_with_its_clauses(run: Run) -> Non
         ["*test_claim_extents[[]mem[]] PASSED [[]C5 C6[]]*", "*mem: NOT CERTIFIED*did not run*"]
     )
     collected = run("--alkstore-engine=mem", "--collect-only", "-q")
-    assert collected.stdout.str().count("::test_") == 14
+    assert collected.stdout.str().count("::test_") == 16
 
 
 def test_an_unknown_engine_is_a_usage_error_listing_the_installed_ones(run: Run) -> None:
