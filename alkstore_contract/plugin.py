@@ -18,10 +18,16 @@ import pytest
 
 pytest.register_assert_rewrite("alkstore_contract.rows")
 
+from typing import Any  # noqa: E402
+
 from alkstore_contract.adapter import Capability, EngineAdapter  # noqa: E402
+from alkstore_contract.harness import SYSTEM_UNIT_S  # noqa: E402
 from alkstore_contract.registry import UnknownEngine, load_adapter  # noqa: E402
-from alkstore_contract.run import SESSION_PLUGIN_NAME, Engine, SuiteSession  # noqa: E402
+from alkstore_contract.run import NODE_PREFIX, SESSION_PLUGIN_NAME, Engine, SuiteSession  # noqa: E402
 from alkstore_contract.settings import SuiteSettings, add_options, load_settings  # noqa: E402
+from alkstore_contract.tick import measure_tick  # noqa: E402
+
+TICK_KEY = "alkstore_tick"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -49,8 +55,35 @@ def pytest_configure(config: pytest.Config) -> None:
     names = [engine.name for engine in engines]
     if len(set(names)) != len(names):
         raise pytest.UsageError(f"--alkstore-engine: two engines share a name: {names}")
-    session = SuiteSession(config, settings, engines)
+    tick = _tick(config, settings, engines)
+    session = SuiteSession(config, settings, engines, tick)
     config.pluginmanager.register(session, SESSION_PLUGIN_NAME)
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_TickToWorkers(tick), "alkstore-tick-to-workers")
     anchor = str(session.anchor)
-    if anchor not in config.args:
+    prefix = NODE_PREFIX + "::"
+    config.args[:] = [anchor + arg[len(NODE_PREFIX) :] if arg.startswith(prefix) else arg for arg in config.args]
+    if not any(arg == anchor or arg.startswith(anchor + "::") for arg in config.args):
         config.args.append(anchor)
+
+
+def _tick(config: pytest.Config, settings: SuiteSettings, engines: list[Engine]) -> tuple[float, str]:
+    """The real-clock tick: asked for, handed down by the xdist controller, or measured once here."""
+    handed = getattr(config, "workerinput", {}).get(TICK_KEY)
+    if handed is not None:
+        return float(handed[0]), str(handed[1])
+    if settings.tick_s is not None:
+        return settings.tick_s, "--alkstore-tick"
+    if all(engine.clock == "manual" for engine in engines):
+        return SYSTEM_UNIT_S, "not measured: every engine runs on the manual clock"
+    return measure_tick()
+
+
+class _TickToWorkers:
+    """Hands the controller's tick to every xdist worker, so all rows of a run use one tick."""
+
+    def __init__(self, tick: tuple[float, str]) -> None:
+        self.tick = tick
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[TICK_KEY] = list(self.tick)

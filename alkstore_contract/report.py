@@ -1,8 +1,10 @@
 """The certification report: what ran, on what, with which knobs, and whether the engine is certified.
 
-The JSON follows ``report.schema.json`` (shipped in this package). An engine
-is *certified* when every required row passed on it; the report says which
-rows stood in the way when it is not.
+The JSON follows ``report.schema.json`` (shipped in this package). Each
+engine carries its certificate line, one verdict per clause of the contract,
+and its rows with their legs; an engine is *certified* by the rule of
+``alkstore_contract.verdicts`` and the report says what stood in the way when
+it is not.
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ from typing import Any
 
 from alkstore_contract import CONTRACT_VERSION
 from alkstore_contract.suite import SUITE_VERSION
+from alkstore_contract.verdicts import EngineVerdict
 
 SCHEMA_PATH = Path(__file__).with_name("report.schema.json")
-OUTCOMES = ("passed", "failed", "skipped", "xfailed")
 
 
 @dataclass
@@ -35,6 +37,8 @@ class RowResult:
     duration_s: float = 0.0
     seed: int | None = None
     notes: list[str] = field(default_factory=list)
+    legs: list[str] = field(default_factory=list)
+    """``name: status`` of each leg the row ran or left out."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -46,6 +50,7 @@ class RowResult:
             "duration_s": round(self.duration_s, 4),
             "seed": self.seed,
             "notes": self.notes,
+            "legs": self.legs,
         }
 
 
@@ -63,36 +68,19 @@ class EngineInfo:
     """What the engine stores into, as its adapter's optional ``storage_version()`` said."""
 
 
-def certification(results: list[RowResult], required_rows: list[str]) -> tuple[bool, list[str]]:
-    """Certified iff every required row ran and passed; otherwise the reasons, one per row in the way.
-
-    A required row that did not run at all (deselected with ``-k``, say) stands
-    in the way too: a partial run never certifies.
-    """
-    ran = {r.row for r in results}
-    blockers = [f"required row {name} did not run" for name in required_rows if name not in ran]
-    blockers += [
-        f"required row {r.row} {r.outcome}" + (f": {r.reason}" if r.reason else "")
-        for r in results
-        if r.required and r.outcome != "passed"
-    ]
-    return not blockers, blockers
-
-
 def build_report(
     *,
     settings: dict[str, object],
     selection: dict[str, str],
-    engines: list[EngineInfo],
+    engines: list[tuple[EngineInfo, EngineVerdict, str]],
     results: list[RowResult],
-    required_rows: list[str],
     unmatched_xfail: list[str],
 ) -> dict[str, Any]:
-    """The whole report as JSON-ready data."""
+    """The whole report as JSON-ready data: per engine, its certificate, its clause verdicts and its rows."""
     engine_entries = []
-    for info in engines:
+    for info, verdict, clock in engines:
         rows = [r for r in results if r.engine == info.name]
-        certified, blockers = certification(rows, required_rows)
+        certificate = verdict.certificate
         engine_entries.append(
             {
                 "name": info.name,
@@ -102,13 +90,19 @@ def build_report(
                 "clock": info.clock,
                 "unavailable_reason": info.unavailable_reason,
                 "storage": info.storage,
-                "certified": certified,
-                "not_certified_because": blockers,
+                "certified": certificate is not None and certificate.certified,
+                "certificate": verdict.line_for(clock),
+                "covers": certificate.covers if certificate is not None else [],
+                "not_exercised": certificate.not_exercised if certificate is not None else [],
+                "not_certified_because": (
+                    certificate.blockers if certificate is not None else [str(verdict.why_no_certificate)]
+                ),
+                "clauses": [found.as_json() for found in verdict.clauses.values()],
                 "rows": [r.as_json() for r in rows],
             }
         )
     return {
-        "report_format": 1,
+        "report_format": 2,
         "suite_version": SUITE_VERSION,
         "contract_version": CONTRACT_VERSION,
         "created_at": datetime.now(UTC).isoformat(),

@@ -2,6 +2,13 @@
 
 ``SuiteSession`` is registered as a pytest plugin object only when engines
 were selected, so none of its hooks touch a session that does not certify.
+
+Items are named ``alkstore::ROW[ENGINE]`` (``-k claim_order`` selects by row,
+``-k sqlite`` by engine, and ``pytest 'alkstore::claim_order[sqlite]'`` runs
+one). Each item runs its row's legs and leaves the row's ledger — the checks
+that ran, the failures, what was left out — in its report; the session turns
+the ledgers into one verdict per clause and a certificate per engine
+(``alkstore_contract.verdicts``).
 """
 
 from __future__ import annotations
@@ -16,16 +23,19 @@ from typing import Any
 import pytest
 
 from alkstore_contract.adapter import CAPABILITY_CLAUSES, Capability, EngineAdapter
-from alkstore_contract.checks import ContractViolation
 from alkstore_contract.harness import RowContext
-from alkstore_contract.report import EngineInfo, RowResult, build_report, certification, write_report
+from alkstore_contract.ledger import CURRENT, Gap, Ledger
+from alkstore_contract.report import EngineInfo, RowResult, build_report, write_report
 from alkstore_contract.settings import SuiteSettings
 from alkstore_contract.suite import Row, all_rows
+from alkstore_contract.verdicts import ClauseVerdict, EngineVerdict, Verdict, certify, clause_verdicts
 from alkstore_contract.xfail import XfailEntry, load_xfail_file
 
 SESSION_PLUGIN_NAME = "alkstore-suite-session"
 ANCHOR = Path(__file__).with_name("contract.suite")
 """The file whose collection yields the rows (a data file, so no other collector claims it)."""
+NODE_PREFIX = "alkstore"
+"""The node id of the anchor: items are ``alkstore::ROW[ENGINE]`` wherever pytest was started."""
 
 
 @dataclass
@@ -102,27 +112,34 @@ def _failure_text(report: pytest.TestReport) -> str:
     return lines[0] if lines else "failed"
 
 
+class RowFailed(AssertionError):
+    """One or more legs of a row failed; the message lists every failure with its clause."""
+
+
 class SuiteSession:
     """The plugin object for one certifying session."""
 
     anchor = ANCHOR
 
-    def __init__(self, config: pytest.Config, settings: SuiteSettings, engines: list[Engine]) -> None:
+    def __init__(
+        self, config: pytest.Config, settings: SuiteSettings, engines: list[Engine], tick: tuple[float, str]
+    ) -> None:
         self.config = config
         self.settings = settings
         self.engines = engines
+        self.tick_s, self.tick_source = tick
         self.rows = all_rows()
-        self.xfail: dict[str, XfailEntry] = load_xfail_file(settings.xfail_file) if settings.xfail_file else {}
+        self.xfail: dict[str, list[XfailEntry]] = load_xfail_file(settings.xfail_file) if settings.xfail_file else {}
         self.results: dict[tuple[str, str], RowResult] = {}
-
-    @property
-    def required_rows(self) -> list[str]:
-        return [row.name for row in self.rows if row.required]
+        self.ledgers: dict[tuple[str, str], Ledger] = {}
+        self.unavailable: dict[str, str] = {}
 
     def unmatched_xfail(self) -> list[str]:
         """Entries naming no row of this run (a typo, or a row the suite no longer has)."""
         known = {f"{row.name}[{engine.name}]" for row in self.rows for engine in self.engines}
-        return [f"line {e.line}: {e.row_id}" for key, e in self.xfail.items() if key not in known]
+        return [
+            f"line {e.line}: {e.row_id} {e.clause}" for key, es in self.xfail.items() for e in es if key not in known
+        ]
 
     @property
     def is_xdist_worker(self) -> bool:
@@ -130,6 +147,7 @@ class SuiteSession:
 
     def pytest_report_header(self) -> list[str]:
         lines = [f"alkstore: {key}={value}" for key, value in self.settings.echo().items()]
+        lines.append(f"alkstore: real-clock tick {self.tick_s} s ({self.tick_source})")
         for engine in self.engines:
             caps = ", ".join(sorted(str(c) for c in engine.adapter.capabilities)) or "none"
             lines.append(
@@ -140,21 +158,25 @@ class SuiteSession:
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         if file_path == ANCHOR:
-            suite: SuiteFile = SuiteFile.from_parent(parent, path=file_path)
+            suite: SuiteFile = SuiteFile.from_parent(parent, path=file_path, nodeid=NODE_PREFIX)
             return suite
         return None
 
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
-        clauses = _prop(report, "alkstore_clauses")
-        if clauses is None or report.when != "call" or hasattr(report, "wasxfail"):
+        summary = _prop(report, "alkstore_summary")
+        if summary is None or report.when != "call" or hasattr(report, "wasxfail"):
             return None
         if report.passed:
-            return "passed", ".", f"PASSED [{clauses}]"
+            return "passed", ".", f"PASSED [{summary}]"
         if report.failed:
-            return "failed", "F", f"FAILED [{clauses}]"
+            return "failed", "F", f"FAILED [{summary}]"
         return None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        unavailable = _prop(report, "alkstore_unavailable")
+        if unavailable is not None:
+            self.unavailable[str(_prop(report, "alkstore_engine"))] = str(unavailable)
+            return
         row_name = _prop(report, "alkstore_row")
         if row_name is None:
             return
@@ -174,10 +196,18 @@ class SuiteSession:
         notes = _prop(report, "alkstore_notes")
         if notes:
             result.notes = str(notes).splitlines()
+        ledger = _prop(report, "alkstore_ledger")
+        if ledger is not None:
+            self.ledgers[key] = Ledger.from_json(str(ledger))
+            result.legs = [leg.name + ": " + leg.status for leg in self.ledgers[key].legs]
         if hasattr(report, "wasxfail"):
             result.outcome, result.reason = "xfailed", str(report.wasxfail) or None
         elif report.skipped:
             result.outcome, result.reason = "skipped", _skip_text(report)
+            if key not in self.ledgers:
+                skipped = Ledger(row=str(row_name))
+                skipped.gap(tuple(result.clauses), Gap.CAPABILITY, result.reason or "skipped")
+                self.ledgers[key] = skipped
         elif report.failed:
             result.outcome = "failed"
             result.reason = result.reason or _failure_text(report)
@@ -187,23 +217,52 @@ class SuiteSession:
         found = [r for r in self.results.values() if r.engine == engine.name]
         return sorted(found, key=lambda r: order.index(r.row))
 
+    def _xfailed_clauses(self, engine: Engine) -> dict[str, str]:
+        covered: dict[str, str] = {}
+        for row in self.rows:
+            for entry in self.xfail.get(f"{row.name}[{engine.name}]", []):
+                covered[entry.clause] = f"{entry.row_id} {entry.clause}: {entry.reason}"
+        return covered
+
+    def verdict(self, engine: Engine) -> EngineVerdict:
+        """The clause verdicts and the certificate for ``engine`` from what its rows recorded."""
+        ledgers = [ledger for (name, _), ledger in self.ledgers.items() if name == engine.name]
+        verdicts = clause_verdicts(ledgers, self._xfailed_clauses(engine))
+        if engine.name in self.unavailable:
+            return EngineVerdict(verdicts, None, f"not run here: {self.unavailable[engine.name]}")
+        ran = {row for (name, row) in self.ledgers if name == engine.name}
+        missing = [row.name for row in self.rows if row.name not in ran]
+        if missing:
+            selection = " ".join(
+                f"{flag} {value}"
+                for flag, value in (("-k", self.config.option.keyword), ("-m", self.config.option.markexpr))
+                if value
+            )
+            return EngineVerdict(
+                verdicts,
+                None,
+                f"partial run ({selection or f'{len(missing)} of {len(self.rows)} rows not run'}): no certificate",
+            )
+        return EngineVerdict(verdicts, certify(verdicts, ledgers, engine.adapter.capabilities))
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.is_xdist_worker:
+        if self.is_xdist_worker or self.config.option.collectonly:
             return
         write = terminalreporter.write_line
         terminalreporter.section("alkstore conformance")
         for engine in self.engines:
-            results = self._ordered(engine)
+            found = self.verdict(engine)
             storage = engine.info().storage
             on = f"; storage: {storage}" if storage else ""
             write(f"engine {engine.name} {engine.adapter.version} (clock={engine.clock}{on})")
-            for result in results:
+            for result in self._ordered(engine):
                 kind = "required" if result.required else "capability"
                 reason = f" — {result.reason}" if result.reason and result.outcome != "passed" else ""
-                write(f"  {result.outcome.upper():8} {result.row:27} {' '.join(result.clauses):22} {kind}{reason}")
-            certified, blockers = certification(results, self.required_rows)
-            verdict = "CERTIFIED" if certified else "NOT CERTIFIED: " + "; ".join(blockers)
-            write(f"  => {engine.name}: {verdict}")
+                write(f"  {result.outcome.upper():8} {result.row:27} {kind}{reason}")
+                ledger = self.ledgers.get((engine.name, result.row))
+                if ledger is not None:
+                    write("           " + _clause_line(ledger, found.clauses))
+            write(f"  => {engine.name}: {found.line_for(engine.clock)}")
         for line in self.unmatched_xfail():
             write(f"alkstore: xfail entry matches no row: {line}")
         if self.settings.report is not None:
@@ -213,14 +272,30 @@ class SuiteSession:
         if self.is_xdist_worker or self.settings.report is None:
             return
         report = build_report(
-            settings=self.settings.echo(),
+            settings=self.settings.echo() | {"tick_s": self.tick_s, "tick_source": self.tick_source},
             selection={"keyword": self.config.option.keyword, "markexpr": self.config.option.markexpr},
-            engines=[engine.info() for engine in self.engines],
+            engines=[(engine.info(), self.verdict(engine), engine.clock) for engine in self.engines],
             results=[r for engine in self.engines for r in self._ordered(engine)],
-            required_rows=self.required_rows,
             unmatched_xfail=self.unmatched_xfail(),
         )
         write_report(self.settings.report, report)
+
+
+def _clause_line(ledger: Ledger, verdicts: dict[str, ClauseVerdict]) -> str:
+    """A row's clauses as this row saw them: ``C3 passed (12) · P2 not exercised (capability)``."""
+    parts: list[str] = []
+    for clause_id in dict.fromkeys([*ledger.checks, *(f.clause for f in ledger.failures), *ledger.gaps]):
+        failed = [f for f in ledger.failures if f.clause == clause_id]
+        if failed:
+            verdict = "xfailed" if verdicts[clause_id].verdict is Verdict.XFAILED else "failed"
+        elif clause_id in ledger.inconclusive:
+            verdict = "inconclusive"
+        elif ledger.checks.get(clause_id):
+            verdict = f"passed ({ledger.checks[clause_id]})"
+        else:
+            verdict = f"not exercised ({ledger.gaps[clause_id][0][0]})"
+        parts.append(f"{clause_id} {verdict}")
+    return " · ".join(parts)
 
 
 def suite_session(config: pytest.Config) -> SuiteSession:
@@ -232,22 +307,40 @@ def suite_session(config: pytest.Config) -> SuiteSession:
 
 
 class SuiteFile(pytest.File):
-    """The anchor file: collects one item per row and engine."""
+    """The anchor file: one item per row and engine, or one placeholder for an engine that cannot run here."""
 
     def collect(self) -> Iterator[pytest.Item]:
         session = suite_session(self.config)
         for engine in session.engines:
+            if not session.settings.require and engine.unavailable_reason() is not None:
+                yield UnavailableItem.from_parent(self, name=f"unavailable[{engine.name}]", engine=engine)
+                continue
             for contract_row in session.rows:
                 item: RowItem = RowItem.from_parent(
-                    self, name=f"{contract_row.test_name}[{engine.name}]", row=contract_row, engine=engine
+                    self, name=f"{contract_row.name}[{engine.name}]", row=contract_row, engine=engine
                 )
                 skip = item.skip_reason()
                 if skip is not None:
                     item.add_marker(pytest.mark.skip(reason=skip))
-                entry = session.xfail.get(f"{contract_row.name}[{engine.name}]")
-                if entry is not None:
-                    item.add_marker(pytest.mark.xfail(reason=entry.reason, strict=True, raises=AssertionError))
                 yield item
+
+
+class UnavailableItem(pytest.Item):
+    """Stands for every row of an engine that cannot run here: one skip, with why and what to do."""
+
+    def __init__(self, *, engine: Engine, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.engine = engine
+        reason = str(engine.unavailable_reason())
+        self.user_properties.extend([("alkstore_unavailable", reason), ("alkstore_engine", engine.name)])
+        self.add_marker(
+            pytest.mark.skip(
+                reason=f"engine '{engine.name}' cannot run here: {reason} (--alkstore-require makes this a failure)"
+            )
+        )
+
+    def runtest(self) -> None:
+        raise RuntimeError("an unavailable engine's placeholder never runs")
 
 
 class RowItem(pytest.Item):
@@ -258,7 +351,9 @@ class RowItem(pytest.Item):
         self.row = row
         self.engine = engine
         session = suite_session(self.config)
+        self.session_plugin = session
         self.settings = session.settings
+        self.expected = session.xfail.get(f"{row.name}[{engine.name}]", [])
         self.seed = zlib.crc32(f"{self.settings.seed}:{row.name}:{engine.name}".encode())
         self.add_marker(pytest.mark.alkstore_row(name=row.name, clauses=row.clauses, required=row.required))
         self.user_properties.extend(
@@ -272,14 +367,7 @@ class RowItem(pytest.Item):
         )
 
     def skip_reason(self) -> str | None:
-        """Why this row cannot run on this engine, naming what is missing; ``None`` when it can.
-
-        An engine that cannot run here skips (a failure under ``--alkstore-require``, in ``setup``).
-        """
-        if not self.settings.require:
-            unavailable = self.engine.unavailable_reason()
-            if unavailable is not None:
-                return f"engine '{self.engine.name}' cannot run here: {unavailable}"
+        """Why this row cannot run on this engine, naming the capability and clause missing; ``None``: it can."""
         adapter = self.engine.adapter
         for capability in self.row.requires:
             if capability not in adapter.capabilities:
@@ -292,8 +380,6 @@ class RowItem(pytest.Item):
                 f"engine '{self.engine.name}' does not declare 'injectable_clock' (T2), "
                 "so --alkstore-clock=manual cannot run it"
             )
-        if self.row.manual_clock_only and self.engine.clock != "manual":
-            return f"row {self.row.name} moves time by hours and runs only on the manual clock (T2); clock=system"
         return None
 
     def setup(self) -> None:
@@ -305,6 +391,7 @@ class RowItem(pytest.Item):
             )
 
     def runtest(self) -> None:
+        ledger = Ledger(row=self.row.name)
         context = RowContext(
             adapter=self.engine.adapter,
             engine_spec=self.engine.spec,
@@ -312,27 +399,86 @@ class RowItem(pytest.Item):
             seed=self.seed,
             tolerance_s=self.settings.tolerance_s,
             examples=self.settings.examples,
+            unit_s=self.session_plugin.tick_s,
+            full_trace=self.settings.full_trace,
+            ledger=ledger,
         )
+        token = CURRENT.set(ledger)
         try:
             asyncio.run(_drive(self.row, context))
         finally:
+            CURRENT.reset(token)
             self.user_properties.append(("alkstore_notes", "\n".join(context.notes)))
+            self.user_properties.append(("alkstore_ledger", ledger.to_json()))
+            self.user_properties.append(("alkstore_summary", _row_summary(ledger)))
+        self._judge(ledger)
+
+    def _judge(self, ledger: Ledger) -> None:
+        """Turn the ledger into the item's outcome: failed, xfailed (every failure listed), skipped, passed."""
+        listed = {entry.clause: entry for entry in self.expected}
+        failed = ledger.failed_clauses
+        unexpected = [f for f in ledger.failures if f.clause not in listed]
+        passing = [entry for clause_id, entry in listed.items() if clause_id not in failed]
+        if unexpected or passing:
+            lines = [self._header(f.clause) + "\n" + f.message for f in unexpected]
+            lines += [
+                f"[{e.clause}] expected-failure entry (line {e.line}: {e.row_id} {e.clause}) did not fail: "
+                f"clause {e.clause} of row {self.row.name} "
+                + ("passed" if ledger.checks.get(e.clause) else "was not exercised")
+                + " (the expected-failures file is strict)"
+                for e in passing
+            ]
+            raise RowFailed("\n\n".join(lines))
+        if failed:
+            pytest.xfail("; ".join(f"{c}: {listed[c].reason}" for c in failed))
+        if ledger.inconclusive:
+            pytest.skip(
+                "inconclusive: "
+                + "; ".join(f"{c}: {why[0]}" for c, why in ledger.inconclusive.items())
+                + " (never counted as passed)"
+            )
+
+    def _header(self, clause_id: str) -> str:
+        return (
+            f"row {self.row.name} on engine '{self.engine.name}' — clause {clause_id} "
+            f"(clock={self.engine.clock}, seed={self.seed}, tick={self.session_plugin.tick_s} s):"
+        )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, ContractViolation):
-            return (
-                f"{excinfo.value}\n\nrow {self.row.name} [{' '.join(self.row.clauses)}] on engine "
-                f"'{self.engine.name}' (clock={self.engine.clock}, seed={self.seed})\n{self.row.doc}"
-            )
+        if isinstance(excinfo.value, RowFailed):
+            return f"{excinfo.value}\n\nWhen it fails, check:\n{self.row.hint}"
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, f"{self.name} [{' '.join(self.row.clauses)}]"
+        return self.path, 0, f"{NODE_PREFIX}::{self.name} [{' '.join(self.row.clauses)}]"
+
+
+def _row_summary(ledger: Ledger) -> str:
+    """The clauses of a row as ``pytest -v`` shows them: ``C3 C4 P1; failed: C4; not exercised: P2``."""
+    failed = ledger.failed_clauses
+    passed = [c for c in ledger.checks if c not in failed and c not in ledger.inconclusive]
+    left = [c for c in ledger.gaps if c not in ledger.checks and c not in failed]
+    parts = [" ".join(passed)]
+    if failed:
+        parts.append("failed: " + " ".join(failed))
+    if ledger.inconclusive:
+        parts.append("inconclusive: " + " ".join(ledger.inconclusive))
+    if left:
+        parts.append("not exercised: " + " ".join(left))
+    return "; ".join(p for p in parts if p)
 
 
 async def _drive(contract_row: Row, context: RowContext) -> None:
-    await context.setup()
-    try:
-        await contract_row.body(context)
-    finally:
-        await context.teardown()
+    """The row's body as its outermost leg, so anything that escapes its own legs is still a clause verdict."""
+    await context.leg(contract_row.name, contract_row.clauses, _setup_and_run(contract_row), clock=contract_row.clock)
+
+
+def _setup_and_run(contract_row: Row) -> Any:
+    async def body(context: RowContext) -> None:
+        await context.setup()
+        try:
+            await contract_row.body(context)
+        finally:
+            await context.teardown()
+
+    return body

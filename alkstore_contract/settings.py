@@ -18,6 +18,8 @@ ClockMode = Literal["manual", "system"]
 
 DEFAULT_TOLERANCE_S = 0.5
 DEFAULT_EXAMPLES = 60
+MIN_TICK_S = 0.05
+MAX_TICK_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +34,9 @@ class SuiteSettings:
     report: Path | None
     xfail_file: Path | None
     examples: int
+    tick_s: float | None = None
+    """The real-clock tick asked for with ``--alkstore-tick``; ``None``: measured on this host."""
+    full_trace: bool = False
 
     @property
     def active(self) -> bool:
@@ -49,6 +54,8 @@ class SuiteSettings:
             "report": str(self.report) if self.report else None,
             "xfail_file": str(self.xfail_file) if self.xfail_file else None,
             "examples": self.examples,
+            "tick_s": self.tick_s if self.tick_s is not None else "measured",
+            "full_trace": self.full_trace,
         }
 
 
@@ -91,6 +98,8 @@ def load_settings(config: pytest.Config) -> SuiteSettings:
     examples = _pick(config, "alkstore_examples", "alkstore_examples", "ALKSTORE_EXAMPLES")
     report = _pick(config, "alkstore_report", "alkstore_report", "ALKSTORE_REPORT")
     xfail_file = _pick(config, "alkstore_xfail_file", "alkstore_xfail_file", "ALKSTORE_XFAIL_FILE")
+    tick = _pick(config, "alkstore_tick", "alkstore_tick", "ALKSTORE_TICK")
+    full_trace = bool(config.getoption("alkstore_full_trace")) or bool(config.getini("alkstore_full_trace"))
     require_opt = config.getoption("alkstore_require")
     require = (
         bool(require_opt) or bool(config.getini("alkstore_require")) or _truthy(os.environ.get("ALKSTORE_REQUIRE"))
@@ -99,10 +108,16 @@ def load_settings(config: pytest.Config) -> SuiteSettings:
         tolerance_s = DEFAULT_TOLERANCE_S if tolerance is None else float(tolerance)
         seed_value = random.SystemRandom().randrange(2**32) if seed is None else int(seed)
         examples_value = DEFAULT_EXAMPLES if examples is None else int(examples)
+        tick_s = None if tick is None else float(tick)
     except ValueError as exc:
         raise pytest.UsageError(f"an --alkstore-* number could not be read: {exc}") from exc
     if tolerance_s < 0 or examples_value < 1:
         raise pytest.UsageError("--alkstore-tolerance must be ≥ 0 and --alkstore-examples ≥ 1")
+    if tick_s is not None and not MIN_TICK_S <= tick_s <= MAX_TICK_S:
+        raise pytest.UsageError(
+            f"--alkstore-tick={tick}: a tick is between {MIN_TICK_S} and {MAX_TICK_S} seconds (the real clock's "
+            "unit of row time)"
+        )
     return SuiteSettings(
         engines=_engines(config),
         require=require,
@@ -112,6 +127,8 @@ def load_settings(config: pytest.Config) -> SuiteSettings:
         report=Path(report) if report else None,
         xfail_file=Path(xfail_file) if xfail_file else None,
         examples=examples_value,
+        tick_s=tick_s,
+        full_trace=full_trace,
     )
 
 
@@ -164,7 +181,7 @@ def add_options(parser: pytest.Parser) -> None:
         dest="alkstore_xfail_file",
         default=None,
         metavar="PATH",
-        help="rows expected to fail, one 'row[engine] reason' a line; strict",
+        help="clauses expected to fail, one 'row[engine] CLAUSE reason' a line; strict",
     )
     parser.addini("alkstore_xfail_file", default="", help="as --alkstore-xfail-file")
     group.addoption(
@@ -175,3 +192,20 @@ def add_options(parser: pytest.Parser) -> None:
         help=f"Hypothesis examples of the model_based row (default {DEFAULT_EXAMPLES})",
     )
     parser.addini("alkstore_examples", default="", help="as --alkstore-examples")
+    group.addoption(
+        "--alkstore-tick",
+        dest="alkstore_tick",
+        default=None,
+        metavar="SECONDS",
+        help="the real clock's unit of row time (default: measured on this host when the session starts, "
+        "at least 0.4 s; shown in the header)",
+    )
+    parser.addini("alkstore_tick", default="", help="as --alkstore-tick")
+    group.addoption(
+        "--alkstore-full-trace",
+        action="store_true",
+        dest="alkstore_full_trace",
+        default=False,
+        help="show the suite's frames too in the traceback of an exception the engine raised",
+    )
+    parser.addini("alkstore_full_trace", type="bool", default=False, help="as --alkstore-full-trace")

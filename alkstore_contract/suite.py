@@ -8,10 +8,13 @@ engine is certified only when every required row passes.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from alkstore_contract.adapter import Capability
+from alkstore_contract.clauses import clause
 from alkstore_contract.harness import RowContext
 
 SUITE_VERSION = "1.0.0"
@@ -49,7 +52,24 @@ class Row:
     requires: tuple[Capability, ...] = ()
     """Capabilities the engine must declare, else the row skips naming them."""
     manual_clock_only: bool = False
-    """The row moves time by hours: on the system clock it skips, saying so."""
+    """The row moves time by hours: on a system-clock run it runs on a manual-clock twin where the engine
+    declares injectable_clock, and is recorded as not exercised where it does not."""
+
+    def __post_init__(self) -> None:
+        for clause_id in self.clauses:
+            clause(clause_id)
+
+    @property
+    def clock(self) -> Literal["manual"] | None:
+        return "manual" if self.manual_clock_only else None
+
+    @property
+    def hint(self) -> str:
+        """The "When it fails, check …" paragraph of the row's module docstring, printed under a failure."""
+        module = sys.modules.get(self.body.__module__)
+        text = (module.__doc__ if module is not None else None) or ""
+        marker = text.find("When it fails, check")
+        return text[marker:].strip() if marker >= 0 else self.doc
 
     @property
     def required(self) -> bool:

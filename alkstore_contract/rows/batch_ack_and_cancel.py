@@ -215,10 +215,10 @@ async def _leg_isolation(ctx: RowContext, store: Store) -> None:
 async def batch_ack_and_cancel(ctx: RowContext) -> None:
     """B1: ack_batch counts held jobs only. B2: cancel in any state. B3: get_job snapshots. S4: isolation."""
     store = await ctx.open_store()
-    await _leg_ack_batch(ctx, store)
-    await _leg_cancel(ctx, store)
-    await _leg_get_job(ctx, store)
-    await _leg_isolation(ctx, store)
+    await ctx.leg("ack_batch", ("B1",), lambda c: _leg_ack_batch(c, store))
+    await ctx.leg("cancel", ("B2",), lambda c: _leg_cancel(c, store))
+    await ctx.leg("get_job", ("B3",), lambda c: _leg_get_job(c, store))
+    await ctx.leg("isolation", ("S4",), lambda c: _leg_isolation(c, store))
 
 
 ROW = row("batch_ack_and_cancel", ("B1", "B2", "B3", "S4"))(batch_ack_and_cancel)

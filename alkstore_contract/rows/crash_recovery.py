@@ -38,7 +38,7 @@ from typing import Any
 
 from alkstore_contract.adapter import Capability
 from alkstore_contract.checks import expect, expect_equal, expect_instant
-from alkstore_contract.harness import RowContext
+from alkstore_contract.harness import HostTooSlow, RowContext
 from alkstore_contract.history import Handout, Release, check_history, handout_from_job
 from alkstore_contract.processes import read_events, spawn_worker
 from alkstore_contract.resolution import LAST_ERROR_MAX_ATTEMPTS
@@ -219,9 +219,10 @@ def _still_before_lapse(ctx: RowContext, held: Crashed, doomed: Crashed) -> None
     """On the real clock, refuse to judge "not claimable yet" once the first lease may have run out."""
     first_lease = min(h.lease_expires_at for h in held.handouts + doomed.handouts)
     if not ctx.manual and ctx.now() >= first_lease - timedelta(seconds=ctx.tolerance_s):
-        raise RuntimeError(
+        raise HostTooSlow(
             f"the checks before the lapse ran too late to mean anything (now {ctx.now()}, first lease ends "
-            f"{first_lease}); this host is too slow for a visibility timeout of {VT_UNITS} × {ctx.unit_s} s"
+            f"{first_lease}); this host is too slow for a visibility timeout of {VT_UNITS} × {ctx.unit_s} s: "
+            "rerun with a longer --alkstore-tick"
         )
 
 

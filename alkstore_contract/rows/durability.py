@@ -554,8 +554,8 @@ async def _leg_kill(ctx: RowContext) -> None:
 
 async def durability(ctx: RowContext) -> None:
     """P3: every committed enqueue, ack, retry, fail and cancel survives close+reopen and kill -9+reopen."""
-    await _leg_close_and_reopen(ctx)
-    await _leg_kill(ctx)
+    await ctx.leg("close and reopen", (CLAUSE,), _leg_close_and_reopen)
+    await ctx.leg("kill -9 and reopen", (CLAUSE,), _leg_kill)
 
 
 ROW = row("durability", (CLAUSE,), requires=(Capability.DURABLE,))(durability)

@@ -188,11 +188,11 @@ async def _leg_not_a_list(ctx: RowContext, store: Store) -> None:
 async def enqueue_many_atomic(ctx: RowContext) -> None:
     """E11: ids in input order, one clock read, all or nothing, list or tuple only."""
     store = await ctx.open_store()
-    await _leg_order(store)
-    await _leg_resolution(ctx, store)
-    await _leg_atomic(ctx, store)
-    await _leg_sizes(ctx, store)
-    await _leg_not_a_list(ctx, store)
+    await ctx.leg("ids in input order", ("E11",), lambda _: _leg_order(store))
+    await ctx.leg("one resolution", ("E11",), lambda c: _leg_resolution(c, store))
+    await ctx.leg("all or nothing", ("E11",), lambda c: _leg_atomic(c, store))
+    await ctx.leg("sizes", ("E11",), lambda c: _leg_sizes(c, store))
+    await ctx.leg("list or tuple only", ("E11",), lambda c: _leg_not_a_list(c, store))
 
 
 ROW = row("enqueue_many_atomic", ("E11",))(enqueue_many_atomic)

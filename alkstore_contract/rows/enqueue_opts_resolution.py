@@ -35,7 +35,7 @@ the stamps back from the job row, never from the queue handle.
 from __future__ import annotations
 
 from collections.abc import Awaitable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import TypeVar
 
 from alkstore_contract.checks import expect, expect_equal, expect_instant, expect_stored
@@ -281,16 +281,52 @@ async def _unknown_ids(store: Store) -> None:
         expect(got is None, "B3", did=f"returned {got!r} for get_job of an id {label}", demands="None")
 
 
+INJECTED_START = datetime(1999, 12, 31, 23, 59, 58, 123457, tzinfo=UTC)
+"""Where the T2 leg sets the injected clock: years away from any host's or server's clock."""
+
+
+async def _injected_clock(ctx: RowContext) -> None:
+    """T2: set the injected clock to 1999 and every instant the engine stamps follows it, not the host's clock."""
+    clock = ctx.clock
+    if clock is None:
+        raise RuntimeError("the T2 leg runs on the manual clock (clock='manual')")
+    clock.set(INJECTED_START)
+    store = await ctx.open_store()
+    queue = store.queue("t2", QueueOpts(visibility_timeout_s=30))
+    job_id = await queue.enqueue({"leg": "T2"}, delay=5)
+    job = await expect_stored(queue, job_id, "T2")
+    expect_equal(
+        (job.enqueued_at, job.run_at),
+        (INJECTED_START, INJECTED_START + timedelta(seconds=5)),
+        "T2",
+        "(enqueued_at, run_at) of a job enqueued with delay=5 under an injected clock set to 1999",
+    )
+    expect(
+        await queue.claim_one("w") is None, "T2", did="handed out a job due 5 s after the injected now", demands="None"
+    )
+    clock.advance(5)
+    handle = await queue.claim_one("w")
+    expect(handle is not None, "T2", did="handed out nothing once the injected clock reached run_at", demands="the job")
+    assert handle is not None
+    expect_equal(
+        handle.job.lease_expires_at,
+        INJECTED_START + timedelta(seconds=35),
+        "T2",
+        "lease_expires_at of a claim at the injected now + 30 s",
+    )
+
+
 async def enqueue_opts_resolution(ctx: RowContext) -> None:
     """E1–E7, B3, T1: stamps, ready time, expiry, attempts and priority as one enqueue resolves them."""
     if ctx.manual:
         await ctx.advance(SUB_SECOND_S)
     store = await ctx.open_store()
-    await _precision_legs(store)
-    await _stamp_legs(ctx, store)
-    await _ready_time_legs(ctx, store)
-    await _expiry_and_priority_legs(store)
-    await _unknown_ids(store)
+    await ctx.leg("precision", ("T1", "B3"), lambda _: _precision_legs(store))
+    await ctx.leg("stamps", ("E1", "E6", "B3"), lambda c: _stamp_legs(c, store))
+    await ctx.leg("ready time", ("E2", "E3", "E4"), lambda c: _ready_time_legs(c, store))
+    await ctx.leg("expiry and priority", ("E5", "E7"), lambda _: _expiry_and_priority_legs(store))
+    await ctx.leg("unknown ids", ("B3",), lambda _: _unknown_ids(store))
+    await ctx.leg("injected clock", ("T2",), _injected_clock, clock="manual")
 
 
 ROW = row("enqueue_opts_resolution", ("E1", "E2", "E3", "E4", "E5", "E6", "E7", "B3", "T1"))(enqueue_opts_resolution)

@@ -18,7 +18,7 @@ import asyncio
 from datetime import datetime, timedelta
 from typing import Any
 
-from alkstore_contract.adapter import Capability
+from alkstore_contract.adapter import CAPABILITY_CLAUSES, Capability
 from alkstore_contract.checks import expect, expect_equal
 from alkstore_contract.harness import RowContext
 from alkstore_contract.history import Handout, Release, check_history, handout_from_job
@@ -188,15 +188,16 @@ async def _leg_processes(ctx: RowContext) -> None:
 
 async def exactly_once(ctx: RowContext) -> None:
     """C3 stamps on every handout; C4 under concurrent tasks, stores (P1) and processes (P2)."""
-    await _leg_one_store(ctx)
-    if ctx.has(Capability.SHARED_LOCATION):
-        await _leg_shared_location(ctx)
-    else:
-        ctx.note("P1 leg not run: the engine does not declare shared_location")
-    if ctx.has(Capability.MULTI_PROCESS):
-        await _leg_processes(ctx)
-    else:
-        ctx.note("P2 leg not run: the engine does not declare multi_process")
+    await ctx.leg("one store", ("C3", "C4"), _leg_one_store)
+    for capability, name, leg in (
+        (Capability.SHARED_LOCATION, "stores on one location", _leg_shared_location),
+        (Capability.MULTI_PROCESS, "processes", _leg_processes),
+    ):
+        clause_id = CAPABILITY_CLAUSES[capability]
+        if ctx.has(capability):
+            await ctx.leg(name, (clause_id, "C4"), leg)
+        else:
+            ctx.not_exercised((clause_id,), f"the engine does not declare {capability}", leg=name)
 
 
 ROW = row("exactly_once", ("C3", "C4", "P1", "P2"))(exactly_once)

@@ -230,15 +230,15 @@ class Timeline:
                 None if after is None else after.state, expected, "H1", f"the job's state after {name}() {when}"
             )
 
-    async def after_deadline(self) -> None:
-        """Once the t0 leases (and the short reclaim) have run out: H1, H3, H4 after False, H5, C7."""
+    async def wait_out(self) -> None:
+        """Let every t0 lease (and the short reclaim's) run out."""
         deadline = self.late_jobs[0].lease_expires_at
         assert deadline is not None
         assert self.exhaust_deadline is not None
         await self.ctx.wait_until(max(deadline, self.exhaust_deadline))
-        await self._late_ops()
-        await self._late_heartbeat()
-        await self._exhausted()
+
+    async def fenced(self) -> None:
+        """H5: reclaims by another worker and by the same worker id fence the old handles off."""
         old_by_id = {handle.job.id: handle for handle in self.old_handles}
         reclaims = [
             await _claim(self.ctx, self.fence, worker, len(ENDING_OPS), attempts=2) for worker in ("w-new", "w-old")
@@ -247,7 +247,7 @@ class Timeline:
             for (name, op), new in zip(ENDING_OPS, reclaimed, strict=True):
                 await self._fenced(name, op, old_by_id[new.job.id], new)
 
-    async def _late_ops(self) -> None:
+    async def late_ops(self) -> None:
         """H1: every op at (manual clock: exactly at) or after the deadline returns False, changes nothing."""
         when = "at the lease deadline" if self.ctx.manual else "after the lease deadline"
         for (name, op), handle, job in zip(ALL_OPS, self.late_handles, self.late_jobs, strict=True):
@@ -259,7 +259,7 @@ class Timeline:
                 self.ctx, self.late, handle, f"{name if name != 'heartbeat' else 'ack'}() returned False"
             )
 
-    async def _late_heartbeat(self) -> None:
+    async def late_heartbeat(self) -> None:
         """H3: the deadline set by a heartbeat is final; a long heartbeat keeps its job from a reclaim."""
         before = await expect_stored(self.beat, self.boundary.job.id, "H3")
         when = "at the deadline it set" if self.ctx.manual else "after the deadline it set"
@@ -275,7 +275,7 @@ class Timeline:
         await _expect_op(self.long.heartbeat(), True, "H3", "a further heartbeat on the long-heartbeated claim")
         await _expect_op(self.long.ack(), True, "H3", "ack() on the long-heartbeated claim")
 
-    async def _exhausted(self) -> None:
+    async def exhausted(self) -> None:
         """C7: lapsed with 1 of 1 and 2 of 2 attempts spent: never handed out again, left as they were."""
         got = await self.exhaust.claim_batch("exhauster-3", 5)
         expect(
@@ -306,16 +306,44 @@ class Timeline:
         )
 
 
+async def _boundary(ctx: RowContext) -> None:
+    """H1, H3 at the boundary: at exactly ``lease_expires_at`` every handle op returns False, changes nothing."""
+    store = await ctx.open_store()
+    queue = store.queue("lease-boundary", QueueOpts(visibility_timeout_s=3 * ctx.unit_s, max_attempts=3))
+    await queue.enqueue_many([{"leg": "H1 boundary", "op": name} for name, _ in ALL_OPS])
+    handles = await _claim(ctx, queue, "boundary", len(ALL_OPS), attempts=1)
+    jobs = [await expect_stored(queue, h.job.id, "H1") for h in handles]
+    deadline = jobs[0].lease_expires_at
+    assert deadline is not None
+    await ctx.wait_until(deadline)
+    for (name, op), handle, job in zip(ALL_OPS, handles, jobs, strict=True):
+        clause_id = "H3" if name == "heartbeat" else "H1"
+        await _expect_op(op(handle), False, clause_id, f"{name}() exactly at lease_expires_at")
+        expect_equal(await queue.get_job(job.id), job, clause_id, f"the job after {name}() exactly at its deadline")
+
+
 async def lease_validity(ctx: RowContext) -> None:
     """H1–H5, C3, C7: fenced handle ops, heartbeats, one-shot handles, reclaims and exhausted leases."""
     store = await ctx.open_store()
-    timeline = Timeline(ctx, store)
-    await timeline.ack_deletes()
-    await timeline.one_shot()
-    await timeline.heartbeats()
-    await timeline.set_up()
-    await timeline.at_one_unit()
-    await timeline.after_deadline()
+    t = Timeline(ctx, store)
+    await ctx.leg("ack deletes", ("H2", "C3"), lambda _: t.ack_deletes())
+    await ctx.leg("one-shot handles", ("H4", "H3", "H2", "R1", "D1", "C3"), lambda _: t.one_shot())
+    await ctx.leg("heartbeats reset from now", ("H3", "C3"), lambda _: t.heartbeats())
+    await ctx.leg("claims at t0", ("C3", "H1", "H5", "C7"), lambda _: t.set_up())
+    await ctx.leg("reclaim at t0 + 1u", ("C7", "C3", "H1"), lambda _: t.at_one_unit(), after=("claims at t0",))
+    await ctx.leg("t0 leases run out", ("H1",), lambda _: t.wait_out(), after=("reclaim at t0 + 1u",))
+    after = ("t0 leases run out",)
+    await ctx.leg("ops after the deadline", ("H1", "H4"), lambda _: t.late_ops(), after=after)
+    await ctx.leg(
+        "a heartbeat's deadline is final",
+        ("H3",),
+        lambda _: t.late_heartbeat(),
+        after=(*after, "heartbeats reset from now"),
+    )
+    await ctx.leg("exhausted leases", ("C7",), lambda _: t.exhausted(), after=after)
+    await ctx.leg("fenced after a reclaim", ("H5", "C3"), lambda _: t.fenced(), after=after)
+    if not ctx.manual:
+        await ctx.leg("H1 boundary", ("H1", "H3"), _boundary, clock="manual")
 
 
 ROW = row("lease_validity", ("H1", "H2", "H3", "H4", "H5", "C3", "C7"))(lease_validity)

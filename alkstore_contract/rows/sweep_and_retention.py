@@ -34,7 +34,8 @@ from datetime import datetime, timedelta
 
 from alkstore_contract.adapter import Capability
 from alkstore_contract.checks import expect, expect_equal
-from alkstore_contract.harness import RowContext
+from alkstore_contract.harness import LegBody, RowContext
+from alkstore_contract.ledger import Gap
 from alkstore_contract.resolution import LAST_ERROR_EXPIRED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.suite import row
 from alkstore_contract.surface import Queue, Store
@@ -43,6 +44,7 @@ from alkstore_contract.validation import JobId
 
 Check = Callable[[], Awaitable[None]]
 """The second half of a leg: runs once every leg's jobs are due (one wait for all of them)."""
+Prepare = Callable[[RowContext, Store], Awaitable[Check]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +252,11 @@ async def _leg_retention(ctx: RowContext, store: Store) -> None:
             + ("1 µs before died_at + retention" if ctx.manual else "before died_at + retention"),
         )
     else:
-        ctx.note("sweep_and_retention: the 'not before died_at + retention' check was skipped: the host was too slow")
+        ctx.ledger.undecided(
+            ("X2",),
+            "the 'not before died_at + retention' check ran after the deadline: the host was too slow for a tick "
+            f"of {ctx.unit_s} s (raise --alkstore-tick)",
+        )
     await ctx.advance(ONE_US if ctx.manual else retention + _margin(ctx))
     expect_equal(await sweeper.sweep_expired(), 0, "X2", "the count of a sweep that only purges")
     expect(
@@ -263,7 +269,12 @@ async def _leg_retention(ctx: RowContext, store: Store) -> None:
         await ctx.advance(TEN_YEARS_S)
         expect_equal(await sweeper.sweep_expired(), 0, "X2", "the count of a sweep that only purges")
     else:
-        ctx.note("sweep_and_retention: retention None is checked after seconds, not ten years, on the system clock")
+        ctx.not_exercised(
+            ("X2",),
+            "retention None is checked after seconds, not ten years, on the real clock",
+            leg="retention None after ten years",
+            kind=Gap.CLOCK,
+        )
     expect_equal(await sweeper.get_job(kept.id), kept, "X2", f"job {kept.id} (retention None) after sweeps")
 
 
@@ -327,7 +338,11 @@ async def _prepare_concurrent(ctx: RowContext, store: Store) -> Check:
         stores = [await ctx.open_store(location) for _ in range(SWEEPERS)]
         shared = stores, await _fill_race(ctx, stores[0], "sweep-race")
     else:
-        ctx.note("sweep_and_retention: no shared_location, so sweeps raced as tasks on one store only")
+        ctx.not_exercised(
+            ("X3",),
+            "the engine does not declare shared_location, so sweeps raced as tasks on one store only",
+            leg="sweeps from several stores",
+        )
 
     async def check() -> None:
         await _race(ctx, [store.queue("sweep-race") for _ in range(SWEEPERS)], on_store, "tasks on one store")
@@ -341,16 +356,33 @@ async def _prepare_concurrent(ctx: RowContext, store: Store) -> Check:
 async def sweep_and_retention(ctx: RowContext) -> None:
     """X1: expired never handed out. X2: sweep moves, leaves, purges, counts. X3: concurrent sweeps add up."""
     store = await ctx.open_store()
-    checks = [
-        await _prepare_never_handed_out(ctx, store),
-        await _prepare_sweep_moves(ctx, store),
-        await _prepare_retention_after_move(ctx, store),
-        await _prepare_concurrent(ctx, store),
-    ]
+    legs: tuple[tuple[str, tuple[str, ...], Prepare], ...] = (
+        ("never handed out", ("X1",), _prepare_never_handed_out),
+        ("sweep moves", ("X2",), _prepare_sweep_moves),
+        ("retention after a move", ("X2",), _prepare_retention_after_move),
+        ("concurrent sweeps", ("X3",), _prepare_concurrent),
+    )
+    checks: dict[str, Check] = {}
+
+    def set_up(name: str, prepare: Prepare) -> LegBody:
+        async def leg(leg_ctx: RowContext) -> None:
+            checks[name] = await prepare(leg_ctx, store)
+
+        return leg
+
+    def run_check(check: Check) -> LegBody:
+        async def leg(_: RowContext) -> None:
+            await check()
+
+        return leg
+
+    for name, clauses, prepare in legs:
+        await ctx.leg(f"{name}: set up", clauses, set_up(name, prepare))
     await ctx.advance(2 * ctx.unit_s + _margin(ctx))
-    for check in checks:
-        await check()
-    await _leg_retention(ctx, store)
+    for name, clauses, _ in legs:
+        if name in checks:
+            await ctx.leg(name, clauses, run_check(checks[name]))
+    await ctx.leg("retention", ("X2",), lambda c: _leg_retention(c, store))
 
 
 ROW = row("sweep_and_retention", ("X1", "X2", "X3"))(sweep_and_retention)

@@ -342,6 +342,10 @@ async def _leg_ids(ctx: RowContext, store: Store) -> None:
         singles = await asyncio.gather(*(s.queue("ids-shared").enqueue({"s": n}) for n, s in enumerate(stores)))
         shared = [job_id for batch in batches for job_id in batch] + list(singles)
         expect_equal(len(set(shared)), len(shared), "E10", "distinct ids from 3 stores on one location")
+    else:
+        ctx.not_exercised(
+            ("E10",), "the engine does not declare shared_location", leg="unique ids across stores on one location"
+        )
 
 
 async def _leg_closed(ctx: RowContext) -> None:
@@ -410,12 +414,12 @@ async def _leg_closed(ctx: RowContext) -> None:
 async def validation_and_closed_store(ctx: RowContext) -> None:
     """S1 names, S2 options, E8 payloads, E9 arguments, E10 ids, S3 a closed store."""
     store = await ctx.open_store()
-    await _leg_names(ctx, store)
-    await _leg_queue_opts(store)
-    await _leg_payloads(ctx, store)
-    await _leg_options(ctx, store)
-    await _leg_ids(ctx, store)
-    await _leg_closed(ctx)
+    await ctx.leg("names", ("S1",), lambda c: _leg_names(c, store))
+    await ctx.leg("queue options", ("S2",), lambda _: _leg_queue_opts(store))
+    await ctx.leg("payloads", ("E8",), lambda c: _leg_payloads(c, store))
+    await ctx.leg("enqueue options", ("E9",), lambda c: _leg_options(c, store))
+    await ctx.leg("ids", ("E10",), lambda c: _leg_ids(c, store))
+    await ctx.leg("closed store", ("S3",), _leg_closed)
 
 
 ROW = row("validation_and_closed_store", ("S1", "S2", "S3", "E8", "E9", "E10"))(validation_and_closed_store)
