@@ -129,22 +129,22 @@ class Wire:
         last: Outcome[T] | None = None
         while (remaining := deadline - loop.time()) > 0:
             last = await self.bounded(what, attempt(), remaining)
-            if last.error is None and not last.hung:
-                return last.value  # type: ignore[return-value]
-            if not last.unavailable:
+            if (last.error is None and not last.hung) or not last.unavailable:
                 break
             await asyncio.sleep(0.05)
+        served = last is not None and last.error is None and not last.hung
         expect(
-            False,
+            served,
             "N2",
             did=f"did not serve {what} again after the outage ended: last attempt: "
             f"{last.describe() if last else 'none'}",
             demands=f"the same open store to serve ops again within the adapter's reconnect_within_s "
             f"({self.adapter.reconnect_within_s} s, checked with {SLACK_S} s of slack), without reopening",
         )
-        raise AssertionError("unreachable")
+        assert last is not None
+        return last.value  # type: ignore[return-value]
 
-    async def _close(self) -> None:
+    async def close(self) -> None:
         """End every fault, let ops left hung finish (or cancel them), and stop the proxy."""
         await self.proxy.close()
         if self._hung:
@@ -166,4 +166,4 @@ async def open_wire(ctx: RowContext) -> AsyncIterator[Wire]:
     try:
         yield wire
     finally:
-        await wire._close()
+        await wire.close()

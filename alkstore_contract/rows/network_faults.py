@@ -126,15 +126,19 @@ async def cut_enqueue_leg(ctx: RowContext) -> None:
         marker = f"n3-cut-{ctx.seed}"
         wire.proxy.cut_reply_after(marker.encode())
         outcome = await wire.bounded("enqueue()", queue.enqueue({"marker": marker}))
+        if not wire.proxy.cut_fired and not outcome.hung:
+            ctx.not_exercised(
+                ("N3",),
+                "the payload's bytes never crossed the wire verbatim, so the cut never fired",
+                leg="cut enqueue",
+            )
+            return
         expect(
             outcome.unavailable or (outcome.error is None and not outcome.hung),
             "N3",
             did=outcome.describe() + " when the connection was cut during its commit",
             demands="the enqueue to return its id or raise StoreUnavailable (its outcome unknown), in bounded time",
         )
-        if not wire.proxy.cut_fired:
-            ctx.note("N3 enqueue leg not exercised: the payload's bytes never crossed the wire verbatim")
-            return
         stored = await ctx.stored_jobs(location)
         expect(
             stored <= 1,
@@ -163,8 +167,12 @@ async def cut_claim_leg(ctx: RowContext) -> None:
         wire.proxy.cut_reply_after(worker.encode())
         claimed_at = ctx.now()
         outcome = await wire.bounded("claim_one()", queue.claim_one(worker))
-        if outcome.value is not None or not wire.proxy.cut_fired:
-            ctx.note("N3 claim leg not exercised: the claim's answer arrived (the worker id never crossed the wire)")
+        if not wire.proxy.cut_fired and not outcome.hung:
+            ctx.not_exercised(
+                ("N3",),
+                "the worker id's bytes never crossed the wire verbatim, so the cut never fired",
+                leg="lost claim",
+            )
             return
         wire.expect_unavailable(outcome, "N3")
         await ctx.wait_until(claimed_at + timedelta(seconds=LEASE_UNITS * ctx.unit_s))
@@ -226,8 +234,11 @@ async def fenced_across_stall_leg(ctx: RowContext) -> None:
 
 async def network_faults(ctx: RowContext) -> None:
     """N1, N2, N3, N5: bounded failure during outages, recovery without reopening, cut commits, fenced handles."""
-    for leg in (partition_leg, server_gone_leg, cut_enqueue_leg, cut_claim_leg, fenced_across_stall_leg):
-        await leg(ctx)
+    await ctx.leg("partition", ("N1", "N2"), partition_leg)
+    await ctx.leg("server gone", ("N1", "N2"), server_gone_leg)
+    await ctx.leg("cut enqueue", ("N3",), cut_enqueue_leg)
+    await ctx.leg("lost claim", ("N3",), cut_claim_leg)
+    await ctx.leg("fenced across a stall", ("N5", "N1"), fenced_across_stall_leg)
 
 
 ROW = row("network_faults", ("N1", "N2", "N3", "N5"), requires=(Capability.NETWORKED,))(network_faults)
