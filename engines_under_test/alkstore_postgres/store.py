@@ -77,11 +77,13 @@ def is_connection_error(exc: BaseException) -> bool:
     """Whether ``exc`` says the server could not be reached, rather than that a statement was wrong.
 
     Besides ``CONNECTION_ERRORS``, asyncpg raises a bare ``InterfaceError``
-    ("connection is closed") on a connection that was lost between two uses;
-    its subclasses (bad client configuration, bad parameters) are bugs, not
-    outages, and pass through.
+    ("connection is closed") on a connection that was lost between two uses.
+    Other interface errors (another operation in progress, bad client
+    configuration, bad parameters) are bugs, not outages, and pass through.
     """
-    return isinstance(exc, CONNECTION_ERRORS) or type(exc) is asyncpg.exceptions.InterfaceError
+    if isinstance(exc, CONNECTION_ERRORS):
+        return True
+    return type(exc) is asyncpg.exceptions.InterfaceError and "connection is closed" in str(exc)
 
 
 def application_name(schema: str) -> str:
