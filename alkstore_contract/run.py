@@ -238,11 +238,15 @@ class SuiteSession:
                 for flag, value in (("-k", self.config.option.keyword), ("-m", self.config.option.markexpr))
                 if value
             )
-            return EngineVerdict(
-                verdicts,
-                None,
-                f"partial run ({selection or f'{len(missing)} of {len(self.rows)} rows not run'}): no certificate",
-            )
+            partial = f"partial run ({selection or f'{len(missing)} of {len(self.rows)} rows not run'})"
+            failed = [
+                line
+                for line in certify(verdicts, ledgers, engine.adapter.capabilities).blockers
+                if " not exercised: " not in line
+            ]
+            if failed:
+                return EngineVerdict(verdicts, None, "NOT CERTIFIED: " + "; ".join([*failed, partial]))
+            return EngineVerdict(verdicts, None, f"{partial}: no certificate")
         return EngineVerdict(verdicts, certify(verdicts, ledgers, engine.adapter.capabilities))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -341,6 +345,9 @@ class UnavailableItem(pytest.Item):
 
     def runtest(self) -> None:
         raise RuntimeError("an unavailable engine's placeholder never runs")
+
+    def reportinfo(self) -> tuple[str, int, str]:
+        return NODE_PREFIX, 0, f"{NODE_PREFIX}::{self.name}"
 
 
 class RowItem(pytest.Item):
@@ -449,8 +456,9 @@ class RowItem(pytest.Item):
             return f"{excinfo.value}\n\nWhen it fails, check:\n{self.row.hint}"
         return super().repr_failure(excinfo, style=style)
 
-    def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, f"{NODE_PREFIX}::{self.name} [{' '.join(self.row.clauses)}]"
+    def reportinfo(self) -> tuple[str, int, str]:
+        """Located at ``alkstore`` (not the anchor file's path inside the installed package), like the node id."""
+        return NODE_PREFIX, 0, f"{NODE_PREFIX}::{self.name} [{' '.join(self.row.clauses)}]"
 
 
 def _row_summary(ledger: Ledger) -> str:

@@ -29,6 +29,31 @@ class Unreachable(type(_mem)):
 adapter = Unreachable()
 """
 
+INT32_ENGINE = """
+from alkstore_mem import MemAdapter, MemQueue, MemStore
+
+
+class Int32Queue(MemQueue):
+    async def enqueue(self, payload, **options):
+        priority = options.get("priority")
+        if isinstance(priority, int) and 2**31 <= abs(priority) < 2**63:
+            raise OverflowError(f"value out of int32 range: {priority}")
+        return await super().enqueue(payload, **options)
+
+
+class Int32Store(MemStore):
+    queue_class = Int32Queue
+
+
+class Int32Adapter(MemAdapter):
+    name = "int32"
+    store_class = Int32Store
+
+
+adapter = Int32Adapter()
+"""
+"""A pgqueuer-style engine: a 32-bit priority column raises on a valid 64-bit priority (E7)."""
+
 
 @pytest.fixture
 def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Run:
@@ -53,10 +78,22 @@ def test_an_empty_directory_collects_every_row_with_its_clauses(run: Run) -> Non
     result = run("--alkstore-engine=mem", "-v", "-k", "claim_extents or claim_order")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
-        ["*test_claim_extents[[]mem[]] PASSED [[]C5 C6[]]*", "*mem: NOT CERTIFIED*did not run*"]
+        [
+            "alkstore::claim_extents[[]mem[]] PASSED [[]C5 C6[]]*",
+            "*C5 passed (*) · C6 passed (*)",
+            "*=> mem: partial run (-k claim_extents or claim_order): no certificate",
+        ]
     )
+    assert "did not run" not in result.stdout.str()
     collected = run("--alkstore-engine=mem", "--collect-only", "-q")
-    assert collected.stdout.str().count("::test_") == 16
+    assert collected.stdout.str().count("alkstore::") == 16
+    assert "certif" not in collected.stdout.str().lower()
+
+
+def test_a_test_id_pastes_back_into_pytest(run: Run) -> None:
+    result = run("--alkstore-engine=mem", "-v", "alkstore::claim_extents[mem]")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["alkstore::claim_extents[[]mem[]] PASSED*"])
 
 
 def test_an_unknown_engine_is_a_usage_error_listing_the_installed_ones(run: Run) -> None:
@@ -69,9 +106,16 @@ def test_an_unavailable_engine_skips_with_its_reason_or_fails_when_required(
     pytester: pytest.Pytester, run: Run
 ) -> None:
     pytester.makepyfile(fake_engine=FAKE_ENGINE)
-    skipped = run("--alkstore-engine=fake_engine:adapter", "-rs", "-k", "claim_extents")
+    skipped = run("--alkstore-engine=fake_engine:adapter", "-rs")
     skipped.assert_outcomes(skipped=1)
-    skipped.stdout.fnmatch_lines(["*engine 'unreachable' cannot run here: server at 127.0.0.1:1 refused*"])
+    skipped.stdout.fnmatch_lines(
+        [
+            "  => unreachable: not run here: server at 127.0.0.1:1 refused the connection",
+            "SKIPPED [[]1[]] alkstore: engine 'unreachable' cannot run here: server at 127.0.0.1:1 refused*"
+            "--alkstore-require*",
+        ]
+    )
+    assert skipped.stdout.str().count("refused") == 2
     required = run("--alkstore-engine=fake_engine:adapter", "--alkstore-require", "-k", "claim_extents")
     required.assert_outcomes(errors=1)
     required.stdout.fnmatch_lines(["*--alkstore-require turns this into a failure*"])
@@ -98,10 +142,56 @@ def test_an_xfail_entry_that_passes_fails_the_run_and_a_stray_entry_is_reported(
     run: Run,
 ) -> None:
     listing = pytester.path / "xfail.txt"
-    listing.write_text("claim_extents[mem] known bad batch sizes\nno_such_row[mem] typo\n", encoding="utf-8")
+    listing.write_text("claim_extents[mem] C5 known bad batch sizes\nno_such_row[mem] C5 typo\n", encoding="utf-8")
     result = run("--alkstore-engine=mem", f"--alkstore-xfail-file={listing}", "-k", "claim_extents")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*XPASS(strict)*", "*xfail entry matches no row: line 2: no_such_row[[]mem[]]*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*[[]C5[]] expected-failure entry (line 1: claim_extents[[]mem[]] C5) did not fail*passed*strict*",
+            "*xfail entry matches no row: line 2: no_such_row[[]mem[]] C5*",
+        ]
+    )
+
+
+def test_an_xfail_entry_must_name_a_clause(pytester: pytest.Pytester, run: Run) -> None:
+    listing = pytester.path / "xfail.txt"
+    listing.write_text("claim_extents[mem] known bad batch sizes\n", encoding="utf-8")
+    result = run("--alkstore-engine=mem", f"--alkstore-xfail-file={listing}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*line 1*'known' is not a clause of docs/contract.md*row[[]engine[]] CLAUSE reason*"])
+
+
+def test_an_engine_exception_is_a_clause_verdict_that_other_legs_survive(pytester: pytest.Pytester, run: Run) -> None:
+    pytester.makepyfile(int32_engine=INT32_ENGINE)
+    report_path = pytester.path / "report.json"
+    failed = run(
+        "--alkstore-engine=int32_engine:adapter", "-k", "enqueue_opts_resolution", f"--alkstore-report={report_path}"
+    )
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(
+        [
+            "row enqueue_opts_resolution on engine 'int32' — clause E7 (clock=manual, seed=*",
+            "[[]E7[]] the engine raised OverflowError: value out of int32 range: * in leg 'expiry and priority'*",
+            "Traceback (the engine's frames):*",
+            "*int32_engine.py*",
+            "When it fails, check:*",
+        ]
+    )
+    assert len(failed.stdout.lines) < 120, "the traceback is trimmed to the engine's frames"
+    verdicts = {c["clause"]: c["verdict"] for c in json.loads(report_path.read_text())["engines"][0]["clauses"]}
+    assert (verdicts["E7"], verdicts["E2"], verdicts["T2"]) == ("failed", "passed", "passed")
+
+    listing = pytester.path / "xfail.txt"
+    listing.write_text("enqueue_opts_resolution[int32] E7 a 32-bit priority column (upstream issue 12)\n")
+    listed = run(
+        "--alkstore-engine=int32_engine:adapter", f"--alkstore-xfail-file={listing}", f"--alkstore-report={report_path}"
+    )
+    listed.assert_outcomes(passed=11, skipped=2, xfailed=1)
+    engine = json.loads(report_path.read_text())["engines"][0]
+    assert engine["certified"] is False
+    assert engine["not_certified_because"] == [
+        "E7 failed as expected (enqueue_opts_resolution[int32] E7: a 32-bit priority column (upstream issue 12))"
+    ]
 
 
 def test_the_report_follows_its_schema_and_says_why_not_certified(pytester: pytest.Pytester, run: Run) -> None:
@@ -116,7 +206,11 @@ def test_the_report_follows_its_schema_and_says_why_not_certified(pytester: pyte
     outcomes = {row["row"]: row["outcome"] for row in mem["rows"]}
     assert outcomes == {"claim_extents": "passed", "durability": "skipped"}
     assert mem["certified"] is False
-    assert "required row claim_order did not run" in mem["not_certified_because"]
+    assert mem["not_certified_because"] == ["partial run (-k claim_extents or durability): no certificate"]
+    clauses = {c["clause"]: c for c in mem["clauses"]}
+    assert (clauses["C5"]["verdict"], clauses["C5"]["rows"]) == ("passed", ["claim_extents"])
+    assert (clauses["P3"]["verdict"], clauses["P3"]["gap"]) == ("not exercised", "capability")
+    assert (clauses["T3"]["verdict"], clauses["T3"]["gap"]) == ("not exercised", "untested")
 
 
 def test_rows_run_under_pytest_asyncio_auto_mode(run: Run) -> None:

@@ -1,0 +1,45 @@
+"""Mutant: handle ops still succeed at exactly ``lease_expires_at`` — breaks H1 at its boundary.
+
+H1's predicate is ``now < lease_expires_at``: at the deadline itself the lease
+has lapsed (C1 makes the job reclaimable at ``lease_expires_at <= now``), so
+an op of the old holder and a reclaim could both win at that instant. This
+engine fences with ``lease_expires_at >= :now``. On the real clock no op ever
+lands on the exact microsecond, so only a leg run under a manual clock sees it:
+on a system-clock run, ``lease_validity``'s "H1 boundary" leg runs on a
+manual-clock twin of the engine (it declares ``injectable_clock``) and catches
+it there; the certificate must say NOT CERTIFIED on both clocks.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteJobHandle
+from alkstore_sqlite.handle import FENCE
+
+from tests.mutants.catalog import Mutant, sqlite_mutant
+
+_FENCE_AT_DEADLINE = FENCE.replace("lease_expires_at > :now", "lease_expires_at >= :now")
+
+
+def _at_deadline(sql: str) -> str:
+    """``sql`` with the looser fence; refuses to build a mutant identical to the engine."""
+    if not sql.rstrip().endswith(FENCE) or _FENCE_AT_DEADLINE == FENCE:
+        raise RuntimeError("mutant is stale: a handle statement no longer ends with the engine's FENCE")
+    return sql.rstrip().removesuffix(FENCE) + _FENCE_AT_DEADLINE
+
+
+class AtDeadlineHandle(SqliteJobHandle):
+    ACK_SQL: ClassVar[str] = _at_deadline(SqliteJobHandle.ACK_SQL)
+    RETRY_READY_SQL: ClassVar[str] = _at_deadline(SqliteJobHandle.RETRY_READY_SQL)
+    RETRY_DEAD_SQL: ClassVar[str] = _at_deadline(SqliteJobHandle.RETRY_DEAD_SQL)
+    FAIL_SQL: ClassVar[str] = _at_deadline(SqliteJobHandle.FAIL_SQL)
+    HEARTBEAT_SQL: ClassVar[str] = _at_deadline(SqliteJobHandle.HEARTBEAT_SQL)
+
+
+adapter = sqlite_mutant("mut-sqlite-handle-at-deadline", handle=AtDeadlineHandle)
+MUTANT = Mutant(
+    clause="H1",
+    rows=("lease_validity",),
+    what="ack/retry/fail/heartbeat succeed at exactly lease_expires_at (>= in the fence), run on the system clock",
+)

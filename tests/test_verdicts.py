@@ -1,0 +1,97 @@
+"""The certificate rule (docs/capabilities.md, "What a certificate covers"), on ledgers written by hand."""
+
+from __future__ import annotations
+
+from alkstore_contract.adapter import Capability
+from alkstore_contract.clauses import CLAUSES, binding
+from alkstore_contract.ledger import Failure, Gap, Ledger, LegRecord
+from alkstore_contract.verdicts import Certificate, Verdict, certify, clause_verdicts
+
+DURABLE = frozenset({Capability.DURABLE})
+
+
+def _all_checked(capabilities: frozenset[Capability]) -> Ledger:
+    """A ledger in which one check of every binding clause (but the untested ones) ran."""
+    ledger = Ledger(row="everything")
+    for known in binding(capabilities):
+        if known.untested is None:
+            ledger.check(known.id)
+    return ledger
+
+
+def _certificate(ledgers: list[Ledger], capabilities: frozenset[Capability]) -> Certificate:
+    return certify(clause_verdicts(ledgers, {}), ledgers, capabilities)
+
+
+def test_every_binding_clause_passed_certifies_and_names_what_it_covers() -> None:
+    certificate = _certificate([_all_checked(DURABLE)], DURABLE)
+    assert certificate.certified
+    assert certificate.line("system") == "CERTIFIED: core + durable (clock=system)"
+
+
+def test_a_failing_capability_row_blocks_the_certificate_of_an_engine_that_declares_it() -> None:
+    durability = Ledger(row="durability")
+    durability.check("P3")
+    durability.fail(Failure("P3", "kill -9 and reopen", "[P3] the engine lost an acked job's deletion"))
+    certificate = _certificate([_all_checked(DURABLE), durability], DURABLE)
+    assert not certificate.certified
+    assert certificate.blockers == ["P3 failed (everything, durability): [P3] the engine lost an acked job's deletion"]
+
+
+def test_a_failure_only_model_based_or_crash_recovery_found_blocks_the_certificate() -> None:
+    for row, clause_id in (("model_based", "C2"), ("crash_recovery", "C1")):
+        found = Ledger(row=row)
+        found.fail(Failure(clause_id, row, f"[{clause_id}] the engine did something else"))
+        certificate = _certificate([_all_checked(DURABLE), found], DURABLE)
+        assert not certificate.certified
+        assert certificate.blockers[0].startswith(f"{clause_id} failed")
+
+
+def test_a_clause_with_no_check_blocks_unless_untested_or_outside_what_is_declared() -> None:
+    ledger = _all_checked(frozenset())
+    del ledger.checks["H5"]
+    certificate = _certificate([ledger], frozenset())
+    assert certificate.blockers == ["H5 not exercised: no row that checks it ran"]
+    assert _certificate([_all_checked(frozenset())], frozenset()).certified
+    assert CLAUSES["T3"].untested is not None
+
+
+def test_an_exact_instant_leg_left_out_is_named_on_the_certificate() -> None:
+    ledger = _all_checked(frozenset())
+    ledger.gap(("H1",), Gap.CLOCK, "needs the manual clock")
+    ledger.legs.append(LegRecord("H1 boundary", ["H1"], "not run", "needs the manual clock", str(Gap.CLOCK)))
+    certificate = _certificate([ledger], frozenset())
+    assert certificate.certified
+    assert certificate.line("system") == "CERTIFIED: core (clock=system; not exercised: H1 boundary (everything))"
+
+
+def test_inconclusive_is_never_a_pass() -> None:
+    ledger = _all_checked(frozenset())
+    ledger.undecided(("C1",), "the host was too slow")
+    verdicts = clause_verdicts([ledger], {})
+    assert verdicts["C1"].verdict is Verdict.INCONCLUSIVE
+    assert certify(verdicts, [ledger], frozenset()).blockers == ["C1 inconclusive: the host was too slow"]
+
+
+def test_an_expected_failure_is_xfailed_and_still_blocks() -> None:
+    ledger = _all_checked(frozenset())
+    ledger.fail(Failure("E7", "priority", "[E7] the engine raised DataError", exception=True))
+    verdicts = clause_verdicts([ledger], {"E7": "int32 column"})
+    assert verdicts["E7"].verdict is Verdict.XFAILED
+    assert certify(verdicts, [ledger], frozenset()).blockers == ["E7 failed as expected (int32 column)"]
+
+
+def test_the_ledger_survives_its_trip_through_json() -> None:
+    ledger = _all_checked(DURABLE)
+    ledger.fail(Failure("P3", "kill", "lost"))
+    ledger.gap(("P2",), Gap.CAPABILITY, "not declared")
+    ledger.undecided(("C1",), "slow")
+    ledger.legs.append(LegRecord("kill", ["P3"], "failed", "lost"))
+    again = Ledger.from_json(ledger.to_json())
+    assert (again.checks, again.failures, again.gaps, again.inconclusive, again.legs) == (
+        ledger.checks,
+        ledger.failures,
+        ledger.gaps,
+        ledger.inconclusive,
+        ledger.legs,
+    )
