@@ -1,4 +1,4 @@
-"""Row network_history (SPEC N4, N1): a history of concurrent workers while the wire is cut at random.
+"""Row network_history (SPEC N4; N1, N2): a history of concurrent workers while the wire is cut at random.
 
 Four workers on two stores and a producer on a third, every store's
 connections through the suite's fault proxy, work one queue (preloaded through
@@ -9,7 +9,9 @@ between, for ``FAULT_WINDOW_S``. Then the faults stop and the workers drain
 the queue.
 
 Every op is timed against N1's bound (a hang, or an error other than
-``StoreUnavailable``, fails N1). Every handout (job, worker, claim, lease) and
+``StoreUnavailable``, fails N1); once the faults have been over for the
+adapter's ``reconnect_within_s``, an op that still raises ``StoreUnavailable``
+fails N2. Every handout (job, worker, claim, lease) and
 every ack is recorded; an op that raised ``StoreUnavailable`` is indeterminate,
 as Jepsen treats it: an enqueue in doubt may have stored its job (every
 payload carries a tag, and a job whose tag belongs to an enqueue in doubt
@@ -70,29 +72,40 @@ class History:
     failed_ops: Counter[str] = field(default_factory=Counter)
     broken: list[str] = field(default_factory=list)
     """N1 violations: ops that hung or raised something other than ``StoreUnavailable``."""
+    unrecovered: list[str] = field(default_factory=list)
+    """N2 violations: ops that still met an outage once the faults had been over for ``reconnect_within_s``."""
+    recovered: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the faults have been over for the adapter's ``reconnect_within_s`` and its slack."""
 
     def judge(self, outcome: Outcome[Any]) -> bool:
-        """True when the op succeeded; counts an op in doubt; records an N1 violation."""
+        """True when the op succeeded; counts an op in doubt; records an N1 or N2 violation."""
         if outcome.error is None and not outcome.hung:
             return True
-        if outcome.unavailable:
-            self.failed_ops[outcome.what] += 1
-        else:
+        if not outcome.unavailable:
             self.broken.append(outcome.describe())
+        elif self.recovered.is_set():
+            self.unrecovered.append(outcome.describe())
+        else:
+            self.failed_ops[outcome.what] += 1
         return False
 
+    @property
+    def stopped(self) -> bool:
+        """A violation was seen: the clients stop, and the row reports it."""
+        return bool(self.broken or self.unrecovered)
 
-async def _worker(wire: Wire, queue: Queue, name: str, history: History, draining: asyncio.Event) -> None:
-    """Claim and ack until the queue is drained after the faults; stop at the first N1 violation."""
+
+async def _worker(wire: Wire, queue: Queue, name: str, history: History) -> None:
+    """Claim and ack until the queue is drained after the faults; stop at the first violation."""
     sequence = 0
-    while not history.broken:
+    while not history.stopped:
         claimed = await wire.bounded("claim_batch()", queue.claim_batch(name, BATCH))
         if not history.judge(claimed):
             await asyncio.sleep(0.02)
             continue
         handles = claimed.value or []
         if not handles:
-            if draining.is_set():
+            if history.recovered.is_set():
                 return
             await asyncio.sleep(0.02)
             continue
@@ -116,7 +129,7 @@ async def _worker(wire: Wire, queue: Queue, name: str, history: History, drainin
 
 async def _producer(wire: Wire, queue: Queue, history: History, stop: asyncio.Event) -> None:
     number = 0
-    while not stop.is_set() and not history.broken:
+    while not stop.is_set() and not history.stopped:
         number += 1
         tag = f"p{number}"
         outcome = await wire.bounded("enqueue()", queue.enqueue({"tag": tag}))
@@ -178,31 +191,49 @@ async def network_history(ctx: RowContext) -> None:
     async with open_wire(ctx) as wire:
         producer_store = await wire.open_store()
         worker_queues = [(await wire.open_store()).queue(QUEUE, OPTS) for _ in range(WORKER_STORES)]
-        stop, draining = asyncio.Event(), asyncio.Event()
+        stop = asyncio.Event()
 
         async def run_nemesis() -> None:
             await _nemesis(wire, random.Random(ctx.seed))
             stop.set()
             await asyncio.sleep(wire.reconnect_bound_s)
-            draining.set()
+            history.recovered.set()
 
-        async with asyncio.timeout(FAULT_WINDOW_S + DRAIN_LIMIT_S + 4 * wire.reconnect_bound_s):
-            await asyncio.gather(
-                run_nemesis(),
-                _producer(wire, producer_store.queue(QUEUE, OPTS), history, stop),
-                *(
-                    _worker(wire, queue, f"s{s}w{w}", history, draining)
-                    for s, queue in enumerate(worker_queues)
-                    for w in range(WORKERS_PER_STORE)
-                ),
-            )
+        limit_s = FAULT_WINDOW_S + DRAIN_LIMIT_S + 4 * wire.reconnect_bound_s
+        clients = asyncio.gather(
+            run_nemesis(),
+            _producer(wire, producer_store.queue(QUEUE, OPTS), history, stop),
+            *(
+                _worker(wire, queue, f"s{s}w{w}", history)
+                for s, queue in enumerate(worker_queues)
+                for w in range(WORKERS_PER_STORE)
+            ),
+        )
+        done, _ = await asyncio.wait({clients}, timeout=limit_s)
+        if not done:
+            clients.cancel()
         faults = Counter(fault.kind for fault in wire.proxy.faults)
+        reconnect_bound_s = wire.reconnect_bound_s
     expect(
         not history.broken,
         "N1",
         did=f"{history.broken[0] if history.broken else ''} while the wire was being cut",
         demands="every op to return or raise StoreUnavailable within the adapter's op_timeout_s",
     )
+    expect(
+        not history.unrecovered,
+        "N2",
+        did=f"{history.unrecovered[0] if history.unrecovered else ''}, once the faults had been over for "
+        f"{reconnect_bound_s} s",
+        demands="the same open stores to serve ops again within the adapter's reconnect_within_s",
+    )
+    expect(
+        bool(done),
+        "N4",
+        did=f"kept its workers from draining the queue within {limit_s:.0f} s after the faults began",
+        demands="the workers to drain the queue once the faults are over",
+    )
+    clients.result()
     if ctx.manual:
         await _drain_stranded(ctx, direct_queue, history)
     _check(ctx, history, await _still_present(direct_queue, history), faults)
@@ -261,4 +292,4 @@ def _check(ctx: RowContext, history: History, still_present: list[JobId], faults
     )
 
 
-ROW = row("network_history", ("N4",), requires=(Capability.NETWORKED,))(network_history)
+ROW = row("network_history", ("N1", "N2", "N4"), requires=(Capability.NETWORKED,))(network_history)
