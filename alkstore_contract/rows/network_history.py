@@ -3,9 +3,10 @@
 Four workers on two stores and a producer on a third, every store's
 connections through the suite's fault proxy, work one queue (preloaded through
 a store straight to the server) while a nemesis, seeded by the row's seed,
-resets every connection, stalls the wire for up to twice the adapter's op
-bound, refuses new connections, or slows every chunk, with short pauses
-between, for ``FAULT_WINDOW_S``. Then the faults stop and the workers drain
+stalls the wire once for longer than N1's bound, then resets every
+connection, stalls the wire for up to twice the adapter's op bound, refuses
+new connections, or slows every chunk, with short pauses between, for
+``FAULT_WINDOW_S``. Then the faults stop and the workers drain
 the queue.
 
 Every op is timed against N1's bound (a hang, or an error other than
@@ -57,6 +58,8 @@ FAULT_WINDOW_S = 4.0
 DRAIN_LIMIT_S = 20.0
 """How long the workers may take to drain the queue once the faults are over."""
 PAUSE_S = (0.1, 0.4)
+LONG_STALL_EXTRA_S = 0.5
+"""The opening stall outlasts N1's bound by this much, so every client's op in it must fail in time."""
 
 
 @dataclass
@@ -142,10 +145,12 @@ async def _producer(wire: Wire, queue: Queue, history: History, stop: asyncio.Ev
 
 
 async def _nemesis(wire: Wire, rng: random.Random) -> None:
-    """Random faults for ``FAULT_WINDOW_S``; every one is recorded by the proxy."""
+    """One stall longer than N1's bound, then random faults for ``FAULT_WINDOW_S``; the proxy records each."""
     loop = asyncio.get_running_loop()
-    until = loop.time() + FAULT_WINDOW_S
     proxy = wire.proxy
+    async with proxy.stalled():
+        await asyncio.sleep(wire.op_bound_s + LONG_STALL_EXTRA_S)
+    until = loop.time() + FAULT_WINDOW_S
     while loop.time() < until:
         kind = rng.choice(("reset", "stall", "refuse", "latency"))
         if kind == "reset":

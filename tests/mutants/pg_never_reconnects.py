@@ -5,7 +5,7 @@ serves again within a bound. This store opens one connection of its own on
 first use (with the engine's timeouts) and runs every statement on it, one at
 a time; once an outage has broken it, every op raises ``StoreUnavailable``
 until the store is reopened. The ``network_faults`` row's partition and
-server-gone legs catch it.
+server-gone legs catch it, and ``network_history`` once its faults are over.
 """
 
 from __future__ import annotations
@@ -59,6 +59,6 @@ class OneConnectionStore(PgStore):
 adapter = postgres_mutant("mut-pg-never-reconnects", store=OneConnectionStore)
 MUTANT = Mutant(
     clause="N2",
-    rows=("network_faults",),
+    rows=("network_faults", "network_history"),
     what="the store runs every statement on one connection of its own and never replaces it once an outage broke it",
 )
