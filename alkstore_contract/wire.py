@@ -1,6 +1,6 @@
 """What the network-fault rows share: a fault proxy in front of a location, and ops timed against the bounds.
 
-``Wire.open(ctx)`` starts a ``FaultProxy`` forwarding to the server of the
+``open_wire(ctx)`` starts a ``FaultProxy`` forwarding to the server of the
 row's location and opens stores whose connections go through it
 (``NetworkedAdapter.location_via``). ``Wire.bounded`` awaits an op for at most
 the bound the adapter reports plus ``SLACK_S`` and says what happened — a
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from alkstore_contract.adapter import NetworkedAdapter
-from alkstore_contract.checks import ContractViolation, expect
+from alkstore_contract.checks import expect
 from alkstore_contract.errors import StoreUnavailable
 from alkstore_contract.faults import FaultProxy
 from alkstore_contract.harness import RowContext
@@ -35,11 +35,13 @@ CLOSE_WAIT_S = 10.0
 def networked_adapter(ctx: RowContext) -> NetworkedAdapter:
     """The row's adapter as a ``NetworkedAdapter``; a declared ``networked`` without the hook fails N1."""
     adapter = ctx.adapter
-    if not isinstance(adapter, NetworkedAdapter):
-        raise ContractViolation(
-            "[N1] the adapter declares 'networked' but lacks server_address/location_via/op_timeout_s/"
-            "reconnect_within_s; N1 demands an adapter that lets the suite route its engine through a fault proxy"
-        )
+    expect(
+        isinstance(adapter, NetworkedAdapter),
+        "N1",
+        did="declares 'networked' but its adapter lacks server_address/location_via/op_timeout_s/reconnect_within_s",
+        demands="an adapter that lets the suite route the engine through a fault proxy and reports its bounds",
+    )
+    assert isinstance(adapter, NetworkedAdapter)
     return adapter
 
 
@@ -72,7 +74,7 @@ class Wire:
         self.ctx = ctx
         self.adapter = adapter
         self.proxy = proxy
-        self._hung: list[asyncio.Future[object]] = []
+        self._hung: list[asyncio.Future[Any]] = []
 
     @property
     def op_bound_s(self) -> float:
@@ -101,7 +103,7 @@ class Wire:
         done, _ = await asyncio.wait({task}, timeout=limit)
         elapsed = loop.time() - started
         if not done:
-            self._hung.append(task)  # type: ignore[arg-type]
+            self._hung.append(task)
             return Outcome(what, hung=True, elapsed_s=elapsed)
         error = task.exception()
         if error is not None:
