@@ -8,11 +8,18 @@ this and to the contract surface; they never import an engine.
 A location is an opaque ``str`` (a file path, a DSN plus schema, a space name)
 so that it can be handed to a worker in another OS process.
 
-One method is optional, and so not part of the protocol below:
-``async def storage_version(self) -> str``, what the engine stores into (e.g.
-``"SQLite 3.40.1"``, the server's version). The suite asks it once an engine is
-available and writes the answer into the report; an adapter without it
-reports none.
+Two members are optional, and so not part of the protocol below:
+
+- ``async def storage_version(self) -> str``, what the engine stores into (e.g.
+  ``"SQLite 3.40.1"``, the server's version). The suite asks it once an engine
+  is available and writes the answer into the report; an adapter without it
+  reports none.
+- ``time_resolution_us: int``, the resolution at which the engine keeps
+  instants: 1 (microseconds, the default), 1000 (milliseconds) or 1000000
+  (whole seconds). The rows compare instants to within it, move the manual
+  clock across boundaries by whole units of it, and the certificate names it.
+  An engine must keep instants consistently at its resolution; one that
+  declares 1 µs and truncates to milliseconds fails T1.
 
 An adapter whose engine declares ``networked`` also has the four members of
 ``NetworkedAdapter`` below: where a location's server is, the same location
@@ -48,6 +55,20 @@ class Capability(StrEnum):
     checks that cuts and stalls fail ops in bounded time, heal without a
     reopen, and neither lose a job nor hand one to two live claims.
     """
+
+
+TIME_RESOLUTIONS_US = {1: "1 µs", 1000: "1 ms", 1_000_000: "1 s"}
+"""The resolutions an adapter may declare (``time_resolution_us``), with how reports write them."""
+
+
+def time_resolution_us(adapter: object) -> int:
+    """The adapter's declared time resolution in microseconds (1 when it declares none)."""
+    value = getattr(adapter, "time_resolution_us", 1)
+    if value not in TIME_RESOLUTIONS_US:
+        raise ValueError(
+            f"time_resolution_us={value!r}: an adapter declares 1 (µs), 1000 (ms) or 1000000 (s), or nothing for 1 µs"
+        )
+    return int(value)
 
 
 CAPABILITY_CLAUSES: dict[Capability, str] = {

@@ -19,12 +19,13 @@ from __future__ import annotations
 import asyncio
 import traceback
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal, TypeVar
 
 from alkstore_contract.adapter import Capability, EngineAdapter
 from alkstore_contract.checks import ContractViolation, expect_instant
+from alkstore_contract.clauses import UnknownClause
 from alkstore_contract.clock import ManualClock
 from alkstore_contract.ledger import Failure, Gap, Ledger, LegRecord
 from alkstore_contract.surface import Store
@@ -38,13 +39,22 @@ SYSTEM_UNIT_S = 0.4
 MAX_WAIT_UNITS = 12
 """No row asks to wait longer than this many ticks on the real clock: a longer wait can only come from an
 instant the engine reported beyond what the row asked for, and fails at once instead of being waited out."""
-CONTRACT_DIR = Path(__file__).resolve().parent
+SUITE_FILES = tuple(
+    Path(__file__).resolve().parent / name for name in ("rows", "harness.py", "checks.py", "run.py", "ledger.py")
+)
+"""The suite's own code: frames in it are left out of an engine exception's traceback (the engine's own
+frames, its drivers' and the contract code it calls — validation, resolution — stay)."""
 
 LegBody = Callable[["RowContext"], Awaitable[None]]
 
 
 class HostTooSlow(Exception):
     """A real-clock leg found the host too slow to judge it: the leg is inconclusive, never failed nor passed."""
+
+
+def _in_suite(path: Path) -> bool:
+    resolved = path.resolve()
+    return any(resolved == part or resolved.is_relative_to(part) for part in SUITE_FILES)
 
 
 def engine_traceback(exc: BaseException, *, full: bool) -> str:
@@ -54,7 +64,7 @@ def engine_traceback(exc: BaseException, *, full: bool) -> str:
     the engine and its drivers do.
     """
     frames = traceback.extract_tb(exc.__traceback__)
-    kept = frames if full else [f for f in frames if not Path(f.filename).resolve().is_relative_to(CONTRACT_DIR)]
+    kept = frames if full else [f for f in frames if not _in_suite(Path(f.filename))]
     lines = traceback.format_list(kept)
     lines += traceback.format_exception_only(type(exc), exc)
     cut = (
@@ -80,6 +90,7 @@ class RowContext:
         unit_s: float = SYSTEM_UNIT_S,
         full_trace: bool = False,
         ledger: Ledger | None = None,
+        resolution_us: int = 1,
     ) -> None:
         self.adapter = adapter
         self.engine_spec = engine_spec
@@ -88,8 +99,13 @@ class RowContext:
         self.seed = seed
         self.examples = examples
         self.clock: ManualClock | None = ManualClock() if manual else None
-        self.tolerance_s = 0.0 if manual else tolerance_s
-        """Slack for comparing instants: none under the manual clock."""
+        self.resolution_us = resolution_us
+        """How finely the engine keeps instants (its adapter's ``time_resolution_us``)."""
+        self.resolution = timedelta(microseconds=resolution_us)
+        slack_s = (resolution_us - 1) / 1_000_000
+        self.tolerance_s = slack_s if manual else tolerance_s + slack_s
+        """Slack for comparing instants: under the manual clock none beyond the engine's resolution (an
+        instant kept at 1 ms may lie up to 999 µs from the exact one); on the real clock the tolerance too."""
         self.unit_s = MANUAL_UNIT_S if manual else unit_s
         self.full_trace = full_trace
         self.ledger = ledger if ledger is not None else Ledger(row="")
@@ -234,6 +250,8 @@ class RowContext:
         except HostTooSlow as exc:
             record.status, record.reason = "inconclusive", str(exc)
             self.ledger.undecided(clauses, str(exc))
+        except UnknownClause:
+            raise
         except Exception as exc:
             charged = self._charged(clauses)
             header = (
@@ -267,6 +285,7 @@ class RowContext:
             unit_s=self._system_unit_s,
             full_trace=self.full_trace,
             ledger=self.ledger,
+            resolution_us=self.resolution_us,
         )
         twin.notes = self.notes
         return twin

@@ -20,7 +20,7 @@ pytest.register_assert_rewrite("alkstore_contract.rows")
 
 from typing import Any  # noqa: E402
 
-from alkstore_contract.adapter import Capability, EngineAdapter  # noqa: E402
+from alkstore_contract.adapter import Capability, EngineAdapter, time_resolution_us  # noqa: E402
 from alkstore_contract.harness import SYSTEM_UNIT_S  # noqa: E402
 from alkstore_contract.registry import UnknownEngine, load_adapter  # noqa: E402
 from alkstore_contract.run import NODE_PREFIX, SESSION_PLUGIN_NAME, Engine, SuiteSession  # noqa: E402
@@ -51,6 +51,10 @@ def pytest_configure(config: pytest.Config) -> None:
             adapter = load_adapter(spec)
         except UnknownEngine as exc:
             raise pytest.UsageError(str(exc)) from exc
+        try:
+            time_resolution_us(adapter)
+        except ValueError as exc:
+            raise pytest.UsageError(f"engine {spec!r}: {exc}") from exc
         engines.append(Engine(spec=spec, adapter=adapter, clock=_clock_mode(settings, adapter)))
     names = [engine.name for engine in engines]
     if len(set(names)) != len(names):

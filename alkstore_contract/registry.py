@@ -24,9 +24,27 @@ def installed_engine_names() -> list[str]:
     return sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
 
 
+ADAPTER_MEMBERS = (
+    "name",
+    "version",
+    "capabilities",
+    "unavailable_reason",
+    "create_location",
+    "open_store",
+    "count_stored_jobs",
+    "drop_location",
+)
+"""What ``EngineAdapter`` asks of an adapter, in the order docs/certify-your-engine.md lists it."""
+
+
 def _checked(spec: str, obj: object) -> EngineAdapter:
-    if not isinstance(obj, EngineAdapter):
-        raise UnknownEngine(f"engine {spec!r}: {obj!r} does not implement alkstore_contract.adapter.EngineAdapter")
+    missing = [member for member in ADAPTER_MEMBERS if not hasattr(obj, member)]
+    if missing or not isinstance(obj, EngineAdapter):
+        raise UnknownEngine(
+            f"engine {spec!r}: {obj!r} does not implement alkstore_contract.adapter.EngineAdapter: "
+            f"it lacks {', '.join(missing) or 'nothing by name, but a member has the wrong kind'} "
+            "(see docs/certify-your-engine.md)"
+        )
     return obj
 
 

@@ -1,9 +1,10 @@
 """The conformance matrix (rows × engines) of one or more JSON reports, as HTML or Markdown.
 
 Both forms say the same things: each cell's outcome and duration, the reason
-behind every cell that did not pass and every note a row left (a leg not run),
-as numbered notes under the table, the verdict per engine, and a table of the
-runs (engine version, clock, capabilities, Python, platform, seed, when).
+behind every cell that did not pass and every note a row left, as numbered
+notes under the table, the verdict and certificate line per engine, a table of
+clause verdicts (clauses × engine runs), and a table of the runs (engine
+version, clock, capabilities, Python, platform, seed, when).
 
 The HTML is one self-contained page (inline CSS, no script, no external asset,
 no emoji font needed) so it can be attached to a release or opened from a CI
@@ -36,6 +37,22 @@ COLOURS = {
 }
 """Background and text colour of each outcome's cells."""
 VERDICT_COLOURS = {True: "#1a7f37", False: "#cf222e"}
+CLAUSE_SYMBOLS = {
+    "passed": "✓ passed",
+    "failed": "✗ failed",
+    "xfailed": "⚠ xfailed",
+    "inconclusive": "? inconclusive",
+    "not exercised": "– not exercised",
+}
+"""A clause verdict's cell (both renderers): characters every common text font has."""
+CLAUSE_CLASSES = {
+    "passed": "passed",
+    "failed": "failed",
+    "xfailed": "xfailed",
+    "inconclusive": "skipped",
+    "not exercised": "absent",
+}
+"""Which outcome colour a clause verdict's cell takes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +118,29 @@ class Notes:
         return [self.number(text) for text in texts]
 
     def verdict(self, column: Column) -> list[int]:
-        blockers = column.engine["not_certified_because"]
-        return [self.number(f"{column.engine['name']} not certified: {'; '.join(blockers)}")] if blockers else []
+        """The certificate line, as a note: what it covers and left out, or what stood in its way."""
+        return [self.number(f"{column.engine['name']}: {column.engine['certificate']}")]
+
+
+def clause_index(reports: list[dict[str, Any]]) -> list[str]:
+    """Every clause any report gives a verdict for, in the contract's order (first seen)."""
+    seen: dict[str, None] = {}
+    for report in reports:
+        for engine in report["engines"]:
+            for entry in engine["clauses"]:
+                seen.setdefault(entry["clause"], None)
+    return list(seen)
+
+
+def clause_cell(column: Column, clause_id: str) -> tuple[str, str, str]:
+    """(verdict, text, detail) of one clause on one engine run; ``absent`` when the report has none."""
+    for entry in column.engine["clauses"]:
+        if entry["clause"] == clause_id:
+            verdict = str(entry["verdict"])
+            gap = f" ({entry['gap']})" if entry["gap"] else ""
+            checks = f" ({entry['checks']})" if verdict == "passed" else ""
+            return verdict, CLAUSE_SYMBOLS[verdict] + checks + gap, entry["detail"] or ""
+    return "absent", "—", ""
 
 
 def _kind(required: bool) -> str:
@@ -166,6 +204,9 @@ def render_markdown(reports: list[dict[str, Any]]) -> str:
         for c in cols
     ]
     lines.append("| **verdict** | | | " + " | ".join(verdicts) + " |")
+    lines += ["", "| clause | " + " | ".join(c.label for c in cols) + " |", "|---|" + "---|" * len(cols)]
+    for clause_id in clause_index(reports):
+        lines.append(f"| {clause_id} | " + " | ".join(clause_cell(c, clause_id)[1] for c in cols) + " |")
     if notes.texts:
         lines += ["", *(f"{n}. {text}" for n, text in enumerate(notes.texts, start=1))]
     lines += ["", "| run | " + " | ".join(c.label for c in cols) + " |", "|---|" + "---|" * len(cols)]
@@ -228,6 +269,16 @@ def render_html(reports: list[dict[str, Any]]) -> str:
         for c in cols
     )
     legend = "".join(f"<span class='{k}'>{html.escape(HTML_SYMBOLS[k])}</span>" for k in OUTCOMES[:4])
+    clause_rows = "".join(
+        f"<tr><th scope='row'>{html.escape(clause_id)}</th>"
+        + "".join(
+            f"<td class='cell {CLAUSE_CLASSES.get(verdict, 'absent')}' title='{html.escape(detail, quote=True)}'>"
+            f"{html.escape(text)}</td>"
+            for verdict, text, detail in (clause_cell(c, clause_id) for c in cols)
+        )
+        + "</tr>"
+        for clause_id in clause_index(reports)
+    )
     notes_html = (
         "<h2>Notes</h2><ol class='notes'>" + "".join(f"<li>{html.escape(t)}</li>" for t in notes.texts) + "</ol>"
         if notes.texts
@@ -245,10 +296,12 @@ def render_html(reports: list[dict[str, Any]]) -> str:
         f"<title>alkstore conformance matrix</title><style>{STYLE}</style></head><body>"
         "<h1>alkstore conformance matrix</h1>"
         f"<p class='meta'>{html.escape('; '.join(versions))} · {len(cols)} engine run(s) · an engine is certified "
-        "when every required row passed</p>"
+        "when every clause of the core and of each capability it declares passed (docs/capabilities.md)</p>"
         f"<table class='matrix'><thead><tr><th>row</th><th>clauses</th><th>kind</th>{head}</tr></thead>"
         f"<tbody>{''.join(body)}</tbody><tfoot><tr><th scope='row'>verdict</th><td></td><td></td>{verdicts}</tr>"
         f"</tfoot></table><p class='legend'>{legend}</p>{notes_html}"
+        f"<h2>Clauses</h2><table class='clauses'><thead><tr><th>clause</th>{head}</tr></thead>"
+        f"<tbody>{clause_rows}</tbody></table>"
         f"<h2>Runs</h2><table class='runs'><tbody>{runs}</tbody></table>"
         "</body></html>\n"
     )

@@ -66,6 +66,8 @@ class EngineInfo:
     unavailable_reason: str | None = None
     storage: str | None = None
     """What the engine stores into, as its adapter's optional ``storage_version()`` said."""
+    time_resolution_us: int = 1
+    """How finely the engine keeps instants, as its adapter's optional ``time_resolution_us`` says."""
 
 
 def build_report(
@@ -90,8 +92,9 @@ def build_report(
                 "clock": info.clock,
                 "unavailable_reason": info.unavailable_reason,
                 "storage": info.storage,
+                "time_resolution_us": info.time_resolution_us,
                 "certified": certificate is not None and certificate.certified,
-                "certificate": verdict.line_for(clock),
+                "certificate": verdict.line_for(clock, info.time_resolution_us),
                 "covers": certificate.covers if certificate is not None else [],
                 "not_exercised": certificate.not_exercised if certificate is not None else [],
                 "not_certified_because": (

@@ -22,7 +22,13 @@ from typing import Any
 
 import pytest
 
-from alkstore_contract.adapter import CAPABILITY_CLAUSES, Capability, EngineAdapter
+from alkstore_contract.adapter import (
+    CAPABILITY_CLAUSES,
+    TIME_RESOLUTIONS_US,
+    Capability,
+    EngineAdapter,
+    time_resolution_us,
+)
 from alkstore_contract.harness import RowContext
 from alkstore_contract.ledger import CURRENT, Gap, Ledger
 from alkstore_contract.report import EngineInfo, RowResult, build_report, write_report
@@ -51,6 +57,10 @@ class Engine:
     def name(self) -> str:
         return self.adapter.name
 
+    @property
+    def resolution_us(self) -> int:
+        return time_resolution_us(self.adapter)
+
     def unavailable_reason(self) -> str | None:
         """Asked once per process; the answer is kept for every row."""
         return self._probed()[0]
@@ -70,6 +80,7 @@ class Engine:
             clock=self.clock,
             unavailable_reason=unavailable,
             storage=storage,
+            time_resolution_us=self.resolution_us,
         )
 
 
@@ -152,7 +163,8 @@ class SuiteSession:
             caps = ", ".join(sorted(str(c) for c in engine.adapter.capabilities)) or "none"
             lines.append(
                 f"alkstore engine {engine.name} {engine.adapter.version} ({engine.spec}): "
-                f"clock={engine.clock}; capabilities: {caps}"
+                f"clock={engine.clock}; time resolution {TIME_RESOLUTIONS_US[engine.resolution_us]}; "
+                f"capabilities: {caps}"
             )
         return lines
 
@@ -266,7 +278,7 @@ class SuiteSession:
                 ledger = self.ledgers.get((engine.name, result.row))
                 if ledger is not None:
                     write("           " + _clause_line(ledger, found.clauses))
-            write(f"  => {engine.name}: {found.line_for(engine.clock)}")
+            write(f"  => {engine.name}: {found.line_for(engine.clock, engine.resolution_us)}")
         for line in self.unmatched_xfail():
             write(f"alkstore: xfail entry matches no row: {line}")
         if self.settings.report is not None:
@@ -409,6 +421,7 @@ class RowItem(pytest.Item):
             unit_s=self.session_plugin.tick_s,
             full_trace=self.settings.full_trace,
             ledger=ledger,
+            resolution_us=self.engine.resolution_us,
         )
         token = CURRENT.set(ledger)
         try:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from alkstore_contract.adapter import Capability
+from alkstore_contract.adapter import TIME_RESOLUTIONS_US, Capability
 from alkstore_contract.clauses import CLAUSES, binding
 from alkstore_contract.ledger import Gap, Ledger
 
@@ -98,11 +98,12 @@ class Certificate:
     """What the certificate names as not exercised within what it covers."""
     blockers: list[str]
 
-    def line(self, clock: str) -> str:
+    def line(self, clock: str, resolution_us: int = 1) -> str:
         scope = " + ".join(self.covers)
         left = f"; not exercised: {', '.join(self.not_exercised)}" if self.not_exercised else ""
+        coarse = "" if resolution_us == 1 else f", time resolution {TIME_RESOLUTIONS_US[resolution_us]}"
         if self.certified:
-            return f"CERTIFIED: {scope} (clock={clock}{left})"
+            return f"CERTIFIED: {scope} (clock={clock}{coarse}{left})"
         return "NOT CERTIFIED: " + "; ".join(self.blockers)
 
 
@@ -145,7 +146,7 @@ class EngineVerdict:
     """``None`` when the run cannot certify: the engine did not run, or rows were left out."""
     why_no_certificate: str | None = None
 
-    def line_for(self, clock: str) -> str:
+    def line_for(self, clock: str, resolution_us: int = 1) -> str:
         if self.certificate is None:
             return str(self.why_no_certificate)
-        return self.certificate.line(clock)
+        return self.certificate.line(clock, resolution_us)

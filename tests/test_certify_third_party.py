@@ -175,7 +175,7 @@ def test_alkstore_certify_writes_a_certified_report_that_renders(venv: FreshVenv
     _assert_certified(_valid_report(venv, empty_dir / "r2.json"))
     rendered = venv.run("alkstore", "report", "r2.json", "--html", "m.html", "--markdown", "m.md", cwd=empty_dir)
     assert rendered.returncode == 0, _output(rendered)
-    assert "| **verdict** | | | **certified** |" in (empty_dir / "m.md").read_text(encoding="utf-8")
+    assert "| **verdict** | | | **certified** [" in (empty_dir / "m.md").read_text(encoding="utf-8")
     assert "<td class='verdict'" in (empty_dir / "m.html").read_text(encoding="utf-8")
 
 

@@ -29,8 +29,8 @@ from alkstore_contract import (
     QueueOpts,
     StoreClosed,
 )
+from alkstore_contract.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.registry import load_adapter
-from alkstore_contract.resolution import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 
 pytestmark = pytest.mark.asyncio
 

@@ -121,6 +121,18 @@ def test_an_unavailable_engine_skips_with_its_reason_or_fails_when_required(
     required.stdout.fnmatch_lines(["*--alkstore-require turns this into a failure*"])
 
 
+def test_an_adapter_missing_members_is_told_which(pytester: pytest.Pytester, run: Run) -> None:
+    pytester.makepyfile(half_engine="class Half:\n    name = 'half'\n    version = '0'\n\nadapter = Half()\n")
+    result = run("--alkstore-engine=half_engine:adapter")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*does not implement*EngineAdapter: it lacks capabilities, unavailable_reason, create_location, "
+            "open_store, count_stored_jobs, drop_location*"
+        ]
+    )
+
+
 def test_a_missing_capability_is_named_with_its_clause(run: Run) -> None:
     result = run("--alkstore-engine=mem", "-rs", "-k", "durability or crash_recovery")
     result.assert_outcomes(skipped=2)

@@ -34,8 +34,7 @@ from alkstore_contract import (
     QueueOpts,
     StoreClosed,
 )
-from alkstore_contract.backoff import backoff_range_s
-from alkstore_contract.resolution import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
+from alkstore_contract.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS, r2_range_s
 
 START = datetime(2030, 1, 1, tzinfo=UTC)
 
@@ -222,7 +221,7 @@ async def test_retry_backoff_and_dead_letters(store: SqliteStore, clock: ManualC
     assert await handle.retry("first error") is True  # the bad delay did not spend the handle
     job = await queue.get_job(job_id)
     assert job is not None
-    low, high = backoff_range_s(1, 4)
+    low, high = r2_range_s(4, 1)
     assert START + timedelta(seconds=low) <= job.run_at <= START + timedelta(seconds=high)
     assert (job.state, job.last_error, job.lease_expires_at, job.claimed_by) == (
         JobState.READY,

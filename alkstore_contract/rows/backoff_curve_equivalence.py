@@ -1,15 +1,19 @@
 """Row backoff_curve_equivalence (SPEC R1–R5): where ``retry()`` puts a job, attempt by attempt.
 
-Legs, each on a queue of its own:
+Legs, each on a store and location of its own:
 
-- R1 + R2, attempts 1–3 on a small base (a quarter of a row unit): after
+- R1 + R2, attempts 1–3 on a small base (the table's least at or above a
+  quarter of a row unit): after
   ``retry(error)`` the job is ``ready`` with ``run_at - (the retry's now)`` in
   ``[cap/2, cap]``, ``cap = base · 2^(a−1)``, ``last_error`` set (and kept by a
   later ``retry()`` without an error), lease and claimant cleared, attempts
   unchanged. Runs on both clocks.
-- R2 cap (manual clock only): 40 claim/retry cycles on a base of 5 s with
-  ``max_attempts=100``: every delay in its range, the ones past attempt 11 in
-  ``[1800, 3600]``, no overflow at attempt 40.
+- R2 cap, on every clock: jobs on bases 0.5, 2, 5 and 600 s (``max_attempts
+  = 100``) spend attempts at once by ``retry(delay=0)`` and take one
+  ``retry()`` without a delay at attempts 1, 2, 3, 11 and 12 (bases 0.5 and
+  600 also at 40): each delay in the table's range, the capped ones in
+  ``[1800, 3600]``, no overflow at 40. Nothing waits for a drawn delay, so it
+  runs on the system clock too.
 - R3: ``retry(delay=7200)`` is used verbatim (no cap, no jitter), a
   ``timedelta`` delay keeps its microseconds, ``delay=0`` is claimable now.
 - R4: ``retry()`` at ``attempts >= max_attempts`` dead-letters with the given
@@ -17,6 +21,15 @@ Legs, each on a queue of its own:
 - R5 + R2: 200 first retries on a base of 10 s land in ``[5, 10]``, and at
   least a quarter of them in each half (``[5, 7.5)`` and ``[7.5, 10]``), not all
   equal. Runs on both clocks (nothing waits for the delays).
+- R5 seedable: two stores opened with one seed, each on a fresh location,
+  driven through the same claims and retries, draw the same delays; a store
+  opened with another seed draws different ones. Both clocks; ``leg_seed``
+  says how the system clock is handled and bounds the chance of a false
+  failure.
+
+Every expected range, the cap and ``"max attempts exceeded"`` come from
+``alkstore_contract.expected`` (the contract's values typed in), never from
+``alkstore_contract.backoff``/``resolution``, the code the engines draw from.
 
 The retry's own ``now`` is not stored. Under the manual clock it is the row's
 clock, exactly. On the system clock the row brackets it on the ENGINE's clock,
@@ -39,21 +52,33 @@ import asyncio
 import time
 from datetime import datetime, timedelta
 
-from alkstore_contract.backoff import BACKOFF_CAP_S, backoff_range_s
-from alkstore_contract.checks import expect, expect_equal, expect_stored
+from alkstore_contract.checks import expect, expect_equal, expect_instant, expect_stored
+from alkstore_contract.expected import LAST_ERROR_MAX_ATTEMPTS, R2_RANGE_S, r2_range_s
 from alkstore_contract.harness import RowContext
-from alkstore_contract.resolution import LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.suite import row
 from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import Job, JobState, QueueOpts
-from alkstore_contract.validation import Duration
+from alkstore_contract.validation import Duration, JobId
 
 CLOCK_SLACK_S = 0.002
 """Granularity allowance between the monotonic clock and the engine's wall clock (system clock only)."""
 POLL_S = 0.01
 CURVE_ATTEMPTS = 3
-CAP_BASE_S = 5.0
-CAP_ATTEMPTS = 40
+CAP_PAIRS: tuple[tuple[float, int], ...] = (
+    *((base, attempts) for base in (0.5, 2.0, 5.0, 600.0) for attempts in (1, 2, 3, 11, 12)),
+    (0.5, 40),
+    (600.0, 40),
+)
+"""The cap leg's (base, attempts) pairs, one job each: every base at attempts 1–3, 11 and 12, the two extreme
+bases at 40. Each must have a row in ``alkstore_contract.expected.R2_RANGE_S``."""
+CAP_MAX_ATTEMPTS = 100
+CAP_LEASE_S = 3600.0
+"""Long, so a checked job whose short delay has passed (system clock) and that a later round claims stays held."""
+SEED_BASE_S = 600.0
+"""R5 seed leg: a first retry lands in [300, 600] s, wide against the milliseconds of the retry's now bracket."""
+SEED_DRAWS = 8
+SEED_OFFSET = 1_000
+"""The seed leg's stores take ``ctx.seed + SEED_OFFSET`` (twice) and that plus one: clear of ``ctx.open_store``'s."""
 JITTER_BASE_S = 10.0
 JITTER_DRAWS = 200
 JITTER_MIN_SHARE = 0.25
@@ -112,8 +137,8 @@ async def _retry(
     done = time.monotonic()
     expect(done_ok is True, clause, did=f"returned {done_ok!r} from retry() on a held claim", demands="True")
     if ctx.manual:
-        now = ctx.now()
-        return now, now
+        now, slack = ctx.now(), timedelta(seconds=ctx.tolerance_s)
+        return now - slack, now + slack
     job = claimed.job
     assert job.lease_expires_at is not None
     claim_now = job.lease_expires_at - timedelta(seconds=job.visibility_timeout_s)
@@ -165,9 +190,17 @@ async def _until_claimable(ctx: RowContext, queue: Queue, job: Job, clause: str)
     return claimed[0]
 
 
-async def _curve_leg(ctx: RowContext, store: Store) -> None:
+def _curve_base(ctx: RowContext) -> float:
+    """The least base the table has attempts 1–3 for that is at least a quarter of the row's unit (the largest if
+    none is): small enough that waiting out two delays stays short, large against the host's scheduling noise."""
+    bases = sorted({base for base, attempts in R2_RANGE_S if attempts == CURVE_ATTEMPTS})
+    return next((base for base in bases if base >= ctx.unit_s / 4), bases[-1])
+
+
+async def leg_curve(ctx: RowContext) -> None:
     """R1, R2: attempts 1–3 on a small base, both clocks."""
-    base = ctx.unit_s / 4
+    store = await _leg_store(ctx)
+    base = _curve_base(ctx)
     queue = store.queue("backoff-curve", QueueOpts(backoff_base_s=base, max_attempts=CURVE_ATTEMPTS + 2))
     job_id = await queue.enqueue({"leg": "R1"})
     claimed = await _claim_one(queue, "R1", "a fresh job")
@@ -179,38 +212,60 @@ async def _curve_leg(ctx: RowContext, store: Store) -> None:
         bracket = await _retry(ctx, claimed, "R1", error=error)
         job = await expect_stored(queue, job_id, "R1")
         _expect_released(job, attempts, last_error, "R1", f"retry(error={error!r}) at attempt {attempts}")
-        low, high = backoff_range_s(attempts, base)
+        low, high = r2_range_s(base, attempts)
         _expect_delay(job, bracket, low, high, "R2", f"retry() at attempt {attempts} with base {base} s")
         if attempts < CURVE_ATTEMPTS:
             claimed = await _until_claimable(ctx, queue, job, "R1")
 
 
-async def _cap_leg(ctx: RowContext, store: Store) -> None:
-    """R2: 40 attempts on base 5 s; the delay stops growing at one hour and nothing overflows."""
-    if not ctx.manual:
-        ctx.note(f"R2 cap leg ({CAP_ATTEMPTS} attempts, delays up to an hour) not run on the system clock")
-        return
-    queue = store.queue("backoff-cap", QueueOpts(backoff_base_s=CAP_BASE_S, max_attempts=100))
-    job_id = await queue.enqueue({"leg": "R2-cap"})
-    for attempts in range(1, CAP_ATTEMPTS + 1):
-        claimed = await _claim_one(queue, "R2", f"the cap-leg job at attempt {attempts}")
-        expect_equal(claimed.job.attempts, attempts, "R2", "attempts of the cap-leg claim")
-        bracket = await _retry(ctx, claimed, "R2")
-        job = await expect_stored(queue, job_id, "R2")
-        low, high = backoff_range_s(attempts, CAP_BASE_S)
-        delay = _expect_delay(job, bracket, low, high, "R2", f"retry() at attempt {attempts} with base 5 s")
-        if attempts == CAP_ATTEMPTS:
-            expect(
-                timedelta(seconds=BACKOFF_CAP_S / 2) <= delay <= timedelta(seconds=BACKOFF_CAP_S),
-                "R2",
-                did=f"set a delay of {delay.total_seconds()} s at attempt {attempts}",
-                demands="a delay in [1800, 3600] s (the one-hour cap)",
-            )
-        await ctx.advance(delay.total_seconds())
+async def leg_cap(ctx: RowContext) -> None:
+    """R2 on every clock: the delay at attempts 1–3, 11, 12 and 40 on bases 0.5 to 600 s; capped at one hour, no
+    overflow.
+
+    One queue, one handle per base (E1 stamps each job with its handle's
+    base). Each job spends its attempts at once (claim, ``retry(delay=0)``,
+    claim again: R3 makes it claimable now) until its claim has made the
+    attempts its pair names, then takes one ``retry()`` without a delay and
+    is checked against the table. Nothing waits for a drawn delay; one
+    ``claim_batch`` per round advances every job still spending.
+    """
+    store = await _leg_store(ctx)
+    handles = {
+        base: store.queue(
+            "backoff-cap",
+            QueueOpts(backoff_base_s=base, max_attempts=CAP_MAX_ATTEMPTS, visibility_timeout_s=CAP_LEASE_S),
+        )
+        for base in sorted({base for base, _ in CAP_PAIRS})
+    }
+    pending: dict[JobId, tuple[float, int]] = {}
+    for base, attempts in CAP_PAIRS:
+        pending[await handles[base].enqueue({"leg": "R2-cap", "base": base, "attempts": attempts})] = (base, attempts)
+    queue = handles[CAP_PAIRS[0][0]]
+    for attempts in range(1, max(a for _, a in CAP_PAIRS) + 1):
+        claims = {c.job.id: c for c in await _claim(queue, "backoff-cap", len(CAP_PAIRS))}
+        expect(
+            set(pending) <= set(claims),
+            "R3",
+            did=f"handed out {sorted(claims, key=str)} of the jobs {sorted(pending, key=str)} just retried with "
+            "delay=0",
+            demands="a job retried with delay=0 claimable at once",
+        )
+        for job_id, (base, target) in list(pending.items()):
+            claimed = claims[job_id]
+            expect_equal(claimed.job.attempts, attempts, "R2", f"attempts of a cap-leg claim in round {attempts}")
+            if attempts < target:
+                await _retry(ctx, claimed, "R2", delay=0)
+                continue
+            bracket = await _retry(ctx, claimed, "R2")
+            job = await expect_stored(queue, job_id, "R2")
+            low, high = r2_range_s(base, target)
+            _expect_delay(job, bracket, low, high, "R2", f"retry() at attempt {target} with base {base} s")
+            del pending[job_id]
 
 
-async def _explicit_leg(ctx: RowContext, store: Store) -> None:
+async def leg_explicit(ctx: RowContext) -> None:
     """R3: an explicit delay is verbatim, beyond the cap, to the microsecond; 0 is ready now."""
+    store = await _leg_store(ctx)
     queue = store.queue("backoff-explicit")
     delays: tuple[tuple[Duration, timedelta], ...] = (
         (EXPLICIT_DELAY_S, timedelta(seconds=EXPLICIT_DELAY_S)),
@@ -228,13 +283,16 @@ async def _explicit_leg(ctx: RowContext, store: Store) -> None:
         seconds = exact.total_seconds()
         _expect_delay(job, bracket, seconds, seconds, "R3", f"retry(delay={delay!r}) (verbatim: no cap, no jitter)")
         if ctx.manual:
-            expect_equal(job.run_at - ctx.now(), exact, "R3", f"run_at - now after retry(delay={delay!r})")
+            expect_instant(
+                job.run_at, ctx.now() + exact, "R3", f"run_at after retry(delay={delay!r})", tolerance_s=ctx.tolerance_s
+            )
     again = await _claim(queue, "backoff", len(ids))
     expect_equal([c.job.id for c in again], ids[-1:], "R3", "the ids claimable right after the explicit retries")
 
 
-async def _dead_letter_leg(ctx: RowContext, store: Store) -> None:
+async def leg_dead_letter(ctx: RowContext) -> None:
     """R4: a retry with no attempt left dead-letters, with the given error or the pinned default."""
+    store = await _leg_store(ctx)
     queue = store.queue("backoff-exhausted", QueueOpts(max_attempts=2))
     spent_twice = await queue.enqueue({"leg": "R4", "max_attempts": 2})
     first = await _claim_one(queue, "R4", "a fresh job")
@@ -263,14 +321,15 @@ async def _dead_letter_leg(ctx: RowContext, store: Store) -> None:
         )
 
 
-async def _jitter_leg(ctx: RowContext, store: Store) -> None:
+async def leg_jitter(ctx: RowContext) -> None:
     """R5 (and R2's range): many first retries spread over both halves of [cap/2, cap]."""
+    store = await _leg_store(ctx)
     queue = store.queue("backoff-jitter", QueueOpts(backoff_base_s=JITTER_BASE_S))
     ids = await queue.enqueue_many([{"leg": "R5", "n": n} for n in range(JITTER_DRAWS)])
     claims = await _claim(queue, "jitter", JITTER_DRAWS)
     expect_equal(len(claims), JITTER_DRAWS, "R5", "the number of jobs claim_batch handed out")
     brackets = [await _retry(ctx, claimed, "R5") for claimed in claims]
-    low, high = backoff_range_s(1, JITTER_BASE_S)
+    low, high = r2_range_s(JITTER_BASE_S, 1)
     middle = timedelta(seconds=(low + high) / 2)
     lower = upper = 0
     delays: set[timedelta] = set()
@@ -296,14 +355,100 @@ async def _jitter_leg(ctx: RowContext, store: Store) -> None:
         )
 
 
+async def _seeded_fractions(ctx: RowContext, seed: int) -> list[tuple[float, float]]:
+    """Open a store with ``seed`` on a fresh location and drive it: ``SEED_DRAWS`` jobs, one ``claim_batch``, one
+    ``retry()`` each in enqueue order. Returns, per retry, the interval its jitter fraction lies in.
+
+    The fraction is ``(delay - low) / (high - low)``, with ``delay = run_at -
+    the retry's now`` and ``(low, high)`` the table's range: the draw itself,
+    whatever the base. The interval is a point under the manual clock; on the
+    system clock it spans the retry's ``now`` bracket (``_retry``), read on the
+    store's own clock, so the two stores' clocks need not agree.
+    """
+    location = await ctx.new_location()
+    store = await ctx.adapter.open_store(location, clock=ctx.clock, seed=seed)
+    try:
+        queue = store.queue("backoff-seed", QueueOpts(backoff_base_s=SEED_BASE_S))
+        ids = await queue.enqueue_many([{"leg": "R5-seed", "n": n} for n in range(SEED_DRAWS)])
+        claims = {c.job.id: c for c in await _claim(queue, "seeded", SEED_DRAWS)}
+        expect_equal(sorted(claims, key=str), sorted(ids, key=str), "R5", "the ids claimed for the seed leg")
+        low, high = r2_range_s(SEED_BASE_S, 1)
+        fractions: list[tuple[float, float]] = []
+        for job_id in ids:
+            bracket = await _retry(ctx, claims[job_id], "R5")
+            job = await expect_stored(queue, job_id, "R5")
+            _expect_delay(job, bracket, low, high, "R2", f"a first retry with base {SEED_BASE_S} s")
+            shortest = (job.run_at - bracket[1]).total_seconds()
+            longest = (job.run_at - bracket[0]).total_seconds()
+            fractions.append(((shortest - low) / (high - low), (longest - low) / (high - low)))
+    finally:
+        await store.close()
+    return fractions
+
+
+def _same_draw(one: tuple[float, float], other: tuple[float, float]) -> bool:
+    """Whether two fraction intervals can hold one and the same draw."""
+    return one[0] <= other[1] and other[0] <= one[1]
+
+
+async def leg_seed(ctx: RowContext) -> None:
+    """R5 seedable: one seed, the same delays; another seed, other delays.
+
+    Three stores on fresh locations, opened with seeds ``s``, ``s`` and ``s +
+    1``, each driven through the same ``SEED_DRAWS`` first retries on a base of
+    600 s. The two stores seeded ``s`` must give every retry the same jitter
+    fraction (their intervals meet); the store seeded ``s + 1`` must differ
+    from them in at least one.
+
+    Comparing fractions rather than ``run_at`` keeps the stores' own clocks
+    out of it. The same-seed check cannot fail falsely: equal draws lie in
+    both intervals. The different-seed check fails falsely only when every
+    one of the 8 independent uniform draws falls within its interval's width
+    of the other seed's draw: with intervals under ``w`` wide, a chance below
+    ``(2w)^8``. Under the manual clock ``w`` is the microsecond of ``run_at``
+    over the 300 s range (``(7e-9)^8``, about 1e-65); on the system clock a
+    retry's now bracket under 0.3 s gives ``w`` < 1e-3 and a chance below
+    3e-22, and even brackets of 3 s on a crawling host one below 3e-14. The
+    same bound is the chance that an engine ignoring its seed slips through
+    the same-seed check.
+    """
+    seed = ctx.seed + SEED_OFFSET
+    first = await _seeded_fractions(ctx, seed)
+    again = await _seeded_fractions(ctx, seed)
+    other = await _seeded_fractions(ctx, seed + 1)
+    expect(
+        all(_same_draw(a, b) for a, b in zip(first, again, strict=True)),
+        "R5",
+        did=f"drew jitter fractions {_show(first)} and {_show(again)} in two stores opened with seed={seed} and "
+        "driven alike",
+        demands="the same delays from the same seed (open_store(seed=) seeds the store's random.Random)",
+    )
+    expect(
+        not all(_same_draw(a, b) for a, b in zip(first, other, strict=True)),
+        "R5",
+        did=f"drew the jitter fractions {_show(first)} with seed={seed} and with seed={seed + 1}",
+        demands="different delays from different seeds",
+    )
+
+
+def _show(fractions: list[tuple[float, float]]) -> str:
+    return "[" + ", ".join(f"{(lo + hi) / 2:.6f}" for lo, hi in fractions) + "]"
+
+
+async def _leg_store(ctx: RowContext) -> Store:
+    """A store of the leg's own, on a fresh location, so no leg depends on another's jobs."""
+    return await ctx.open_store(await ctx.new_location())
+
+
 async def backoff_curve_equivalence(ctx: RowContext) -> None:
-    """R1–R5: the backoff curve per attempt, its one-hour cap, explicit delays, dead-lettering, the jitter."""
-    store = await ctx.open_store()
-    await _curve_leg(ctx, store)
-    await _explicit_leg(ctx, store)
-    await _dead_letter_leg(ctx, store)
-    await _jitter_leg(ctx, store)
-    await _cap_leg(ctx, store)
+    """R1–R5: the backoff curve per attempt, its one-hour cap on every clock, explicit delays, dead-lettering, the
+    jitter, and the seed."""
+    await ctx.leg("curve, attempts 1-3", ("R1", "R2"), leg_curve)
+    await ctx.leg("explicit delays", ("R3", "R1"), leg_explicit)
+    await ctx.leg("last attempt dead-letters", ("R4",), leg_dead_letter)
+    await ctx.leg("jitter spreads", ("R5", "R2"), leg_jitter)
+    await ctx.leg("one-hour cap", ("R2", "R3"), leg_cap)
+    await ctx.leg("seeded jitter", ("R5", "R2"), leg_seed)
 
 
 ROW = row("backoff_curve_equivalence", ("R1", "R2", "R3", "R4", "R5"))(backoff_curve_equivalence)

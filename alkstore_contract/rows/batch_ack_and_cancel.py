@@ -179,11 +179,17 @@ async def _leg_get_job(ctx: RowContext, store: Store) -> None:
     expect(await queue.get_job(job_id) is None, "B3", did=f"still found acked job {job_id}", demands="None")
 
 
+ISOLATION_A = "isolation"
+ISOLATION_B = "Isolation"
+"""Two names that differ only in case (S1: names are case-sensitive), so an engine folding case is seen."""
+
+
 async def _leg_isolation(ctx: RowContext, store: Store) -> None:
-    """S4: ops of queue A never see or change queue B's jobs, and the reverse."""
+    """S4: ops of queue A never see or change queue B's jobs, and the reverse; every message names both queues."""
     u = ctx.unit_s
-    a = store.queue("isolation")
-    b = store.queue("Isolation")
+    a = store.queue(ISOLATION_A)
+    b = store.queue(ISOLATION_B)
+    ab = f"queue {ISOLATION_A!r} (A) and queue {ISOLATION_B!r} (B), one store"
     b_held = await b.enqueue({"b": "processing"})
     b_handle = await _claim_one(b, "wb", b_held, "S4")
     b_ready = await b.enqueue({"b": "ready"})
@@ -191,25 +197,38 @@ async def _leg_isolation(ctx: RowContext, store: Store) -> None:
     a_expiring = await a.enqueue({"a": "expires"}, expires=u)
     a_live = await a.enqueue({"a": "live"})
     b_ids = [b_held, b_ready, b_expiring]
-    before = {job_id: await _snapshot(b, job_id, "S4", "queue B's job") for job_id in b_ids}
+    before = {job_id: await _snapshot(b, job_id, "S4", f"B's job, of {ab}") for job_id in b_ids}
 
     for job_id in b_ids:
-        expect(
-            await a.get_job(job_id) is None, "S4", did=f"showed queue B's job {job_id} through queue A", demands="None"
-        )
-        expect_equal(await a.cancel(job_id), False, "S4", f"queue A's cancel() of queue B's job {job_id}")
-    expect_equal(await a.ack_batch(b_ids), 0, "S4", "queue A's ack_batch over queue B's ids")
+        found = await a.get_job(job_id)
+        expect(found is None, "S4", did=f"showed B's job {job_id} through A's get_job ({ab})", demands="None")
+        expect_equal(await a.cancel(job_id), False, "S4", f"A's cancel() of B's job {job_id} ({ab})")
+    expect_equal(await a.ack_batch(b_ids), 0, "S4", f"A's ack_batch over B's ids ({ab})")
     await ctx.advance(u + (0.0 if ctx.manual else u / 2))
     got = [h.job.id for h in await a.claim_batch("wa", 10)]
-    expect_equal(got, [a_live], "S4", "the ids queue A's claim_batch handed out")
-    expect_equal(await a.sweep_expired(), 1, "S4", "the count of queue A's sweep (A has one expired job)")
+    foreign = [job_id for job_id in got if job_id in b_ids]
+    expect(
+        not foreign,
+        "S4",
+        did=f"handed out B's jobs {foreign} to A's claim_batch ({ab})",
+        demands="a claim to take only its own queue's jobs",
+    )
+    expect(
+        a_expiring not in got,
+        "X1",
+        did=f"handed out A's job {a_expiring}, expired since {u} s, to A's claim_batch ({ab})",
+        demands="an expired job never handed out",
+    )
+    expect_equal(got, [a_live], "S4", f"the ids A's claim_batch handed out ({ab})")
+    expect_equal(await a.sweep_expired(), 1, "S4", f"the count of A's sweep: one expired job of A, one of B ({ab})")
     for job_id, earlier in before.items():
-        expect_equal(await b.get_job(job_id), earlier, "S4", f"queue B's job {job_id} after queue A's ops")
-    a_dead = await _snapshot(a, a_expiring, "S4", "queue A's swept job")
-    expect_equal(a_dead.state, JobState.DEAD, "S4", "state of queue A's expired job after A's sweep")
-    expect(await b.get_job(a_expiring) is None, "S4", did="showed queue A's job through queue B", demands="None")
-    expect_equal(await b.sweep_expired(), 1, "S4", "the count of queue B's own sweep")
-    expect_equal(await b_handle.ack(), True, "S4", "B's holder's ack() after queue A's ops")
+        expect_equal(await b.get_job(job_id), earlier, "S4", f"B's job {job_id} after A's ops ({ab})")
+    a_dead = await _snapshot(a, a_expiring, "S4", f"A's swept job, of {ab}")
+    expect_equal(a_dead.state, JobState.DEAD, "S4", f"state of A's expired job after A's sweep ({ab})")
+    found = await b.get_job(a_expiring)
+    expect(found is None, "S4", did=f"showed A's job {a_expiring} through B's get_job ({ab})", demands="None")
+    expect_equal(await b.sweep_expired(), 1, "S4", f"the count of B's own sweep ({ab})")
+    expect_equal(await b_handle.ack(), True, "S4", f"B's holder's ack() after A's ops ({ab})")
 
 
 async def batch_ack_and_cancel(ctx: RowContext) -> None:
@@ -218,7 +237,7 @@ async def batch_ack_and_cancel(ctx: RowContext) -> None:
     await ctx.leg("ack_batch", ("B1",), lambda c: _leg_ack_batch(c, store))
     await ctx.leg("cancel", ("B2",), lambda c: _leg_cancel(c, store))
     await ctx.leg("get_job", ("B3",), lambda c: _leg_get_job(c, store))
-    await ctx.leg("isolation", ("S4",), lambda c: _leg_isolation(c, store))
+    await ctx.leg("isolation", ("S4", "X1"), lambda c: _leg_isolation(c, store))
 
 
 ROW = row("batch_ack_and_cancel", ("B1", "B2", "B3", "S4"))(batch_ack_and_cancel)

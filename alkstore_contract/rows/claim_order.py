@@ -13,6 +13,14 @@ system clock):
 - C1 (reclaim): a lease that lapsed with attempts left is claimable again at
   its deadline (not a microsecond before, manual clock) and takes its place by
   priority and ready time among fresh jobs, in one ``claim_batch``.
+- C2 (reclaim selection): six claimable jobs — three lapsed leases (priority
+  2; priority 0 ready 5 h back, leased longer; priority 0 ready 1 h back) and
+  three ready jobs (priority 1 ready 10 h back; priority 0 ready 3 h back;
+  priority 0 ready between the two leases' deadlines) — and a claim of only
+  four, by one ``claim_batch`` and by four ``claim_one``: WHICH four are taken
+  shows C2 applied to reclaims, each at its own ``run_at``, not after the
+  ready jobs, not before them, not at its lease deadline. The other two come
+  next, and reclaimed jobs keep their ``run_at``.
 - X1: a job enqueued with ``expires=0`` is never handed out; a ready job is not
   handed out at its expiry (manual clock: still is a microsecond before); a job
   whose ready time comes after its expiry never is; a lapsed lease on an
@@ -243,14 +251,109 @@ class Timeline:
         )
 
 
+SELECT_TAKEN = ["lapsed p2", "ready p1 t0-10h", "lapsed p0 t0-5h", "ready p0 t0-3h"]
+"""C2's first four of the reclaim-selection leg's six, written out by hand."""
+SELECT_LEFT = ["lapsed p0 t0-1h", "ready p0 between the deadlines"]
+"""And the two a later claim takes, in C2 order."""
+
+
+class SelectionQueue:
+    """One queue of the reclaim-selection leg: three lapsed leases and three ready jobs, set up at t0."""
+
+    def __init__(self, ctx: RowContext, store: Store, name: str) -> None:
+        self.ctx = ctx
+        unit = ctx.unit_s
+        self.queue = store.queue(name, QueueOpts(visibility_timeout_s=unit))
+        self.long_lease = store.queue(name, QueueOpts(visibility_timeout_s=2 * unit))
+        """The same queue; E1 stamps the job enqueued through it with a lease twice as long."""
+        self.names: dict[JobId, str] = {}
+        self.run_at: dict[JobId, datetime] = {}
+
+    async def _enqueue(self, queue: Queue, label: str, priority: int, run_at: datetime | None) -> JobId:
+        job_id = await queue.enqueue({"label": label}, priority=priority, run_at=run_at)
+        self.names[job_id] = label
+        self.run_at[job_id] = (await expect_stored(self.queue, job_id, "C2")).run_at
+        return job_id
+
+    async def set_up(self) -> datetime:
+        """Lease three jobs, then enqueue three ready ones; returns the instant the last lease lapses."""
+        t0 = self.ctx.now()
+        leased = [
+            await self._enqueue(self.queue, "lapsed p2", 2, None),
+            await self._enqueue(self.long_lease, "lapsed p0 t0-5h", 0, t0 - 5 * HOUR),
+            await self._enqueue(self.queue, "lapsed p0 t0-1h", 0, t0 - HOUR),
+        ]
+        held = await self.queue.claim_batch("doomed", len(leased))
+        expect_equal(
+            sorted(_labels(held, self.names)),
+            sorted(self.names[job_id] for job_id in leased),
+            "C1",
+            "the jobs claimed from a queue of three ready jobs",
+        )
+        short = _lease(held, leased[2])
+        long = _lease(held, leased[1])
+        await self._enqueue(self.queue, "ready p1 t0-10h", 1, t0 - 10 * HOUR)
+        await self._enqueue(self.queue, "ready p0 t0-3h", 0, t0 - 3 * HOUR)
+        await self._enqueue(self.queue, "ready p0 between the deadlines", 0, short + (long - short) / 2)
+        return long
+
+    def expect_selected(self, handles: list[JobHandle], expected: list[str], what: str) -> None:
+        """The labels in order, then: every reclaim kept its run_at (C2)."""
+        expect_equal(_labels(handles, self.names), expected, "C2", what)
+        for handle in handles:
+            expect_equal(
+                handle.job.run_at,
+                self.run_at[handle.job.id],
+                "C2",
+                f"run_at of {self.names[handle.job.id]!r} as claimed (a reclaimed job keeps its run_at)",
+            )
+
+
+def _lease(handles: list[JobHandle], job_id: JobId) -> datetime:
+    lease = next((h.job.lease_expires_at for h in handles if h.job.id == job_id), None)
+    expect(lease is not None, "C1", did=f"claimed job {job_id!r} without a lease deadline", demands="a lease (C3)")
+    assert lease is not None
+    return lease
+
+
+async def leg_reclaim_selection(ctx: RowContext) -> None:
+    """C2 over reclaims and ready jobs together, seen in WHICH jobs a claim of fewer than are claimable takes."""
+    store = await ctx.open_store(await ctx.new_location())
+    batched = SelectionQueue(ctx, store, "order-select-batch")
+    one_by_one = SelectionQueue(ctx, store, "order-select-one")
+    lapsed = max(await batched.set_up(), await one_by_one.set_up())
+    await ctx.wait_until(lapsed)
+    taken = len(SELECT_TAKEN)
+    batched.expect_selected(
+        await batched.queue.claim_batch("selector", taken),
+        SELECT_TAKEN,
+        f"the jobs one claim_batch(w, {taken}) selects from six claimable, three of them lapsed leases",
+    )
+    batched.expect_selected(
+        await batched.queue.claim_batch("selector", 10),
+        SELECT_LEFT,
+        "the jobs the next claim_batch takes",
+    )
+    singles: list[JobHandle] = []
+    for _ in range(taken):
+        handle = await one_by_one.queue.claim_one("selector")
+        if handle is not None:
+            singles.append(handle)
+    one_by_one.expect_selected(
+        singles, SELECT_TAKEN, f"the jobs {taken} claim_one calls select from six claimable, three of them lapsed"
+    )
+
+
 async def claim_order(ctx: RowContext) -> None:
-    """C1, C2, X1: claim order, what is claimable when, and that expired jobs never are."""
+    """C1, C2, X1: claim order, what is claimable when, which jobs a short claim selects among reclaims and ready
+    jobs, and that expired jobs never are."""
     store = await ctx.open_store()
-    await _order_legs(ctx, store)
+    await ctx.leg("C2 order", ("C2",), lambda _: _order_legs(ctx, store))
     timeline = Timeline(ctx, store)
-    await timeline.set_up()
-    await timeline.at_one_unit()
-    await timeline.at_two_units()
+    await ctx.leg("set up at t0", ("C1", "X1", "C2"), lambda _: timeline.set_up())
+    await ctx.leg("at t0 + 1u", ("C1", "X1"), lambda _: timeline.at_one_unit(), after=("set up at t0",))
+    await ctx.leg("at t0 + 2u", ("C1", "X1"), lambda _: timeline.at_two_units(), after=("at t0 + 1u",))
+    await ctx.leg("reclaim selection", ("C2", "C1"), leg_reclaim_selection)
 
 
 ROW = row("claim_order", ("C1", "C2", "X1"))(claim_order)

@@ -38,10 +38,10 @@ from typing import Any
 
 from alkstore_contract.adapter import Capability
 from alkstore_contract.checks import expect, expect_equal, expect_instant
+from alkstore_contract.expected import LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.harness import HostTooSlow, RowContext
 from alkstore_contract.history import Handout, Release, check_history, handout_from_job
 from alkstore_contract.processes import read_events, spawn_worker
-from alkstore_contract.resolution import LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.suite import row
 from alkstore_contract.surface import JobHandle, Queue
 from alkstore_contract.types import JobState, QueueOpts

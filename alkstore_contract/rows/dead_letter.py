@@ -26,9 +26,9 @@ from collections.abc import Awaitable, Callable
 from typing import TypeAlias
 
 from alkstore_contract.checks import expect, expect_equal
+from alkstore_contract.expected import LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.harness import RowContext
 from alkstore_contract.ledger import Gap
-from alkstore_contract.resolution import LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.suite import row
 from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import Job, JobState, QueueOpts

@@ -50,9 +50,9 @@ from typing import Any
 
 from alkstore_contract.adapter import Capability
 from alkstore_contract.checks import expect, expect_equal, expect_instant
+from alkstore_contract.expected import LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.harness import RowContext
 from alkstore_contract.processes import spawn_worker
-from alkstore_contract.resolution import LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.suite import row
 from alkstore_contract.surface import JobHandle, Queue
 from alkstore_contract.types import Job, JobState, QueueOpts

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
-from alkstore_contract.checks import expect, expect_equal, expect_message_names, expect_raises
+from alkstore_contract.checks import expect, expect_equal, expect_instant, expect_message_names, expect_raises
 from alkstore_contract.errors import InvalidArgument, PayloadError
 from alkstore_contract.harness import RowContext
 from alkstore_contract.suite import row
@@ -111,7 +111,13 @@ async def _leg_resolution(ctx: RowContext, store: Store) -> None:
 
     run_at = ctx.now() + timedelta(seconds=3 * u, microseconds=123_457)
     for job in await _jobs(queue, list(await queue.enqueue_many(payloads, run_at=run_at))):
-        expect_equal(job.run_at, run_at, "E11", f"run_at of batch job {job.id!r} given run_at alone (verbatim)")
+        expect_instant(
+            job.run_at,
+            run_at,
+            "E11",
+            f"run_at of batch job {job.id!r} given run_at alone (verbatim)",
+            tolerance_s=ctx.tolerance_s,
+        )
         expect_equal(job.expires_at, None, "E11", f"expires_at of batch job {job.id!r} given no expires")
         expect_equal(job.max_attempts, 3, "E11", f"max_attempts of batch job {job.id!r} (the handle's stamp)")
     for job in await _jobs(queue, list(await queue.enqueue_many(payloads))):

@@ -160,8 +160,12 @@ async def _ready_time_legs(ctx: RowContext, store: Store) -> None:
     future_at = (now + timedelta(days=2)).replace(microsecond=654_321)
     future = store.queue("opts-run-at-future")
     future_id = await _must_work(future.enqueue({"leg": "E3"}, run_at=future_at), "E3", "enqueue(run_at=<future>)")
-    expect_equal(
-        (await expect_stored(future, future_id, "E3")).run_at, future_at, "E3", "run_at of enqueue(run_at=<future>)"
+    expect_instant(
+        (await expect_stored(future, future_id, "E3")).run_at,
+        future_at,
+        "E3",
+        "run_at of enqueue(run_at=<future>)",
+        tolerance_s=ctx.tolerance_s,
     )
     got = await future.claim_one("resolver")
     expect(got is None, "E3", did="handed out a job whose run_at is two days ahead", demands="nothing claimable yet")
@@ -176,7 +180,13 @@ async def _ready_time_legs(ctx: RowContext, store: Store) -> None:
             past.enqueue({"leg": "E3"}, run_at=past_at), "E3", f"enqueue(run_at=<past, {label}>)"
         )
         stored = (await expect_stored(past, past_id, "E3")).run_at
-        expect_equal(stored, past_at, "E3", f"run_at of enqueue(run_at=<past, {label}>) (verbatim, never clamped)")
+        expect_instant(
+            stored,
+            past_at,
+            "E3",
+            f"run_at of enqueue(run_at=<past, {label}>) (verbatim, never clamped)",
+            tolerance_s=ctx.tolerance_s,
+        )
         await _claims(past, past_id, "E3", f"enqueue(run_at=<past, {label}>)")
 
     neither = store.queue("opts-neither")
@@ -256,8 +266,8 @@ async def _expiry_and_priority_legs(store: Store) -> None:
     expect_equal(claimed, ["bigger", "big", "default", "low"], "E7", "the claim order by priority")
 
 
-async def _precision_legs(store: Store) -> None:
-    """T1: sub-second durations and instants survive the round trip exactly."""
+async def _precision_legs(ctx: RowContext, store: Store) -> None:
+    """T1: sub-second durations and instants survive the round trip exactly (to the engine's declared resolution)."""
     queue = store.queue("opts-precision")
     for label, delay, expected in (
         ("1.234", 1.234, timedelta(microseconds=1_234_000)),
@@ -266,7 +276,13 @@ async def _precision_legs(store: Store) -> None:
         ("5 (int)", 5, timedelta(seconds=5)),
     ):
         job = await expect_stored(queue, await queue.enqueue({"leg": "T1"}, delay=delay), "T1")
-        expect_equal(_gap(job, job.run_at), expected, "T1", f"run_at - enqueued_at of enqueue(delay={label})")
+        expect_instant(
+            job.run_at,
+            job.enqueued_at + expected,
+            "T1",
+            f"run_at of enqueue(delay={label}), as enqueued_at + {expected}",
+            tolerance_s=ctx.tolerance_s,
+        )
 
 
 async def _unknown_ids(store: Store) -> None:
@@ -295,12 +311,14 @@ async def _injected_clock(ctx: RowContext) -> None:
     queue = store.queue("t2", QueueOpts(visibility_timeout_s=30))
     job_id = await queue.enqueue({"leg": "T2"}, delay=5)
     job = await expect_stored(queue, job_id, "T2")
-    expect_equal(
-        (job.enqueued_at, job.run_at),
-        (INJECTED_START, INJECTED_START + timedelta(seconds=5)),
-        "T2",
-        "(enqueued_at, run_at) of a job enqueued with delay=5 under an injected clock set to 1999",
-    )
+    for field, expected in (("enqueued_at", INJECTED_START), ("run_at", INJECTED_START + timedelta(seconds=5))):
+        expect_instant(
+            getattr(job, field),
+            expected,
+            "T2",
+            f"{field} of a job enqueued with delay=5 under an injected clock set to 1999",
+            tolerance_s=ctx.tolerance_s,
+        )
     expect(
         await queue.claim_one("w") is None, "T2", did="handed out a job due 5 s after the injected now", demands="None"
     )
@@ -308,11 +326,12 @@ async def _injected_clock(ctx: RowContext) -> None:
     handle = await queue.claim_one("w")
     expect(handle is not None, "T2", did="handed out nothing once the injected clock reached run_at", demands="the job")
     assert handle is not None
-    expect_equal(
+    expect_instant(
         handle.job.lease_expires_at,
         INJECTED_START + timedelta(seconds=35),
         "T2",
         "lease_expires_at of a claim at the injected now + 30 s",
+        tolerance_s=ctx.tolerance_s,
     )
 
 
@@ -321,7 +340,7 @@ async def enqueue_opts_resolution(ctx: RowContext) -> None:
     if ctx.manual:
         await ctx.advance(SUB_SECOND_S)
     store = await ctx.open_store()
-    await ctx.leg("precision", ("T1", "B3"), lambda _: _precision_legs(store))
+    await ctx.leg("precision", ("T1", "B3"), lambda c: _precision_legs(c, store))
     await ctx.leg("stamps", ("E1", "E6", "B3"), lambda c: _stamp_legs(c, store))
     await ctx.leg("ready time", ("E2", "E3", "E4"), lambda c: _ready_time_legs(c, store))
     await ctx.leg("expiry and priority", ("E5", "E7"), lambda _: _expiry_and_priority_legs(store))

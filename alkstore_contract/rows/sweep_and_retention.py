@@ -34,9 +34,9 @@ from datetime import datetime, timedelta
 
 from alkstore_contract.adapter import Capability
 from alkstore_contract.checks import expect, expect_equal
+from alkstore_contract.expected import LAST_ERROR_EXPIRED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.harness import LegBody, RowContext
 from alkstore_contract.ledger import Gap
-from alkstore_contract.resolution import LAST_ERROR_EXPIRED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.suite import row
 from alkstore_contract.surface import Queue, Store
 from alkstore_contract.types import Job, JobState, QueueOpts

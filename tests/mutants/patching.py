@@ -1,0 +1,74 @@
+"""Shared-code mutants: break ``alkstore_contract.backoff``/``resolution`` themselves, for every engine at once.
+
+Not a mutant itself (it defines no ``MUTANT``); the ``shared_*`` modules use it.
+
+A shared-code mutant stands for a wrong line in the source the engines share,
+so it must not be applied by importing its module (the catalog may import
+it, and so may anything listing mutants): ``shared_code_mutant`` returns an
+SQLite adapter whose FIRST ``open_store`` applies the patch, before the
+store exists. It is never undone: each mutant runs in a pytest process of its
+own, so no other engine's run sees it.
+
+Where to patch: a name is looked up where its caller finds it.
+
+- ``backoff_cap_s`` reads ``BACKOFF_CAP_S`` from ``alkstore_contract.backoff``'s
+  globals at each call, and ``backoff_range_s`` reads ``backoff_cap_s`` there
+  too: those two are patched in ``alkstore_contract.backoff``.
+- ``resolution`` does ``from alkstore_contract.backoff import
+  backoff_delay_s``: its own binding is the one ``resolve_retry`` calls, so a
+  replaced ``backoff_delay_s`` goes into ``alkstore_contract.resolution``.
+- The ``LAST_ERROR_*`` strings: ``resolve_retry`` (R4) and ``fail_error`` (D1)
+  read ``resolution``'s globals, but each engine's queue module imports
+  ``LAST_ERROR_EXPIRED`` and ``LAST_ERROR_MAX_ATTEMPTS`` by name for its sweep
+  (X2): ``rebind`` sets a string in ``resolution`` and in every engine module
+  of ``ENGINE_STRING_HOLDERS`` that has it, as if the shared source had said it.
+
+No row reads any of these: the rows take their expected values from
+``alkstore_contract.expected``, which this module never touches.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from alkstore_contract.clock import Clock
+from alkstore_contract.surface import Store
+
+ENGINE_STRING_HOLDERS = ("alkstore_sqlite.queue", "alkstore_mem.queue", "alkstore_postgres.queue")
+"""The engine modules that import ``LAST_ERROR_*`` strings by name (grep ``LAST_ERROR_``)."""
+
+
+def patch(module_name: str, attr: str, value: object) -> None:
+    """Set ``module.attr``; refuses a stale patch, when the module no longer has ``attr``."""
+    module = importlib.import_module(module_name)
+    if not hasattr(module, attr):
+        raise RuntimeError(f"mutant is stale: {module_name} no longer defines {attr}")
+    setattr(module, attr, value)
+
+
+def rebind(attr: str, value: str) -> None:
+    """Change the ``LAST_ERROR_*`` string ``attr`` in ``resolution`` and in every engine module that holds it."""
+    patch("alkstore_contract.resolution", attr, value)
+    for module_name in ENGINE_STRING_HOLDERS:
+        module = importlib.import_module(module_name)
+        if hasattr(module, attr):
+            setattr(module, attr, value)
+
+
+def shared_code_mutant(name: str, apply: Callable[[], None]) -> Any:
+    """An SQLite adapter named ``name`` whose first ``open_store`` calls ``apply`` (the patch), once."""
+    from alkstore_sqlite import SqliteAdapter
+
+    class SharedCodeMutantAdapter(SqliteAdapter):
+        applied = False
+
+        async def open_store(self, location: str, *, clock: Clock | None = None, seed: int | None = None) -> Store:
+            if not SharedCodeMutantAdapter.applied:
+                apply()
+                SharedCodeMutantAdapter.applied = True
+            return await super().open_store(location, clock=clock, seed=seed)
+
+    SharedCodeMutantAdapter.name = name  # type: ignore[assignment]
+    return SharedCodeMutantAdapter()

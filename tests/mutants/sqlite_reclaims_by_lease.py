@@ -1,0 +1,37 @@
+"""Mutant: a lapsed lease competes for a claim at its lease deadline, not its run_at — breaks C2.
+
+SPEC C2: "A reclaimed job keeps its ``run_at``" — a reclaim takes its place
+among ready jobs by priority and its own ready time. This engine's claim
+statement selects a lapsed lease as if it had become ready when its lease
+ran out (``lease_expires_at AS run_at``), a tempting reading of "it is ready
+again now". Stored values stay right and the handles come back sorted by the
+stored ``run_at``, so only WHICH jobs a claim of fewer than are claimable
+takes is wrong: ``claim_order``'s reclaim-selection leg sees it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteQueue
+
+from tests.mutants.catalog import Mutant, sqlite_mutant
+
+_LAPSED = "SELECT id, priority, run_at FROM jobs\n    WHERE queue = :queue AND state = 'processing'"
+_AT_DEADLINE = (
+    "SELECT id, priority, lease_expires_at AS run_at FROM jobs\n    WHERE queue = :queue AND state = 'processing'"
+)
+if _LAPSED not in SqliteQueue.CLAIM_SQL:
+    raise RuntimeError("mutant is stale: the engine's CLAIM_SQL no longer selects lapsed leases as expected")
+
+
+class ReclaimAtDeadlineQueue(SqliteQueue):
+    CLAIM_SQL: ClassVar[str] = SqliteQueue.CLAIM_SQL.replace(_LAPSED, _AT_DEADLINE)
+
+
+adapter = sqlite_mutant("mut-sqlite-reclaims-by-lease", queue=ReclaimAtDeadlineQueue)
+MUTANT = Mutant(
+    clause="C2",
+    rows=("claim_order",),
+    what="a claim ranks a lapsed lease by its lease deadline instead of its run_at (returned batch still sorted)",
+)
