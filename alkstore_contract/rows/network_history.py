@@ -255,8 +255,8 @@ def _check(ctx: RowContext, history: History, still_present: list[JobId], faults
     enqueued.update(job_id for job_id, tag in history.tag_of.items() if tag in history.tags_in_doubt)
     verdict = check_history(enqueued, history.handouts, history.releases, still_present=still_present)
     summary = (
-        f"{verdict.describe()} (gone after an ack in doubt counts as lost there: "
-        f"{len(set(verdict.lost) & history.acks_in_doubt)}); faults {dict(faults)}; "
+        f"{verdict.describe()} (of those lost, {len(set(verdict.lost) & history.acks_in_doubt)} went after an "
+        f"ack in doubt: indeterminate, not lost); faults {dict(faults)}; "
         f"ops failed with StoreUnavailable {dict(history.failed_ops)}; {len(still_present)} jobs still stored"
     )
     ctx.note(f"N4 history: {summary}")
