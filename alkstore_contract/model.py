@@ -1,6 +1,6 @@
-"""A reference model of the alkstore contract: SPEC.md as a plain, readable state machine.
+"""A reference model of the alkstore contract: docs/contract.md as a plain, readable state machine.
 
-Read it beside SPEC.md (and the semantics decisions that refine it): one
+Read it beside docs/contract.md (the clauses and the decisions that refine them): one
 method per operation, the clause ids in the comments where each rule acts.
 The ``model_based`` row drives an engine and this model with the same random
 sequence of operations and compares every answer and every snapshot.

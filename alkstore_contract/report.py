@@ -97,9 +97,7 @@ def build_report(
                 "certificate": verdict.line_for(clock, info.time_resolution_us),
                 "covers": certificate.covers if certificate is not None else [],
                 "not_exercised": certificate.not_exercised if certificate is not None else [],
-                "not_certified_because": (
-                    certificate.blockers if certificate is not None else [str(verdict.why_no_certificate)]
-                ),
+                "not_certified_because": verdict.not_certified_because,
                 "clauses": [found.as_json() for found in verdict.clauses.values()],
                 "rows": [r.as_json() for r in rows],
             }

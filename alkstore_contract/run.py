@@ -222,7 +222,8 @@ class SuiteSession:
                 self.ledgers[key] = skipped
         elif report.failed:
             result.outcome = "failed"
-            result.reason = result.reason or _failure_text(report)
+            failures = self.ledgers[key].failures if key in self.ledgers else []
+            result.reason = "; ".join(f.message.splitlines()[0] for f in failures) or _failure_text(report)
 
     def _ordered(self, engine: Engine) -> list[RowResult]:
         order = [row.name for row in self.rows]
@@ -257,7 +258,7 @@ class SuiteSession:
                 if " not exercised: " not in line
             ]
             if failed:
-                return EngineVerdict(verdicts, None, "NOT CERTIFIED: " + "; ".join([*failed, partial]))
+                return EngineVerdict(verdicts, None, partial, failed)
             return EngineVerdict(verdicts, None, f"{partial}: no certificate")
         return EngineVerdict(verdicts, certify(verdicts, ledgers, engine.adapter.capabilities))
 

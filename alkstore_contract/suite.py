@@ -1,4 +1,4 @@
-"""Rows as data: a name, the SPEC clauses it pins, what it needs, and its body.
+"""Rows as data: a name, the contract clauses it pins (docs/contract.md), what it needs, and its body.
 
 The same metadata feeds test ids, skip reasons, ``pytest -v`` output, the JSON
 report and the HTML matrix. A row with no ``requires`` is *required*: an
@@ -39,7 +39,7 @@ ROW_MODULES = (
     "network_faults",
     "network_history",
 )
-"""SPEC.md's table order; each module under ``alkstore_contract.rows`` defines ``ROW``."""
+"""The order of the rows table in docs/capabilities.md; each module under ``alkstore_contract.rows`` defines ``ROW``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +102,7 @@ def row(
 
 
 def all_rows() -> list[Row]:
-    """Every row, in SPEC.md's order."""
+    """Every row, in the order of the rows table in docs/capabilities.md."""
     rows: list[Row] = []
     for module_name in ROW_MODULES:
         module = importlib.import_module(f"alkstore_contract.rows.{module_name}")

@@ -1,4 +1,4 @@
-"""The public surface every engine implements (SPEC "Public surface").
+"""The public surface every engine implements (docs/contract.md, "Public surface").
 
 These are ``Protocol`` classes: an engine satisfies them by shape, it does not
 inherit from them. Every coroutine reads the store's clock at most once.
@@ -16,7 +16,7 @@ from alkstore_contract.validation import Duration, JobId
 
 
 class JobHandle(Protocol):
-    """One claim of one job. Every op is fenced to this claim (SPEC H1)."""
+    """One claim of one job. Every op is fenced to this claim (contract clause H1)."""
 
     @property
     def job(self) -> Job:

@@ -20,7 +20,7 @@ from alkstore_contract.validation import (
 
 
 class JobState(StrEnum):
-    """A job is ready to claim, held under a lease, or dead (SPEC Job.state)."""
+    """A job is ready to claim, held under a lease, or dead (docs/contract.md, "Public surface")."""
 
     READY = "ready"
     PROCESSING = "processing"
@@ -34,7 +34,7 @@ DEFAULT_BACKOFF_BASE_S = 5.0
 
 @dataclass(frozen=True, slots=True)
 class QueueOpts:
-    """Options a queue handle stamps on every job it enqueues (SPEC E1, S2).
+    """Options a queue handle stamps on every job it enqueues (contract clauses E1, S2).
 
     Validation happens at construction, so an invalid ``QueueOpts`` never exists.
     Durations are normalised to float seconds.
@@ -65,7 +65,7 @@ class QueueOpts:
 
 
 def validate_queue_opts(opts: object) -> QueueOpts:
-    """SPEC S1/S2: the ``opts`` of ``store.queue(name, opts)``: a ``QueueOpts``, or ``None`` for the defaults.
+    """S1/S2: the ``opts`` of ``store.queue(name, opts)``: a ``QueueOpts``, or ``None`` for the defaults.
 
     Anything else (a dict of options included) is ``InvalidArgument`` naming
     ``opts``; the value is shown with ``describe_value``, so a dict holding an
@@ -80,7 +80,7 @@ def validate_queue_opts(opts: object) -> QueueOpts:
 
 @dataclass(frozen=True, slots=True)
 class Job:
-    """A snapshot of one job as the store held it when read (SPEC B3).
+    """A snapshot of one job as the store held it when read (contract clause B3).
 
     ``run_at`` is the job's ready time. Instants are aware UTC datetimes;
     ``lease_expires_at`` and ``claimed_by`` are set only while ``processing``;

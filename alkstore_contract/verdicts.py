@@ -145,8 +145,19 @@ class EngineVerdict:
     certificate: Certificate | None
     """``None`` when the run cannot certify: the engine did not run, or rows were left out."""
     why_no_certificate: str | None = None
+    blockers: list[str] = field(default_factory=list)
+    """Without a certificate: the failures that would refuse one anyway (a partial run that failed a clause)."""
+
+    @property
+    def not_certified_because(self) -> list[str]:
+        """One line per thing in the certificate's way (empty when certified)."""
+        if self.certificate is not None:
+            return self.certificate.blockers
+        return [*self.blockers, str(self.why_no_certificate)]
 
     def line_for(self, clock: str, resolution_us: int = 1) -> str:
+        if self.certificate is None and self.blockers:
+            return "NOT CERTIFIED: " + "; ".join(self.not_certified_because)
         if self.certificate is None:
             return str(self.why_no_certificate)
         return self.certificate.line(clock, resolution_us)

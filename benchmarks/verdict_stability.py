@@ -72,9 +72,13 @@ def _run(engines: str, burners: int, scratch: Path, index: int) -> tuple[dict[st
     finally:
         for proc in procs:
             proc.terminate()
-    tick = next((line for line in done.stdout.splitlines() if "real-clock tick" in line), "tick: not shown")
-    line = f"run {index}: exit {done.returncode}, {took:.0f} s, load {before:.1f} -> {after:.1f}; {tick.strip()}"
-    return json.loads(report.read_text(encoding="utf-8")), line
+    found: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+    settings = found["settings"]
+    line = (
+        f"run {index}: exit {done.returncode}, {took:.0f} s, load {before:.1f} -> {after:.1f}; "
+        f"tick {settings['tick_s']} s ({settings['tick_source']})"
+    )
+    return found, line
 
 
 def main() -> int:

@@ -7,8 +7,9 @@
 # Order: $ALKSTORE_PG_DSN if it answers; else postgresql://postgres@127.0.0.1:$PORT/postgres
 # ($ALKSTORE_PG_PROBE_PORT, default 5432) if it answers; else a throwaway cluster this script
 # started earlier, if it still answers; else install Debian's postgresql package when initdb is
-# missing, initdb a cluster in a temp dir (trust auth, superuser "postgres"), start it with pg_ctl
-# on a free loopback port and print its DSN. Typical use:
+# missing (as root, or through sudo when not root), initdb a cluster in a temp dir (trust auth,
+# superuser "postgres"), start it with pg_ctl on a free loopback port and print its DSN. psql is
+# needed to probe a server, so a machine without it gets the package first. Typical use:
 #   export ALKSTORE_PG_DSN="$(ci/postgres.sh)"
 #
 # Knobs: ALKSTORE_PG_PROBE_PORT (the default port probed), ALKSTORE_PG_STATE_DIR (where the
@@ -31,7 +32,7 @@ emit() {
 
 answers() {
     [ -n "$1" ] && command -v psql >/dev/null 2>&1 &&
-        PGCONNECT_TIMEOUT="$CONNECT_TIMEOUT" psql "$1" -XAtq -c 'select 1' >/dev/null 2>&1
+        PGCONNECT_TIMEOUT="$CONNECT_TIMEOUT" psql "$1" -XAtqw -c 'select 1' >/dev/null 2>&1
 }
 
 pg_bindir() {
@@ -46,10 +47,23 @@ pg_bindir() {
     fi
 }
 
+# Run a command as root: directly when we are root, else through sudo when there is one (never
+# prompting: a CI runner's sudo needs no password, and a script must not hang on one).
+as_root() {
+    if [ "$(id -u)" = 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo -n "$@"
+    else
+        log "not root and no sudo: cannot run '$*'; install Debian's postgresql package (psql, initdb) yourself"
+        return 1
+    fi
+}
+
 install_postgres() {
     log "$1: installing Debian's postgresql package"
-    apt-get update
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql
+    as_root apt-get update
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql
 }
 
 port_is_free() {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One cell of the CI matrix: certify ENGINE with every row, in both clock modes where it has them.
+# One cell of the CI matrix: certify ENGINE with every row, under the manual and the system clock
+# (mem: the manual clock only).
 #
 #   ci/suite.sh ENGINE        (run inside an environment where alkstore[test] is installed)
 #

@@ -1,35 +1,68 @@
 #!/usr/bin/env bash
-# Set up and run every check of the project: lint, types, the project's own tests, and the
-# contract suite on every engine (Postgres in both clock modes). Used by the README and .ci/run.
+# Set up and run every check of the project: lint, types, the contract suite on every engine in
+# both clock modes, the project's own tests, and the mutant catalog. Used by the README and .ci/run.
 #
 #   ci/test.sh            fresh venv in .venv (reused when present), install, run everything
 #
+# Each phase prints a header and, when it ends, its time and the time so far; the pytest phases
+# longer than a few seconds show which engine, row or mutant is running and how far along they are.
 # Postgres: ci/postgres.sh finds a server that answers or starts a throwaway one; the suite runs
 # with --alkstore-require, so an unreachable server fails the run instead of skipping it.
+# The mutant phase stops each mutant at its first failing row; ALKSTORE_FULL_CATALOG=1 adds the
+# whole-catalog run (every row on every mutant), and `python -m tests.mutants.kill_table` writes
+# docs/mutants.md from it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON="${PYTHON:-python3}"
 VENV="${ALKSTORE_VENV:-.venv}"
+STARTED=$SECONDS
+PHASE_STARTED=$SECONDS
+PHASES=6
+
+phase() { # phase N "what": print the header of phase N
+    PHASE_STARTED=$SECONDS
+    echo "== [$1/$PHASES] $2"
+}
+
+phase_done() {
+    echo "== done in $((SECONDS - PHASE_STARTED)) s ($((SECONDS - STARTED)) s so far)"
+}
+
+phase 1 "venv and install ($VENV)"
 if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"
 fi
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
 "$VENV/bin/python" -m pip install --quiet -e '.[test]'
-
 ALKSTORE_PG_DSN="$(bash ci/postgres.sh)"
 export ALKSTORE_PG_DSN ALKSTORE_REQUIRE=1
-echo "== Postgres: $ALKSTORE_PG_DSN"
+echo "Postgres: $ALKSTORE_PG_DSN"
+phase_done
 
-echo "== ruff, mypy"
+PYTEST=("$VENV/bin/pytest" -p no:cacheprovider -n 2)
+
+phase 2 "ruff, mypy"
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check .
 "$VENV/bin/mypy" alkstore_contract reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres tests
+phase_done
 
-echo "== the contract suite, system clock (sqlite, postgres on the server's clock)"
-"$VENV/bin/pytest" -p no:cacheprovider -n 2 --alkstore-require --alkstore-clock=system \
-    --alkstore-engine=sqlite,postgres alkstore_contract/contract.suite
+phase 3 "the contract suite, system clock: sqlite, postgres (on the server's clock); one line per row"
+"${PYTEST[@]}" -v --alkstore-require --alkstore-clock=system --alkstore-engine=sqlite,postgres \
+    alkstore_contract/contract.suite
+phase_done
 
-echo "== the project's tests and the contract suite on every engine, manual clock"
-"$VENV/bin/pytest" -p no:cacheprovider -n 2 --dist loadgroup --alkstore-require --alkstore-engine=sqlite,mem,postgres \
-    --alkstore-report=reports/suite-manual.json tests
+phase 4 "the contract suite, manual clock: sqlite, mem, postgres; one line per row"
+"${PYTEST[@]}" -v --alkstore-require --alkstore-engine=sqlite,mem,postgres \
+    --alkstore-report=reports/suite-manual.json alkstore_contract/contract.suite
+phase_done
+
+phase 5 "the project's tests (tests/, but the mutants)"
+"${PYTEST[@]}" --durations=5 --ignore=tests/test_mutants.py tests
+phase_done
+
+phase 6 "the mutant catalog: each mutant in its own pytest process, stopped at its first failing row"
+"${PYTEST[@]}" -v --maxschedchunk=1 --durations=5 tests/test_mutants.py
+phase_done
+echo "== all checks passed in $((SECONDS - STARTED)) s"

@@ -15,8 +15,8 @@ import os
 
 import pytest
 
-from alkstore_contract.run import SESSION_PLUGIN_NAME
-from alkstore_postgres.adapter import DEFAULT_DSN, DSN_ENV, adapter
+from alkstore_contract.run import SESSION_PLUGIN_NAME, SuiteSession
+from alkstore_postgres.adapter import DEFAULT_DSN, DSN_ENV, PgAdapter, adapter
 from alkstore_postgres.location import redact_dsn
 
 OPTION = "--alkstore-pg-dsn"
@@ -63,8 +63,16 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
-    """Echo the knob when the suite certifies anything, so a report shows which server postgres used."""
-    if config.pluginmanager.get_plugin(SESSION_PLUGIN_NAME) is None:
+    """Echo the knob when the suite certifies a postgres engine, so a report shows which server it used.
+
+    Only then: the option is declared in every session (the entry point loads this module
+    whenever alkstore is installed), and a DSN line on a sqlite-only run reads as if that
+    run had touched a server.
+    """
+    session = config.pluginmanager.get_plugin(SESSION_PLUGIN_NAME)
+    if not isinstance(session, SuiteSession):
+        return None
+    if not any(isinstance(engine.adapter, PgAdapter) for engine in session.engines):
         return None
     _, source = _dsn_and_source(config)
     return f"alkstore postgres DSN: {redact_dsn(adapter.dsn)} (from {source})"

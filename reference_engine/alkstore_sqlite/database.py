@@ -41,7 +41,7 @@ from alkstore_contract.handles import raise_if_closed
 from alkstore_sqlite.coalesce import Params, StatementBatcher, Written
 from alkstore_sqlite.gate import StatementGate
 from alkstore_sqlite.rows import Row
-from alkstore_sqlite.schema import BUSY_TIMEOUT_MS, prepare_connection
+from alkstore_sqlite.schema import BUSY_TIMEOUT_MS, DEFAULT_SYNCHRONOUS, Synchronous, prepare_connection
 
 __all__ = ["Params", "SqliteDatabase", "Transaction", "Written"]
 
@@ -72,7 +72,14 @@ class SqliteDatabase:
         self._closing: asyncio.Future[None] | None = None
 
     @classmethod
-    async def connect(cls, path: str | os.PathLike[str], *, clock: Clock, rng: random.Random) -> Self:
+    async def connect(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock,
+        rng: random.Random,
+        synchronous: Synchronous = DEFAULT_SYNCHRONOUS,
+    ) -> Self:
         """Open ``path`` (created if missing), set the PRAGMAs, and lay out the schema if needed."""
         location = os.fspath(path)
         # isolation_level=None: the sqlite3 module never opens a transaction on its own, so a
@@ -80,7 +87,7 @@ class SqliteDatabase:
         conn = await aiosqlite.connect(location, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
         try:
             # No row factory: rows come back as plain tuples (see rows.py).
-            await prepare_connection(conn)
+            await prepare_connection(conn, synchronous)
         except BaseException:
             await conn.close()
             raise

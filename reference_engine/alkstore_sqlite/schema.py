@@ -19,9 +19,12 @@ layout is refused rather than misread.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import aiosqlite
 
-from alkstore_contract.errors import AlkstoreError
+from alkstore_contract.errors import AlkstoreError, InvalidArgument
+from alkstore_contract.validation import describe_value
 
 SCHEMA_VERSION = 1
 
@@ -32,15 +35,43 @@ Generous on purpose: under multi-process contention a caller should see a slow
 claim, never ``database is locked``.
 """
 
-CONNECTION_PRAGMAS: tuple[str, ...] = (
-    f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
-    # WAL: readers never block the writer nor the reverse, and a commit is one append.
-    "PRAGMA journal_mode = WAL",
-    # NORMAL under WAL: a commit survives the crash or kill -9 of the process (the WAL
-    # is in the OS's hands once written), but not a power loss or OS crash before the
-    # next checkpoint's fsync. That is P3's promise; FULL would fsync every commit.
-    "PRAGMA synchronous = NORMAL",
-)
+Synchronous = Literal["NORMAL", "FULL"]
+SYNCHRONOUS_MODES: tuple[Synchronous, ...] = ("NORMAL", "FULL")
+DEFAULT_SYNCHRONOUS: Synchronous = "NORMAL"
+"""``PRAGMA synchronous`` under WAL, as ``open_store(synchronous=...)`` takes it.
+
+NORMAL (the default): a commit survives the crash or kill -9 of the process (the
+WAL is in the OS's hands once written), but not a power loss or OS crash before
+the next checkpoint's fsync. That is P3's promise. FULL fsyncs the WAL at every
+commit, so a commit also survives a power loss, at the cost of a disk flush per
+write. OFF and EXTRA are not offered: OFF breaks P3, and EXTRA adds nothing
+under WAL.
+"""
+
+
+def validate_synchronous(value: object) -> Synchronous:
+    """``value`` if it is one of ``SYNCHRONOUS_MODES``, else ``InvalidArgument`` naming it and the rule."""
+    for mode in SYNCHRONOUS_MODES:
+        if isinstance(value, str) and value == mode:
+            return mode
+    raise InvalidArgument(
+        f"synchronous={describe_value(value)}: must be 'NORMAL' (the default: survives a process crash) "
+        "or 'FULL' (also survives a power loss)"
+    )
+
+
+def connection_pragmas(synchronous: Synchronous = DEFAULT_SYNCHRONOUS) -> tuple[str, ...]:
+    """The PRAGMAs every store connection runs first, with ``synchronous`` as validated."""
+    return (
+        f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
+        # WAL: readers never block the writer nor the reverse, and a commit is one append.
+        "PRAGMA journal_mode = WAL",
+        f"PRAGMA synchronous = {synchronous}",
+    )
+
+
+CONNECTION_PRAGMAS = connection_pragmas()
+"""A store's PRAGMAs with the default ``synchronous``; the benchmarks' raw baseline runs these too."""
 
 CREATE_JOBS_TABLE = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -81,7 +112,7 @@ class SchemaVersionError(AlkstoreError):
     """The file was laid out by a newer alkstore_sqlite than this one."""
 
 
-async def prepare_connection(conn: aiosqlite.Connection) -> None:
+async def prepare_connection(conn: aiosqlite.Connection, synchronous: Synchronous = DEFAULT_SYNCHRONOUS) -> None:
     """Set the connection's PRAGMAs and create the layout if the file has none yet.
 
     The layout is created inside ``BEGIN IMMEDIATE``: it takes the write lock
@@ -89,7 +120,7 @@ async def prepare_connection(conn: aiosqlite.Connection) -> None:
     once create it exactly once (the second waits, then sees version 1).
     Runs once per store open, so its several thread hops do not matter.
     """
-    for pragma in CONNECTION_PRAGMAS:
+    for pragma in connection_pragmas(synchronous):
         await conn.execute(pragma)
     await conn.execute("BEGIN IMMEDIATE")
     try:

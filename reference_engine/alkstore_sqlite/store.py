@@ -12,6 +12,7 @@ from alkstore_contract.types import QueueOpts, validate_queue_opts
 from alkstore_contract.validation import validate_queue_name
 from alkstore_sqlite.database import SqliteDatabase
 from alkstore_sqlite.queue import SqliteQueue
+from alkstore_sqlite.schema import DEFAULT_SYNCHRONOUS, Synchronous, validate_synchronous
 
 
 class SqliteStore:
@@ -21,7 +22,8 @@ class SqliteStore:
     claim and every handle op is one atomic statement under SQLite's write lock,
     so a job is never handed out twice (C4, P1, P2). Committed writes survive a
     close, or a crash or ``kill -9`` of the process (WAL with
-    ``synchronous=NORMAL``); a power loss may lose the last commits (P3).
+    ``synchronous=NORMAL``); a power loss may lose the last commits (P3),
+    unless the store was opened with ``synchronous="FULL"``.
 
     A store keeps one connection; several asyncio tasks may share it. Use it as
     ``async with await open_store(path) as store:``, or call ``close()``.
@@ -34,10 +36,18 @@ class SqliteStore:
         self._db = db
 
     @classmethod
-    async def open(cls, path: str | os.PathLike[str], *, clock: Clock | None = None, seed: int | None = None) -> Self:
+    async def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        seed: int | None = None,
+        synchronous: Synchronous = DEFAULT_SYNCHRONOUS,
+    ) -> Self:
         """Open (creating if needed) the file at ``path``; see ``open_store``."""
+        mode = validate_synchronous(synchronous)
         db = await cls.database_class.connect(
-            path, clock=clock if clock is not None else SystemClock(), rng=random.Random(seed)
+            path, clock=clock if clock is not None else SystemClock(), rng=random.Random(seed), synchronous=mode
         )
         return cls(db)
 
@@ -73,12 +83,21 @@ class SqliteStore:
 
 
 async def open_store(
-    path: str | os.PathLike[str], *, clock: Clock | None = None, seed: int | None = None
+    path: str | os.PathLike[str],
+    *,
+    clock: Clock | None = None,
+    seed: int | None = None,
+    synchronous: Synchronous = DEFAULT_SYNCHRONOUS,
 ) -> SqliteStore:
     """Open the alkstore SQLite file at ``path``, creating it and its layout when missing.
 
     ``clock`` is where every op reads ``now`` (default: the host's ``SystemClock``);
     ``seed`` seeds the store's random source for backoff jitter, so a run can be
-    replayed. Needs SQLite 3.35 or newer (``RETURNING``) with JSON functions.
+    replayed. ``synchronous`` is SQLite's ``PRAGMA synchronous`` for this store's
+    connection: ``"NORMAL"`` (default) keeps every commit through a crash or
+    ``kill -9`` of the process (P3); ``"FULL"`` flushes each commit to disk, so it
+    also survives a power loss or OS crash, and writes are slower. Anything else
+    is ``InvalidArgument``, raised before the file is touched. Needs SQLite 3.35
+    or newer (``RETURNING``) with JSON functions.
     """
-    return await SqliteStore.open(path, clock=clock, seed=seed)
+    return await SqliteStore.open(path, clock=clock, seed=seed, synchronous=synchronous)

@@ -27,4 +27,5 @@ MUTANT = Mutant(
     clause="R2",
     rows=("backoff_curve_equivalence",),
     what="retry() without a delay omits the one-hour cap: base · 2^(a−1) grows without bound",
+    clock="system",
 )

@@ -12,18 +12,11 @@ from typing import ClassVar
 
 from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
-
-
-def _mutated(sql: str, old: str, new: str) -> str:
-    """``sql`` with ``old`` replaced; refuses to build a mutant identical to the engine."""
-    if old not in sql:
-        raise RuntimeError(f"mutant is stale: {old!r} is no longer in the engine's SQL")
-    return sql.replace(old, new)
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 
 class UnscopedCancelQueue(SqliteQueue):
-    CANCEL_SQL: ClassVar[str] = _mutated(SqliteQueue.CANCEL_SQL, " AND queue = :queue", "")
+    CANCEL_SQL: ClassVar[str] = mutated(SqliteQueue.CANCEL_SQL, " AND queue = :queue", "")
 
 
 adapter = sqlite_mutant("mut-sqlite-cancel-any-queue", queue=UnscopedCancelQueue)

@@ -12,20 +12,13 @@ from typing import ClassVar
 
 from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 READY_ARM = "state = 'ready' AND run_at <= :now"
 
 
-def _mutated(sql: str, old: str, new: str) -> str:
-    """``sql`` with ``old`` replaced; refuses to build a mutant identical to the engine."""
-    if old not in sql:
-        raise RuntimeError(f"mutant is stale: {old!r} is no longer in the engine's SQL")
-    return sql.replace(old, new)
-
-
 class DeadClaimableQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = _mutated(SqliteQueue.CLAIM_SQL, READY_ARM, "state != 'processing' AND run_at <= :now")
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, READY_ARM, "state != 'processing' AND run_at <= :now")
 
 
 adapter = sqlite_mutant("mut-sqlite-dead-claimable", queue=DeadClaimableQueue)

@@ -13,19 +13,13 @@ from typing import ClassVar
 from alkstore_sqlite import SqliteQueue
 from alkstore_sqlite.queue import NOT_EXPIRED
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 FILTER = f"AND {NOT_EXPIRED}"
 
 
-def _unfiltered(sql: str) -> str:
-    if FILTER not in sql:
-        raise RuntimeError(f"mutant is stale: {FILTER!r} is no longer in the engine's claim")
-    return sql.replace(FILTER, "")
-
-
 class NoExpiryQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = _unfiltered(SqliteQueue.CLAIM_SQL)
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, FILTER, "")
 
 
 adapter = sqlite_mutant("mut-sqlite-expired-claimable", queue=NoExpiryQueue)

@@ -13,20 +13,14 @@ from typing import ClassVar
 
 from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 FIFO = "ORDER BY priority DESC, run_at, id"
 LIFO = "ORDER BY priority DESC, run_at, id DESC"
 
 
-def _lifo(sql: str) -> str:
-    if FIFO not in sql:
-        raise RuntimeError(f"mutant is stale: {FIFO!r} is no longer in the engine's claim")
-    return sql.replace(FIFO, LIFO)
-
-
 class LifoQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = _lifo(SqliteQueue.CLAIM_SQL)
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, FIFO, LIFO)
 
 
 adapter = sqlite_mutant("mut-sqlite-fifo-broken", queue=LifoQueue)

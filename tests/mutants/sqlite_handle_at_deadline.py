@@ -42,4 +42,5 @@ MUTANT = Mutant(
     clause="H1",
     rows=("lease_validity",),
     what="ack/retry/fail/heartbeat succeed at exactly lease_expires_at (>= in the fence), run on the system clock",
+    clock="system",
 )

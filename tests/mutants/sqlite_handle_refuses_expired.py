@@ -19,24 +19,17 @@ from typing import ClassVar
 from alkstore_sqlite import SqliteJobHandle
 from alkstore_sqlite.handle import FENCE
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 _FENCE_UNEXPIRED = f"{FENCE} AND (expires_at IS NULL OR expires_at > :now)"
 
 
-def _refusing(sql: str) -> str:
-    """``sql`` with the stricter fence; refuses to build a mutant identical to the engine."""
-    if not sql.rstrip().endswith(FENCE):
-        raise RuntimeError("mutant is stale: a handle statement no longer ends with the engine's FENCE")
-    return sql.rstrip().removesuffix(FENCE) + _FENCE_UNEXPIRED
-
-
 class ExpiryFencedHandle(SqliteJobHandle):
-    ACK_SQL: ClassVar[str] = _refusing(SqliteJobHandle.ACK_SQL)
-    RETRY_READY_SQL: ClassVar[str] = _refusing(SqliteJobHandle.RETRY_READY_SQL)
-    RETRY_DEAD_SQL: ClassVar[str] = _refusing(SqliteJobHandle.RETRY_DEAD_SQL)
-    FAIL_SQL: ClassVar[str] = _refusing(SqliteJobHandle.FAIL_SQL)
-    HEARTBEAT_SQL: ClassVar[str] = _refusing(SqliteJobHandle.HEARTBEAT_SQL)
+    ACK_SQL: ClassVar[str] = mutated(SqliteJobHandle.ACK_SQL, FENCE, _FENCE_UNEXPIRED)
+    RETRY_READY_SQL: ClassVar[str] = mutated(SqliteJobHandle.RETRY_READY_SQL, FENCE, _FENCE_UNEXPIRED)
+    RETRY_DEAD_SQL: ClassVar[str] = mutated(SqliteJobHandle.RETRY_DEAD_SQL, FENCE, _FENCE_UNEXPIRED)
+    FAIL_SQL: ClassVar[str] = mutated(SqliteJobHandle.FAIL_SQL, FENCE, _FENCE_UNEXPIRED)
+    HEARTBEAT_SQL: ClassVar[str] = mutated(SqliteJobHandle.HEARTBEAT_SQL, FENCE, _FENCE_UNEXPIRED)
 
 
 adapter = sqlite_mutant("mut-sqlite-handle-refuses-expired", handle=ExpiryFencedHandle)

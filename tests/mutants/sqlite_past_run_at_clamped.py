@@ -13,21 +13,15 @@ from typing import ClassVar
 
 from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 VERBATIM = ":run_at, :expires_at, :enqueued_at"
 CLAMPED = "MAX(:run_at, :enqueued_at), :expires_at, :enqueued_at"
 
 
-def _clamped(sql: str) -> str:
-    if VERBATIM not in sql:
-        raise RuntimeError(f"mutant is stale: {VERBATIM!r} is no longer in the engine's INSERT")
-    return sql.replace(VERBATIM, CLAMPED)
-
-
 class ClampingQueue(SqliteQueue):
-    ENQUEUE_SQL: ClassVar[str] = _clamped(SqliteQueue.ENQUEUE_SQL)
-    ENQUEUE_MANY_SQL: ClassVar[str] = _clamped(SqliteQueue.ENQUEUE_MANY_SQL)
+    ENQUEUE_SQL: ClassVar[str] = mutated(SqliteQueue.ENQUEUE_SQL, VERBATIM, CLAMPED)
+    ENQUEUE_MANY_SQL: ClassVar[str] = mutated(SqliteQueue.ENQUEUE_MANY_SQL, VERBATIM, CLAMPED)
 
 
 adapter = sqlite_mutant("mut-sqlite-past-run-at-clamped", queue=ClampingQueue)

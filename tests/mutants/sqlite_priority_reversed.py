@@ -13,20 +13,14 @@ from typing import ClassVar
 
 from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 RIGHT = "ORDER BY priority DESC"
 REVERSED = "ORDER BY priority ASC"
 
 
-def _reversed(sql: str) -> str:
-    if RIGHT not in sql:
-        raise RuntimeError(f"mutant is stale: {RIGHT!r} is no longer in the engine's claim")
-    return sql.replace(RIGHT, REVERSED)
-
-
 class LowFirstQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = _reversed(SqliteQueue.CLAIM_SQL)
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, RIGHT, REVERSED)
 
 
 adapter = sqlite_mutant("mut-sqlite-priority-reversed", queue=LowFirstQueue)

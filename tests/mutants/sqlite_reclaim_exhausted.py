@@ -12,19 +12,13 @@ from typing import ClassVar
 
 from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 GUARD = "AND attempts < max_attempts "
 
 
-def _without_guard(sql: str) -> str:
-    if GUARD not in sql:
-        raise RuntimeError(f"the engine's claim no longer contains {GUARD!r}: rewrite this mutant")
-    return sql.replace(GUARD, "")
-
-
 class UnguardedQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = _without_guard(SqliteQueue.CLAIM_SQL)
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, GUARD, "")
 
 
 adapter = sqlite_mutant("mut-sqlite-reclaim-exhausted", queue=UnguardedQueue)

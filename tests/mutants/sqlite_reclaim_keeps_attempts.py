@@ -12,20 +12,14 @@ from typing import ClassVar
 
 from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 COUNTED = "attempts = attempts + 1"
 FIRST_CLAIMS_ONLY = "attempts = CASE WHEN state = 'processing' THEN attempts ELSE attempts + 1 END"
 
 
-def _uncounted(sql: str) -> str:
-    if COUNTED not in sql:
-        raise RuntimeError(f"mutant is stale: {COUNTED!r} is no longer in the engine's claim")
-    return sql.replace(COUNTED, FIRST_CLAIMS_ONLY)
-
-
 class FreeReclaimQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = _uncounted(SqliteQueue.CLAIM_SQL)
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, COUNTED, FIRST_CLAIMS_ONLY)
 
 
 adapter = sqlite_mutant("mut-sqlite-reclaim-keeps-attempts", queue=FreeReclaimQueue)

@@ -12,20 +12,14 @@ from typing import ClassVar
 
 from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 COUNTED = "attempts = attempts + 1"
 RESET = "attempts = CASE WHEN state = 'processing' THEN 1 ELSE attempts + 1 END"
 
 
-def _reset_on_reclaim(sql: str) -> str:
-    if COUNTED not in sql:
-        raise RuntimeError(f"the engine's claim no longer contains {COUNTED!r}: rewrite this mutant")
-    return sql.replace(COUNTED, RESET)
-
-
 class ResettingQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = _reset_on_reclaim(SqliteQueue.CLAIM_SQL)
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, COUNTED, RESET)
 
 
 adapter = sqlite_mutant("mut-sqlite-reclaim-resets-attempts", queue=ResettingQueue)

@@ -17,24 +17,22 @@ from typing import ClassVar
 
 from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 _MERGED = "SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM lapsed)\n    ORDER BY priority DESC, run_at, id"
 _READY_FIRST = (
     "SELECT id FROM (SELECT *, 0 AS reclaim FROM ready UNION ALL SELECT *, 1 AS reclaim FROM lapsed)\n"
     "    ORDER BY reclaim, priority DESC, run_at, id"
 )
-if _MERGED not in SqliteQueue.CLAIM_SQL:
-    raise RuntimeError("mutant is stale: the engine's CLAIM_SQL no longer merges ready and lapsed jobs as expected")
 
 
 class ReclaimLastQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = SqliteQueue.CLAIM_SQL.replace(_MERGED, _READY_FIRST)
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, _MERGED, _READY_FIRST)
 
 
 adapter = sqlite_mutant("mut-sqlite-reclaims-last", queue=ReclaimLastQueue)
 MUTANT = Mutant(
     clause="C2",
-    rows=("model_based",),
+    rows=("model_based", "claim_order"),
     what="claims take every due ready job before any lapsed lease, instead of one C2 order over both",
 )

@@ -12,20 +12,13 @@ from typing import ClassVar
 
 from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 PURGE_CONDITION = "died_at + dead_letter_retention_us <= :now"
 
 
-def _mutated(sql: str, old: str, new: str) -> str:
-    """``sql`` with ``old`` replaced; refuses to build a mutant identical to the engine."""
-    if old not in sql:
-        raise RuntimeError(f"mutant is stale: {old!r} is no longer in the engine's SQL")
-    return sql.replace(old, new)
-
-
 class NoPurgeQueue(SqliteQueue):
-    SWEEP_PURGE_SQL: ClassVar[str] = _mutated(SqliteQueue.SWEEP_PURGE_SQL, PURGE_CONDITION, f"{PURGE_CONDITION} AND 0")
+    SWEEP_PURGE_SQL: ClassVar[str] = mutated(SqliteQueue.SWEEP_PURGE_SQL, PURGE_CONDITION, f"{PURGE_CONDITION} AND 0")
 
 
 adapter = sqlite_mutant("mut-sqlite-retention-ignored", queue=NoPurgeQueue)

@@ -13,18 +13,11 @@ from typing import ClassVar
 
 from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
-
-
-def _mutated(sql: str, old: str, new: str) -> str:
-    """``sql`` with ``old`` replaced; refuses to build a mutant identical to the engine."""
-    if old not in sql:
-        raise RuntimeError(f"mutant is stale: {old!r} is no longer in the engine's SQL")
-    return sql.replace(old, new)
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 
 class ReadyOnlySweepQueue(SqliteQueue):
-    SWEEP_EXPIRE_SQL: ClassVar[str] = _mutated(
+    SWEEP_EXPIRE_SQL: ClassVar[str] = mutated(
         SqliteQueue.SWEEP_EXPIRE_SQL, "state IN ('ready', 'processing')", "state = 'ready'"
     )
 

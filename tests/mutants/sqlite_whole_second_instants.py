@@ -13,21 +13,15 @@ from typing import ClassVar
 
 from alkstore_sqlite import SqliteQueue
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 EXACT = ":run_at, :expires_at, :enqueued_at"
 WHOLE_SECONDS = "(:run_at / 1000000) * 1000000, (:expires_at / 1000000) * 1000000, (:enqueued_at / 1000000) * 1000000"
 
 
-def _truncated(sql: str) -> str:
-    if EXACT not in sql:
-        raise RuntimeError(f"mutant is stale: {EXACT!r} is no longer in the engine's INSERT")
-    return sql.replace(EXACT, WHOLE_SECONDS)
-
-
 class WholeSecondQueue(SqliteQueue):
-    ENQUEUE_SQL: ClassVar[str] = _truncated(SqliteQueue.ENQUEUE_SQL)
-    ENQUEUE_MANY_SQL: ClassVar[str] = _truncated(SqliteQueue.ENQUEUE_MANY_SQL)
+    ENQUEUE_SQL: ClassVar[str] = mutated(SqliteQueue.ENQUEUE_SQL, EXACT, WHOLE_SECONDS)
+    ENQUEUE_MANY_SQL: ClassVar[str] = mutated(SqliteQueue.ENQUEUE_MANY_SQL, EXACT, WHOLE_SECONDS)
 
 
 adapter = sqlite_mutant("mut-sqlite-whole-second-instants", queue=WholeSecondQueue)

@@ -1,0 +1,146 @@
+"""The docs a user reads are complete and their examples work as the docs say.
+
+- No page or docstring sends a reader to ``SPEC.md``, which users do not have:
+  docs/contract.md is the published contract, and it names every clause the
+  suite cites and every member of the public surface.
+- docs/testing-with-mem.md's snippets, written into the files their first
+  lines name, form a project whose tests pass when run with plain ``pytest``,
+  as the page says.
+- docs/certify-your-engine.md's example xfail file keeps each reason whole
+  when the suite reads it.
+- README's engines sentence names the rows mem skips for want of a capability.
+- The MIT license the metadata declares ships in the wheel.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import alkstore_mem
+import pytest
+
+from alkstore_contract import surface
+from alkstore_contract.suite import all_rows
+from alkstore_contract.xfail import load_xfail_file
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+TIMEOUT_S = 300
+SHIPPED_TEXT = ("README.md", "docs", "alkstore_contract", "reference_engine", "engines_under_test", "examples")
+"""What a user reads: the README, the docs, and the sources of every package and example."""
+
+
+def _blocks(path: Path) -> list[tuple[str, str]]:
+    return [(match.group(1), match.group(2)) for match in FENCE.finditer(path.read_text(encoding="utf-8"))]
+
+
+def _shipped_files() -> list[Path]:
+    found: list[Path] = []
+    for name in SHIPPED_TEXT:
+        top = REPO / name
+        candidates = [top] if top.is_file() else sorted(top.rglob("*"))
+        found += [path for path in candidates if path.suffix in {".md", ".py", ".suite", ".json", ".toml"}]
+    return found
+
+
+def test_nothing_cites_spec_md() -> None:
+    citing = [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in _shipped_files()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if "SPEC.md" in line
+    ]
+    assert citing == [], "these cite SPEC.md, which users do not have; cite docs/contract.md"
+
+
+def test_contract_md_names_every_member_of_the_public_surface() -> None:
+    text = (DOCS / "contract.md").read_text(encoding="utf-8")
+    section = text.split("## Public surface", 1)[1].split("\n## ", 1)[0]
+    members = {
+        name
+        for protocol in (surface.Store, surface.Queue, surface.JobHandle)
+        for name, _ in inspect.getmembers(protocol)
+        if not name.startswith("_")
+    }
+    assert sorted(name for name in members if f"`{name}" not in section and f".{name}" not in section) == []
+
+
+def test_the_readme_names_the_rows_mem_skips_by_design() -> None:
+    """README must not claim every engine passes every row: mem lacks capabilities some rows need."""
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    sentence = next(part for part in readme.split("- **") if part.startswith("Three engines"))
+    skipped = sorted(row.name for row in all_rows() if not set(row.requires) <= set(alkstore_mem.adapter.capabilities))
+    assert skipped
+    for name in skipped:
+        assert f"`{name}`" in sentence, f"README's engines sentence does not say mem skips {name}"
+    assert "skips by design" in sentence
+
+
+def test_the_testing_with_mem_snippets_pass_with_plain_pytest(tmp_path: Path) -> None:
+    written = []
+    for _, code in _blocks(DOCS / "testing-with-mem.md"):
+        named = re.match(r"# (\S+)\n", code)
+        if named:
+            target = tmp_path / named.group(1)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(code, encoding="utf-8")
+            written.append(named.group(1))
+    assert {"pytest.ini", "myapp/emails.py", "tests/conftest.py", "tests/test_emails.py"} <= set(written)
+    (tmp_path / "myapp" / "__init__.py").write_text("", encoding="utf-8")  # "Add an empty myapp/__init__.py"
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "PYTHONPATH"))}
+    pytest_command = Path(sys.executable).parent / "pytest"
+    result = subprocess.run(
+        [str(pytest_command), "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"\b5 passed\b", result.stdout), result.stdout
+    assert "warning" not in result.stdout.lower()
+
+
+def test_the_xfail_example_keeps_its_reasons_whole(tmp_path: Path) -> None:
+    examples = [code for _, code in _blocks(DOCS / "certify-your-engine.md") if code.startswith("# xfail.txt")]
+    assert len(examples) == 1
+    listing = tmp_path / "xfail.txt"
+    listing.write_text(examples[0], encoding="utf-8")
+    entries = load_xfail_file(listing)
+    assert entries
+    for entry_line in (line for line in examples[0].splitlines() if line and not line.startswith("#")):
+        row_id, clause, reason = entry_line.split(maxsplit=2)
+        assert [(entry.clause, entry.reason) for entry in entries[row_id]] == [(clause, reason.strip())]
+
+
+@pytest.mark.parametrize("fence", ["python", "text", "ini", "sh", "toml", ""])
+def test_fence_reads_every_kind_of_block(fence: str) -> None:
+    text = f"x\n```{fence}\nbody\n```\n"
+    assert FENCE.findall(text) == [(fence, "body\n")]
+
+
+def test_the_license_ships_in_the_wheel(tmp_path: Path) -> None:
+    license_text = (REPO / "LICENSE").read_text(encoding="utf-8")
+    assert license_text.startswith("MIT License\n\nCopyright (c) 2026 the alkstore authors\n")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(REPO)],
+        check=True,
+        capture_output=True,
+        timeout=TIMEOUT_S,
+    )
+    (wheel,) = tmp_path.glob("alkstore-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = [name for name in archive.namelist() if name.endswith(".dist-info/licenses/LICENSE")]
+        assert len(shipped) == 1
+        assert archive.read(shipped[0]).decode("utf-8") == license_text
+        metadata = next(name for name in archive.namelist() if name.endswith(".dist-info/METADATA"))
+        assert "License-Expression: MIT" in archive.read(metadata).decode("utf-8").splitlines()

@@ -1,0 +1,93 @@
+"""The README's Python examples run as written, and print what the README says they print.
+
+The code is read from README.md itself, never copied here, so an edit that
+breaks an example (or leaves one that runs but does nothing) fails this test.
+Each ```python block runs as a script in its own process, with this venv's
+Python, from an empty temporary directory, as a reader pasting it would. A
+block followed by "It prints:" and a ```text block must print exactly that.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+TIMEOUT_S = 60
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+PRINTS = "It prints:"
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """One ```python block: where it starts, the section it is in, its code and the output the README promises."""
+
+    line: int
+    section: str
+    code: str
+    expected: str | None
+
+
+def examples(text: str) -> list[Example]:
+    """Every ```python block of ``text``, each with the ```text block after it when "It prints:" introduces that."""
+    fences = list(FENCE.finditer(text))
+    found: list[Example] = []
+    for index, fence in enumerate(fences):
+        if fence.group(1) != "python":
+            continue
+        expected = None
+        if index + 1 < len(fences):
+            after = fences[index + 1]
+            between = text[fence.end() : after.start()]
+            if after.group(1) == "text" and between.strip().endswith(PRINTS):
+                expected = after.group(2)
+        headings = re.findall(r"^## (.+)$", text[: fence.start()], re.MULTILINE)
+        line = text.count("\n", 0, fence.start()) + 1
+        found.append(Example(line, headings[-1] if headings else "", fence.group(2), expected))
+    return found
+
+
+EXAMPLES = examples(README.read_text(encoding="utf-8"))
+
+
+def _run(example: Example, cwd: Path) -> subprocess.CompletedProcess[str]:
+    script = cwd.parent / f"readme_line_{example.line}.py"
+    script.write_text(example.code, encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, str(script)], cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+    )
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[f"README.md:{example.line}" for example in EXAMPLES])
+def test_readme_example_runs_as_written(example: Example, tmp_path: Path) -> None:
+    workdir = tmp_path / "cwd"
+    workdir.mkdir()
+    result = _run(example, workdir)
+    assert result.returncode == 0, f"README.md line {example.line} exits {result.returncode}:\n{result.stderr}"
+    assert result.stderr == ""
+    if example.expected is not None:
+        assert result.stdout == example.expected
+    assert list(workdir.iterdir()) == [], "the example leaves files behind in the directory it runs from"
+
+
+def test_the_queue_example_claims_retries_and_acks() -> None:
+    """The "Using a queue" example shows the whole round, not a claim that finds nothing."""
+    queue_examples = [example for example in EXAMPLES if example.section == "Using a queue"]
+    assert len(queue_examples) == 1
+    expected = queue_examples[0].expected
+    assert expected is not None, 'the queue example has no "It prints:" block to check its output against'
+    lines = expected.splitlines()
+    assert lines[0].startswith("enqueued job ")
+    assert [line.split(":")[0] for line in lines if line.startswith("claimed")] == ["claimed job 1"] * 2
+    assert any(line.startswith("retry: ") for line in lines)
+    assert lines[-1].startswith("acked job ")
+
+
+def test_examples_finds_blocks_and_their_output() -> None:
+    text = "## A\n\n```python\nprint(1)\n```\n\nIt prints:\n\n```text\n1\n```\n\n## B\n\n```python\npass\n```\n"
+    assert examples(text) == [Example(3, "A", "print(1)\n", "1\n"), Example(15, "B", "pass\n", None)]
