@@ -9,6 +9,7 @@ from alkstore_contract.errors import (
     InvalidName,
     PayloadError,
     StoreClosed,
+    StoreUnavailable,
 )
 from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import Job, JobState, QueueOpts
@@ -36,5 +37,6 @@ __all__ = [
     "QueueOpts",
     "Store",
     "StoreClosed",
+    "StoreUnavailable",
     "SystemClock",
 ]

@@ -20,6 +20,12 @@ Two members are optional, and so not part of the protocol below:
   clock across boundaries by whole units of it, and the certificate names it.
   An engine must keep instants consistently at its resolution; one that
   declares 1 µs and truncates to milliseconds fails T1.
+
+An adapter whose engine declares ``networked`` also has the four members of
+``NetworkedAdapter`` below: where a location's server is, the same location
+reached through another address (the suite's fault proxy), and the two bounds
+its engine documents for an outage (N1, N2). For an engine on asyncpg that is
+a DSN with another host and port; see the Postgres engine's adapter.
 """
 
 from __future__ import annotations
@@ -42,6 +48,13 @@ class Capability(StrEnum):
     """P2: C4 holds across OS processes sharing one location."""
     DURABLE = "durable"
     """P3: committed writes survive close, kill -9 and reopen."""
+    NETWORKED = "networked"
+    """N1–N5: the engine reaches its storage over TCP, and its adapter is a ``NetworkedAdapter``.
+
+    The suite then puts a fault proxy between the engine and its server and
+    checks that cuts and stalls fail ops in bounded time, heal without a
+    reopen, and neither lose a job nor hand one to two live claims.
+    """
 
 
 TIME_RESOLUTIONS_US = {1: "1 µs", 1000: "1 ms", 1_000_000: "1 s"}
@@ -63,6 +76,7 @@ CAPABILITY_CLAUSES: dict[Capability, str] = {
     Capability.SHARED_LOCATION: "P1",
     Capability.MULTI_PROCESS: "P2",
     Capability.DURABLE: "P3",
+    Capability.NETWORKED: "N1–N5",
 }
 
 
@@ -107,4 +121,37 @@ class EngineAdapter(Protocol):
 
     async def drop_location(self, location: str) -> None:
         """Remove everything ``create_location`` made."""
+        ...
+
+
+@runtime_checkable
+class NetworkedAdapter(Protocol):
+    """What an adapter of a ``networked`` engine adds, so the suite can cut the wire (N1–N5).
+
+    The suite starts a fault proxy that forwards to ``server_address`` and
+    opens stores on ``location_via(location, *proxy_address)``; it never needs
+    to know the engine's wire protocol.
+    """
+
+    def server_address(self, location: str) -> tuple[str, int]:
+        """The host and TCP port the stores opened on ``location`` connect to."""
+        ...
+
+    def location_via(self, location: str, host: str, port: int) -> str:
+        """The same location (same jobs), its stores connecting to ``host:port`` instead of the server.
+
+        The engine may give stores opened on it shorter timeouts than its
+        production defaults (the suite's outages last a few seconds); the two
+        bounds below must hold for them.
+        """
+        ...
+
+    @property
+    def op_timeout_s(self) -> float:
+        """N1: during an outage, an op on a ``location_via`` store raises ``StoreUnavailable`` within this."""
+        ...
+
+    @property
+    def reconnect_within_s(self) -> float:
+        """N2: after an outage ends, the same open store serves ops again within this."""
         ...

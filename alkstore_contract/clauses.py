@@ -87,6 +87,11 @@ _CLAUSES: tuple[Clause, ...] = (
     Clause("P1", "stores on one location share one state and keep C4", Capability.SHARED_LOCATION),
     Clause("P2", "C4 holds across OS processes", Capability.MULTI_PROCESS),
     Clause("P3", "committed writes survive close, kill -9 and reopen", Capability.DURABLE),
+    Clause("N1", "during an outage an op raises StoreUnavailable within the reported bound", Capability.NETWORKED),
+    Clause("N2", "after the outage the same open store serves again within the reported bound", Capability.NETWORKED),
+    Clause("N3", "an op cut during its commit stores its job at most once; a lost claim lapses", Capability.NETWORKED),
+    Clause("N4", "across faults: no lost job, no job completed twice, no unexpected id", Capability.NETWORKED),
+    Clause("N5", "a handle whose lease lapsed in a stall cannot complete the job after it", Capability.NETWORKED),
 )
 
 CLAUSES: dict[str, Clause] = {c.id: c for c in _CLAUSES}

@@ -28,5 +28,17 @@ class StoreClosed(AlkstoreError):
     """The store was closed; nothing more is read or written through it (SPEC S3)."""
 
 
+class StoreUnavailable(AlkstoreError):
+    """The store could not reach its storage in time: the operation's outcome is unknown (SPEC N1, N3).
+
+    Raised by a ``networked`` engine when the connection to its server is
+    lost, refused or silent for longer than the bound the engine documents.
+    The operation may or may not have taken effect (a commit can land just
+    before the answer is lost), so callers treat it as indeterminate: an
+    enqueue may have stored its job, an ack may have completed it. The same
+    open store serves again once the server answers (N2).
+    """
+
+
 class HandleSpent(AlkstoreError):
     """``ack``/``retry``/``fail`` already returned on this handle (SPEC H4)."""

@@ -36,6 +36,8 @@ ROW_MODULES = (
     "enqueue_many_atomic",
     "crash_recovery",
     "model_based",
+    "network_faults",
+    "network_history",
 )
 """The order of the rows table in docs/capabilities.md; each module under ``alkstore_contract.rows`` defines ``ROW``."""
 

@@ -29,6 +29,16 @@ be claimed again); a retry or fail counts as having handed the job back,
 which can only hide an overlap, never invent one. The summary prints the
 figures; the exit status is 0 only when lost, duplicated, unexpected and
 stranded are all 0.
+
+``--network-faults`` (an engine declaring ``networked``, e.g. postgres) also
+puts the suite's fault proxy (``alkstore_contract.faults``) between the
+workers and the server: the workers open their stores through it
+(``location_via``), and the parent resets every connection, stalls the wire
+for up to two seconds or refuses new connections, at random, until the
+deadline, besides the kills. A worker op that raises ``StoreUnavailable`` is
+logged and the worker goes on (a claim in doubt leaves its jobs to lapse); a
+release that raised is in doubt, and resolved like one a kill left in flight.
+The summary adds the faults injected and the ops that failed (SPEC N4).
 """
 
 from __future__ import annotations
@@ -50,10 +60,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from alkstore_contract.adapter import Capability, EngineAdapter
+from alkstore_contract.adapter import Capability, EngineAdapter, NetworkedAdapter
+from alkstore_contract.errors import StoreUnavailable
+from alkstore_contract.faults import FaultProxy
 from alkstore_contract.history import Handout, Release, Verdict, check_history, handout_from_job
 from alkstore_contract.registry import load_adapter
-from alkstore_contract.surface import JobHandle, Queue
+from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import JobState, QueueOpts
 from alkstore_contract.validation import JobId
 
@@ -65,6 +77,10 @@ TASKS_PER_WORKER = 2
 STOP_GRACE_S = 20.0
 """How long stopped workers get to finish the batch in hand before they are killed too."""
 DRAIN_TIMEOUT_S = 30.0
+OPEN_ATTEMPTS = 50
+"""How often a worker tries to open its store through a wire that may be cut at that moment."""
+NETWORK_PAUSE_S = (0.5, 3.0)
+"""Between two network faults."""
 FINAL_BURST_SHARE = 20
 """One job in this many is held back and enqueued at the deadline, just before the workers stop."""
 
@@ -88,6 +104,7 @@ class Plan:
     p_retry: float
     p_fail: float
     p_expires: float
+    network_faults: bool = False
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Plan:
@@ -108,6 +125,7 @@ class Plan:
             p_retry=0.12,
             p_fail=0.03,
             p_expires=0.05,
+            network_faults=bool(args.network_faults),
         )
 
     def opts(self) -> QueueOpts:
@@ -147,9 +165,14 @@ class WorkerTask:
 
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
-            if self.rng.random() < 0.03:
-                await self.queue.sweep_expired()
-            handles = await self.queue.claim_batch(self.name, self.rng.randint(1, 3))
+            try:
+                if self.rng.random() < 0.03:
+                    await self.queue.sweep_expired()
+                handles = await self.queue.claim_batch(self.name, self.rng.randint(1, 3))
+            except StoreUnavailable:
+                self.log.emit(event="unavailable", op="claim_batch")
+                await asyncio.sleep(0.05)
+                continue
             if not handles:
                 await asyncio.sleep(self.rng.uniform(0.01, 0.05))
                 continue
@@ -180,22 +203,32 @@ class WorkerTask:
             await asyncio.sleep(vt * 1.5)
         elif roll < self.plan.p_lapse + self.plan.p_heartbeat:
             await asyncio.sleep(vt * 0.6)
-            self.log.emit(event="heartbeat", job=handle.job.id, ok=await handle.heartbeat())
+            try:
+                self.log.emit(event="heartbeat", job=handle.job.id, ok=await handle.heartbeat())
+            except StoreUnavailable:
+                self.log.emit(event="unavailable", op="heartbeat")
             await asyncio.sleep(vt * 0.6)
         else:
             await asyncio.sleep(self.rng.uniform(0, self.plan.work_s))
 
     async def release(self, handle: JobHandle, claim: str) -> None:
-        """Announce the release, await it, report it: a kill in between leaves the announcement alone."""
+        """Announce the release, await it, report it: a kill in between leaves the announcement alone.
+
+        A release that raised ``StoreUnavailable`` is reported as in doubt, its outcome unknown.
+        """
         roll = self.rng.random()
         op = "retry" if roll < self.plan.p_retry else "fail" if roll < self.plan.p_retry + self.plan.p_fail else "ack"
         self.log.emit(event="begin", job=handle.job.id, claim=claim, op=op)
-        if op == "ack":
-            ok = await handle.ack()
-        elif op == "retry":
-            ok = await handle.retry(error=RETRY_ERROR, delay=self.rng.choice((None, 0, 0.05)))
-        else:
-            ok = await handle.fail(error=FAIL_ERROR)
+        try:
+            if op == "ack":
+                ok = await handle.ack()
+            elif op == "retry":
+                ok = await handle.retry(error=RETRY_ERROR, delay=self.rng.choice((None, 0, 0.05)))
+            else:
+                ok = await handle.fail(error=FAIL_ERROR)
+        except StoreUnavailable:
+            self.log.emit(event="doubt", job=handle.job.id, claim=claim, op=op)
+            return
         self.log.emit(event="release", job=handle.job.id, claim=claim, op=op, ok=ok)
 
 
@@ -206,7 +239,7 @@ async def worker_main(spec: dict[str, Any]) -> None:
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     rng = random.Random(spec["seed"])
-    store = await adapter.open_store(spec["location"], seed=spec["seed"])
+    store = await open_through_faults(adapter, spec["location"], spec["seed"])
     try:
         queue = store.queue(QUEUE, plan.opts())
         tasks = [
@@ -219,6 +252,16 @@ async def worker_main(spec: dict[str, Any]) -> None:
     finally:
         await store.close()
         log.close()
+
+
+async def open_through_faults(adapter: EngineAdapter, location: str, seed: int) -> Store:
+    """Open a store, trying again while the wire is cut (only a networked soak cuts it)."""
+    for _ in range(OPEN_ATTEMPTS - 1):
+        try:
+            return await adapter.open_store(location, seed=seed)
+        except StoreUnavailable:
+            await asyncio.sleep(0.2)
+    return await adapter.open_store(location, seed=seed)
 
 
 # --- the parent: feed, kill, stop, drain ------------------------------------------------------------------
@@ -247,6 +290,10 @@ class Soak:
     drain_releases: list[Release] = field(default_factory=list)
     kills: int = 0
     stop_kills: int = 0
+    proxy: FaultProxy | None = None
+    """The fault proxy the workers connect through (``--network-faults``), else ``None``."""
+    worker_location: str = ""
+    """Where the workers open their stores: the location, or the same location through the proxy."""
 
     async def spawn(self) -> None:
         index = len(self.workers)
@@ -254,7 +301,7 @@ class Soak:
         log = self.logdir / f"{name}.jsonl"
         spec = {
             "plan": asdict(self.plan),
-            "location": self.location,
+            "location": self.worker_location or self.location,
             "name": name,
             "seed": self.rng.randrange(2**31),
             "log": str(log),
@@ -306,6 +353,27 @@ class Soak:
             self.check_no_worker_died()
             await self.kill(self.rng.choice(self.live()))
             await self.spawn()
+
+    async def cut_now_and_then(self, until: float) -> None:
+        """Reset, stall or refuse the workers' connections at random until ``until`` (``--network-faults``)."""
+        if self.proxy is None:
+            return
+        loop = asyncio.get_running_loop()
+        while True:
+            pause = self.rng.uniform(*NETWORK_PAUSE_S)
+            if loop.time() + pause >= until:
+                return
+            await asyncio.sleep(pause)
+            kind = self.rng.choice(("reset", "stall", "refuse"))
+            if kind == "reset":
+                self.proxy.reset()
+            elif kind == "stall":
+                async with self.proxy.stalled():
+                    await asyncio.sleep(self.rng.uniform(0.2, 2.0))
+            else:
+                async with self.proxy.refusing():
+                    self.proxy.reset()
+                    await asyncio.sleep(self.rng.uniform(0.2, 1.0))
 
     async def kill(self, victim: Worker) -> None:
         victim.process.kill()
@@ -381,7 +449,8 @@ class History:
     handouts: list[Handout] = field(default_factory=list)
     releases: list[Release] = field(default_factory=list)
     in_flight: list[dict[str, Any]] = field(default_factory=list)
-    """Releases announced by a worker that was killed before it could report them."""
+    """Releases announced by a worker that was killed before it could report them, or that raised
+    ``StoreUnavailable``: their outcome is unknown."""
     events: Counter[str] = field(default_factory=Counter)
     torn_lines: int = 0
 
@@ -413,6 +482,11 @@ def read_logs(soak: Soak) -> History:
                 )
             elif kind == "begin":
                 pending[event["claim"]] = event
+            elif kind == "doubt":
+                history.in_flight.append(pending.pop(event["claim"], event))
+                history.events[f"{event['op']}_in_doubt"] += 1
+            elif kind == "unavailable":
+                history.events[f"unavailable_{event['op']}"] += 1
             elif kind == "release":
                 pending.pop(event["claim"], None)
                 history.releases.append(Release(event["job"], event["claim"], event["op"], bool(event["ok"])))
@@ -428,7 +502,7 @@ def read_logs(soak: Soak) -> History:
 
 
 def resolve_in_flight(history: History, gone: set[JobId]) -> Counter[str]:
-    """Give each release a kill left in flight the only outcome consistent with what followed.
+    """Give each release a kill (or an outage) left in flight the only outcome consistent with what followed.
 
     An ack took effect iff the job is gone and no later handout of it exists
     (a deleted job is never claimed again); a retry or fail is counted as
@@ -492,6 +566,7 @@ def summary(soak: Soak, history: History, outcome: Outcome, elapsed_s: float, dr
     lines = [
         f"alkstore soak: engine={plan.engine} processes={plan.processes} jobs={plan.jobs} seconds={plan.seconds:g} "
         f"seed={plan.seed} vt={plan.visibility_timeout_s:g}s max_attempts={plan.max_attempts} "
+        f"network_faults={'on' if plan.network_faults else 'off'} "
         f"backoff_base={plan.backoff_base_s:g}s kill_every={plan.kill_every_s[0]:g}-{plan.kill_every_s[1]:g}s",
         f"  ran {elapsed_s:.1f} s (drain {drain_s:.1f} s), {len(soak.workers)} worker processes in all",
         f"  jobs: enqueued {len(soak.enqueued)}, processed (acked) {outcome.acked}, "
@@ -502,7 +577,18 @@ def summary(soak: Soak, history: History, outcome: Outcome, elapsed_s: float, dr
         f"  faults: kills {soak.kills} (+{soak.stop_kills} at stop), lapses {events['lapse']}, "
         f"retries {events['retry_ok']}, fails {events['fail_ok']}, heartbeats {events['heartbeat_ok']}, "
         f"fenced releases {events['ack_fenced'] + events['retry_fenced'] + events['fail_fenced']}, "
-        f"releases in flight at a kill {sum(outcome.in_flight.values())} {dict(outcome.in_flight)}",
+        f"releases in flight at a kill or an outage {sum(outcome.in_flight.values())} {dict(outcome.in_flight)}",
+    ]
+    if soak.proxy is not None:
+        faults = Counter(fault.kind for fault in soak.proxy.faults)
+        failed = {key.removeprefix("unavailable_"): n for key, n in events.items() if key.startswith("unavailable_")}
+        in_doubt = {key: n for key, n in events.items() if key.endswith("_in_doubt")}
+        lines.append(
+            f"  network faults: resets {faults['reset']}, stalls {faults['stall']}, refusals {faults['refuse']}; "
+            f"ops failed with StoreUnavailable {sum(failed.values()) + sum(in_doubt.values())} "
+            f"(claims/sweeps/heartbeats {failed}, releases in doubt {in_doubt})"
+        )
+    lines += [
         f"  lost {len(verdict.lost)}, duplicated {len(verdict.duplicated)}, unexpected {len(verdict.unexpected)}, "
         f"stranded {len(outcome.stranded)}",
         f"  verdict: {'OK' if outcome.ok else 'FAILED'}",
@@ -521,9 +607,18 @@ async def run(plan: Plan, keep: bool) -> int:
     if Capability.MULTI_PROCESS not in adapter.capabilities:
         sys.stderr.write(f"soak: engine {plan.engine} does not declare multi_process; the soak needs it\n")
         return 2
+    if plan.network_faults and (
+        Capability.NETWORKED not in adapter.capabilities or not isinstance(adapter, NetworkedAdapter)
+    ):
+        sys.stderr.write(f"soak: engine {plan.engine} does not declare networked; --network-faults needs it\n")
+        return 2
     location = await adapter.create_location()
     logdir = Path(tempfile.mkdtemp(prefix="alkstore-soak-"))
     soak = Soak(plan, adapter, location, logdir, random.Random(plan.seed))
+    if plan.network_faults and isinstance(adapter, NetworkedAdapter):
+        soak.proxy = FaultProxy(*adapter.server_address(location))
+        await soak.proxy.start()
+        soak.worker_location = adapter.location_via(location, *soak.proxy.address)
     store = await adapter.open_store(location, seed=plan.seed)
     try:
         queue = store.queue(QUEUE, plan.opts())
@@ -534,7 +629,9 @@ async def run(plan: Plan, keep: bool) -> int:
             await soak.spawn()
         burst = max(1, plan.jobs // FINAL_BURST_SHARE)
         await asyncio.gather(
-            soak.feed(queue, plan.jobs - burst, started + plan.seconds * 0.9), soak.kill_now_and_then(until)
+            soak.feed(queue, plan.jobs - burst, started + plan.seconds * 0.9),
+            soak.kill_now_and_then(until),
+            soak.cut_now_and_then(until),
         )
         await asyncio.sleep(max(0.0, until - loop.time()))
         # A last burst the workers are busy with when one of them is killed and the rest are stopped:
@@ -557,6 +654,8 @@ async def run(plan: Plan, keep: bool) -> int:
             with contextlib.suppress(ProcessLookupError):
                 await worker.process.wait()
         await store.close()
+        if soak.proxy is not None:
+            await soak.proxy.close()
         if not keep:
             await adapter.drop_location(location)
             shutil.rmtree(logdir, ignore_errors=True)
@@ -576,6 +675,11 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1, help="seed of every random choice (default 1)")
     parser.add_argument("--quick", action="store_true", help="a ~15 s run for CI")
     parser.add_argument("--keep", action="store_true", help="keep the logs and the location")
+    parser.add_argument(
+        "--network-faults",
+        action="store_true",
+        help="route the workers through a fault proxy that resets, stalls and refuses connections (needs networked)",
+    )
     args = parser.parse_args()
     started = time.monotonic()
     code = asyncio.run(run(Plan.from_args(args), args.keep))

@@ -28,7 +28,7 @@ import asyncpg
 import pytest
 import pytest_asyncio
 from alkstore_postgres import PgAdapter, PgStore, SchemaVersionError, ServerConnectionError, adapter, open_store
-from alkstore_postgres.location import Location, new_schema_name, quote_ident
+from alkstore_postgres.location import Location, new_schema_name, outage_bound_s, quote_ident
 from alkstore_postgres.queue import PgQueue
 from alkstore_postgres.schema import LATEST_VERSION, ensure_schema
 from alkstore_postgres.store import application_name
@@ -45,6 +45,7 @@ from alkstore_contract import (
     QueueOpts,
     StoreClosed,
 )
+from alkstore_contract.adapter import NetworkedAdapter
 from alkstore_contract.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 
 START = datetime(2030, 1, 1, 12, 0, 0, 123457, tzinfo=UTC)
@@ -481,6 +482,7 @@ async def test_adapter_locations(dsn: str) -> None:
     assert isinstance(checked, EngineAdapter)
     assert adapter.name == "postgres"
     assert adapter.capabilities == frozenset(Capability)
+    assert isinstance(adapter, NetworkedAdapter)
     location = await adapter.create_location()
     parsed = Location.decode(location)
     assert parsed.dsn == dsn
@@ -498,6 +500,29 @@ async def test_adapter_locations(dsn: str) -> None:
         assert await conn.fetchval("SELECT to_regnamespace($1)", quote_ident(parsed.schema)) is None
     finally:
         await conn.close()
+
+
+def test_location_via_swaps_host_and_port_and_carries_short_timeouts() -> None:
+    location = Location(dsn="postgresql://u:pw@db.example:6543/app?sslmode=disable", schema="alk_x").encode()
+    assert adapter.server_address(location) == ("db.example", 6543)
+    via = Location.decode(adapter.location_via(location, "127.0.0.1", 40000))
+    assert via.dsn == "postgresql://u:pw@127.0.0.1:40000/app?sslmode=disable"
+    assert via.schema == "alk_x"
+    assert via.op_timeout_s is not None
+    assert via.connect_timeout_s is not None
+    assert adapter.op_timeout_s == outage_bound_s(via.op_timeout_s, via.connect_timeout_s)
+    assert adapter.reconnect_within_s >= adapter.op_timeout_s
+    assert adapter.server_address(Location(dsn="postgresql://u@h/db", schema="s").encode()) == ("h", 5432)
+    with pytest.raises(InvalidArgument, match="op_timeout_s must be a positive number"):
+        Location.decode('{"dsn": "postgresql://h/db", "schema": "s", "op_timeout_s": 0}')
+
+
+@pytest.mark.asyncio
+async def test_timeouts_are_validated_before_connecting() -> None:
+    for arg in ("op_timeout_s", "connect_timeout_s"):
+        for bad in (0, -1.0, True, "5"):
+            with pytest.raises(InvalidArgument, match=f"{arg}="):
+                await open_store("postgresql://nobody@127.0.0.1:1/nowhere", **{arg: bad})  # type: ignore[arg-type]
 
 
 @pytest.mark.asyncio

@@ -9,6 +9,12 @@ beats the ``alkstore_pg_dsn`` ini value, which beats ``DEFAULT_DSN``. The
 environment beats the ini file because the ini is checked in while the
 environment is the machine's (``ci/postgres.sh`` prints the DSN CI exports).
 Each location carries its own DSN, so a worker process needs none of this.
+
+The engine is ``networked`` (SPEC N1–N5): ``location_via`` swaps the DSN's
+host and port for the suite's fault proxy and gives the location short
+timeouts, so the suite's outages of a second or two are long enough to time
+operations out; ``op_timeout_s`` and ``reconnect_within_s`` are the bounds that
+follow from those timeouts (``alkstore_postgres.location.outage_bound_s``).
 """
 
 from __future__ import annotations
@@ -16,11 +22,21 @@ from __future__ import annotations
 import os
 from importlib.metadata import version as distribution_version
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from alkstore_contract.adapter import Capability
 from alkstore_contract.clock import Clock
+from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.surface import Store
-from alkstore_postgres.location import Location, new_schema_name, quote_ident, redact_dsn
+from alkstore_postgres.location import (
+    DEFAULT_CONNECT_TIMEOUT_S,
+    DEFAULT_OP_TIMEOUT_S,
+    Location,
+    new_schema_name,
+    outage_bound_s,
+    quote_ident,
+    redact_dsn,
+)
 
 if TYPE_CHECKING:
     from alkstore_postgres.store import PgStore
@@ -28,6 +44,10 @@ if TYPE_CHECKING:
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 DSN_ENV = "ALKSTORE_PG_DSN"
 CONNECT_TIMEOUT_S = 5.0
+NETWORK_OP_TIMEOUT_S = 0.5
+"""The statement timeout of stores on a ``location_via`` location."""
+NETWORK_CONNECT_TIMEOUT_S = 0.5
+"""The acquire/connect timeout of stores on a ``location_via`` location."""
 DROP_LOCK_TIMEOUT = "30s"
 """A drop blocked by a store left mid-transaction fails after this instead of hanging the suite."""
 
@@ -58,7 +78,45 @@ class PgAdapter:
 
     @property
     def capabilities(self) -> frozenset[Capability]:
-        return frozenset(Capability)
+        return frozenset(
+            {
+                Capability.INJECTABLE_CLOCK,
+                Capability.SHARED_LOCATION,
+                Capability.MULTI_PROCESS,
+                Capability.DURABLE,
+                Capability.NETWORKED,
+            }
+        )
+
+    @property
+    def op_timeout_s(self) -> float:
+        """N1: an op on a ``location_via`` store raises ``StoreUnavailable`` within this during an outage."""
+        return outage_bound_s(NETWORK_OP_TIMEOUT_S, NETWORK_CONNECT_TIMEOUT_S)
+
+    @property
+    def reconnect_within_s(self) -> float:
+        """N2: one op may still meet a connection the outage broke (bounded as above); the next opens a fresh one."""
+        return 2 * self.op_timeout_s
+
+    def server_address(self, location: str) -> tuple[str, int]:
+        """The host and port in the location's DSN (5432 when it names none)."""
+        parts = urlsplit(Location.decode(location).dsn)
+        if not parts.hostname:
+            raise InvalidArgument(f"location={location!r}: its DSN names no TCP host, so it cannot be proxied")
+        return parts.hostname, parts.port or 5432
+
+    def location_via(self, location: str, host: str, port: int) -> str:
+        """The same schema, its DSN pointing at ``host:port``, with the short timeouts above."""
+        parsed = Location.decode(location)
+        parts = urlsplit(parsed.dsn)
+        user = parts.netloc.rpartition("@")[0]
+        netloc = f"{user}@{host}:{port}" if user else f"{host}:{port}"
+        return Location(
+            dsn=urlunsplit(parts._replace(netloc=netloc)),
+            schema=parsed.schema,
+            op_timeout_s=NETWORK_OP_TIMEOUT_S,
+            connect_timeout_s=NETWORK_CONNECT_TIMEOUT_S,
+        ).encode()
 
     @property
     def dsn(self) -> str:
@@ -122,7 +180,14 @@ class PgAdapter:
     async def open_store(self, location: str, *, clock: Clock | None = None, seed: int | None = None) -> Store:
         """A ``PgStore`` on the location's schema; typed ``Store`` so mypy checks the engine against the contract."""
         parsed = Location.decode(location)
-        return await self._store_class().open(parsed.dsn, schema=parsed.schema, clock=clock, seed=seed)
+        return await self._store_class().open(
+            parsed.dsn,
+            schema=parsed.schema,
+            clock=clock,
+            seed=seed,
+            op_timeout_s=parsed.op_timeout_s or DEFAULT_OP_TIMEOUT_S,
+            connect_timeout_s=parsed.connect_timeout_s or DEFAULT_CONNECT_TIMEOUT_S,
+        )
 
     async def count_stored_jobs(self, location: str) -> int:
         """The oracle: ``count(*)`` of the location's jobs table over a bare connection."""

@@ -7,11 +7,14 @@ these too.
 
 from __future__ import annotations
 
-from alkstore_contract.errors import AlkstoreError
+from alkstore_contract.errors import AlkstoreError, StoreUnavailable
 
 
-class ServerConnectionError(AlkstoreError):
-    """The connection to the Postgres server failed during an operation.
+class ServerConnectionError(StoreUnavailable):
+    """The connection to the Postgres server failed, or stayed silent past a timeout, during an operation.
+
+    The engine's ``StoreUnavailable`` (SPEC N1), kept under its own name for
+    callers written before the contract had one.
 
     The operation was not confirmed, so it may or may not have taken effect (a
     commit can succeed just before the connection drops). The pool replaces the

@@ -3,6 +3,11 @@
 A location is a ``str`` so it can be handed to a worker in another OS process
 (the contract's multi-process rows do that). JSON keeps both parts intact
 whatever characters the DSN holds.
+
+A location may also carry the timeouts its stores use (``op_timeout_s``,
+``connect_timeout_s``): the adapter's ``location_via`` sets short ones for the
+suite's network-fault rows; a location without them gets the engine's
+defaults.
 """
 
 from __future__ import annotations
@@ -10,10 +15,15 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from alkstore_contract.errors import InvalidArgument
 
+DEFAULT_OP_TIMEOUT_S = 10.0
+"""How long one statement may run before a store gives up on it (asyncpg's ``command_timeout``)."""
+DEFAULT_CONNECT_TIMEOUT_S = 5.0
+"""How long acquiring a pooled connection (and opening one) may take."""
 MAX_IDENTIFIER_BYTES = 63
 """Postgres silently truncates longer identifiers (NAMEDATALEN - 1), which would alias two schemas."""
 LOCATION_SCHEMA_PREFIX = "alk_"
@@ -58,15 +68,41 @@ def redact_dsn(dsn: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+def outage_bound_s(op_timeout_s: float, connect_timeout_s: float) -> float:
+    """N1: the longest an operation takes to raise ``StoreUnavailable`` during an outage.
+
+    Acquiring a connection (``connect_timeout_s``), then the statement
+    (``op_timeout_s``), then releasing it, which waits at most
+    ``connect_timeout_s`` for asyncpg's cancel request (see store.py).
+    """
+    return 2 * connect_timeout_s + op_timeout_s
+
+
+def _optional_seconds(text: str, data: dict[str, Any], key: str) -> float | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise InvalidArgument(f"location={text!r}: {key} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
 @dataclass(frozen=True, slots=True)
 class Location:
-    """A DSN and a schema inside that database."""
+    """A DSN and a schema inside that database, and optionally the timeouts of the stores opened on it."""
 
     dsn: str
     schema: str
+    op_timeout_s: float | None = None
+    connect_timeout_s: float | None = None
 
     def encode(self) -> str:
-        return json.dumps({"dsn": self.dsn, "schema": self.schema}, sort_keys=True)
+        data: dict[str, object] = {"dsn": self.dsn, "schema": self.schema}
+        if self.op_timeout_s is not None:
+            data["op_timeout_s"] = self.op_timeout_s
+        if self.connect_timeout_s is not None:
+            data["connect_timeout_s"] = self.connect_timeout_s
+        return json.dumps(data, sort_keys=True)
 
     @classmethod
     def decode(cls, text: object) -> Location:
@@ -79,4 +115,9 @@ class Location:
             raise InvalidArgument(f"location={text!r}: not JSON ({exc})") from exc
         if not isinstance(data, dict) or not isinstance(data.get("dsn"), str):
             raise InvalidArgument(f'location={text!r}: expected {{"dsn": str, "schema": str}}')
-        return cls(dsn=data["dsn"], schema=validate_schema_name(data.get("schema")))
+        return cls(
+            dsn=data["dsn"],
+            schema=validate_schema_name(data.get("schema")),
+            op_timeout_s=_optional_seconds(text, data, "op_timeout_s"),
+            connect_timeout_s=_optional_seconds(text, data, "connect_timeout_s"),
+        )
