@@ -231,12 +231,19 @@ async def _leg_retention(ctx: RowContext, store: Store) -> None:
     zero = await _fail_now(zero_q, "w", await zero_q.enqueue({"r": 0}))
     assert limited.died_at is not None
 
+    stored = await ctx.stored_jobs()
     expect_equal(await sweeper.sweep_expired(), 0, "X2", "the count of a sweep that only purges")
     expect(
         await sweeper.get_job(zero.id) is None,
         "X2",
         did=f"kept job {zero.id}, dead with retention 0, through a sweep at or after its died_at",
         demands="died_at + 0 <= now to delete it",
+    )
+    expect_equal(
+        await ctx.stored_jobs(),
+        stored - 1,
+        "X2",
+        "the oracle's count of stored jobs after a sweep purged one dead job (deleted, not hidden)",
     )
     deadline = limited.died_at + timedelta(seconds=retention)
     if ctx.manual:

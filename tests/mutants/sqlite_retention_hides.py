@@ -5,8 +5,9 @@ out to a queue no handle can name (S1 refuses names starting with ``__``), so
 ``get_job`` on its own queue shows ``None`` as if it were gone, and the counts
 of the sweep are right; but the row is still stored, and a store that says it
 forgets dead letters keeps them forever. Only a count of the rows stored
-shows it: ``model_based`` compares the adapter's oracle count with its model
-after every sweep.
+shows it: ``sweep_and_retention`` reads the adapter's oracle count before
+and after a purge, and ``model_based`` compares it with its model after every
+sweep.
 """
 
 from __future__ import annotations
@@ -29,6 +30,6 @@ class HidingPurgeQueue(SqliteQueue):
 adapter = sqlite_mutant("mut-sqlite-retention-hides", queue=HidingPurgeQueue)
 MUTANT = Mutant(
     clause="X2",
-    rows=("model_based",),
+    rows=("sweep_and_retention", "model_based"),
     what="sweep_expired() moves dead jobs past retention to a hidden queue instead of deleting them: still stored",
 )
