@@ -37,6 +37,10 @@ def run_catalog(entries: list[CatalogEntry], *, workers: int = 2, progress: bool
             return dict(pool.map(run, entries))
 
 
+KEPT_FROM = "## How far `model_based` reaches"
+"""The page's hand-measured section (model_based's reach): kept as it is when the table is regenerated."""
+
+
 def render(entries: list[CatalogEntry], reports: dict[str, dict[str, Any]]) -> str:
     lines = [
         "# Mutant kill table",
@@ -70,7 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     entries = catalog()
     reports = run_catalog(entries, workers=args.workers, progress=True)
-    (REPO / "docs" / "mutants.md").write_text(render(entries, reports), encoding="utf-8")
+    page = REPO / "docs" / "mutants.md"
+    old = page.read_text(encoding="utf-8") if page.exists() else ""
+    kept = old[old.index(KEPT_FROM) :] if KEPT_FROM in old else ""
+    page.write_text(render(entries, reports) + ("\n" + kept if kept else ""), encoding="utf-8")
     return 0
 
 
