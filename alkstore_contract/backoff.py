@@ -1,4 +1,4 @@
-"""The retry backoff curve (SPEC R2, R5): equal-jitter exponential, capped at one hour.
+"""The retry backoff curve (contract R2, R5): equal-jitter exponential, capped at one hour.
 
 With ``a`` the attempts made so far (≥ 1) and ``b`` the stamped base:
 ``cap = min(b · 2^(a−1), 3600)`` and the delay is uniform over ``[cap/2, cap]``.

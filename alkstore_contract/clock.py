@@ -1,4 +1,4 @@
-"""Where engines read ``now`` (SPEC T1, T2).
+"""Where engines read ``now`` (contract T1, T2).
 
 Every engine operation reads its clock once. The suite hands engines a
 ``ManualClock`` and moves it, so leases lapse, backoffs elapse and retention

@@ -13,23 +13,23 @@ class AlkstoreError(Exception):
 
 
 class InvalidName(AlkstoreError, ValueError):
-    """A queue name or worker id breaks a naming rule (SPEC S1, C6)."""
+    """A queue name or worker id breaks a naming rule (contract S1, C6)."""
 
 
 class InvalidArgument(AlkstoreError, ValueError):
-    """An option, duration, instant, number or id breaks its rule (SPEC S2, E9)."""
+    """An option, duration, instant, number or id breaks its rule (contract S2, E9)."""
 
 
 class PayloadError(AlkstoreError, TypeError):
-    """A payload is not a JSON value that round-trips equal (SPEC E8)."""
+    """A payload is not a JSON value that round-trips equal (contract E8)."""
 
 
 class StoreClosed(AlkstoreError):
-    """The store was closed; nothing more is read or written through it (SPEC S3)."""
+    """The store was closed; nothing more is read or written through it (contract S3)."""
 
 
 class StoreUnavailable(AlkstoreError):
-    """The store could not reach its storage in time: the operation's outcome is unknown (SPEC N1, N3).
+    """The store could not reach its storage in time: the operation's outcome is unknown (contract N1, N3).
 
     Raised by a ``networked`` engine when the connection to its server is
     lost, refused or silent for longer than the bound the engine documents.
@@ -41,4 +41,4 @@ class StoreUnavailable(AlkstoreError):
 
 
 class HandleSpent(AlkstoreError):
-    """``ack``/``retry``/``fail`` already returned on this handle (SPEC H4)."""
+    """``ack``/``retry``/``fail`` already returned on this handle (contract H4)."""

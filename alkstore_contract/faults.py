@@ -1,4 +1,4 @@
-"""An in-process TCP fault proxy: the suite's nemesis between an engine and its server (SPEC N1–N5).
+"""An in-process TCP fault proxy: the suite's nemesis between an engine and its server (contract N1–N5).
 
 A ``networked`` engine's adapter can make a location whose connections go to
 an address the suite chooses (``location_via``); the suite points it at a

@@ -1,4 +1,4 @@
-"""Bookkeeping every engine's ``JobHandle`` and ``Store`` need, written once (SPEC H4, S3)."""
+"""Bookkeeping every engine's ``JobHandle`` and ``Store`` need, written once (contract H4, S3)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,6 @@ class OneShot:
 
 
 def raise_if_closed(closed: bool, op: str) -> None:
-    """SPEC S3: every op on a closed store raises ``StoreClosed`` before any I/O."""
+    """contract S3: every op on a closed store raises ``StoreClosed`` before any I/O."""
     if closed:
         raise StoreClosed(f"{op}: the store is closed; open a new one to go on (S3)")

@@ -1,4 +1,4 @@
-"""The history checker of the concurrent rows (SPEC C4): lost, duplicated, unexpected, recovered.
+"""The history checker of the concurrent rows (contract C4): lost, duplicated, unexpected, recovered.
 
 Every handout and every ack is recorded with the worker, the claim and the
 time. A job is *duplicated* when a second claim was handed out while an earlier

@@ -1,4 +1,4 @@
-"""How options turn into stored values (SPEC E1–E7, R1–R4, D1), written once.
+"""How options turn into stored values (contract E1–E7, R1–R4, D1), written once.
 
 Engines call these with the ``now`` they read for the operation and store the
 result verbatim; the arithmetic never depends on the engine.
@@ -47,7 +47,7 @@ class EnqueueOptions:
         max_attempts: int | None,
         priority: int,
     ) -> EnqueueOptions:
-        """Check every option (SPEC E9) before anything is read or written."""
+        """Check every option (contract E9) before anything is read or written."""
         return cls(
             delay_s=optional_duration_seconds("delay", delay),
             run_at=None if run_at is None else validate_instant("run_at", run_at),
@@ -73,12 +73,12 @@ class NewJob:
 
 
 def encode_payloads(payloads: Sequence[object]) -> list[str]:
-    """Encode every payload first, so one bad payload stores nothing (SPEC E11)."""
+    """Encode every payload first, so one bad payload stores nothing (contract E11)."""
     return [encode_payload(payload) for payload in payloads]
 
 
 def resolve_new_job(payload_json: str, options: EnqueueOptions, opts: QueueOpts, now: datetime) -> NewJob:
-    """SPEC E1–E7: stamps from ``opts``; delay wins over run_at; expires is relative to ``now``."""
+    """contract E1–E7: stamps from ``opts``; delay wins over run_at; expires is relative to ``now``."""
     if options.delay_s is not None:
         run_at = now + timedelta(seconds=options.delay_s)
     elif options.run_at is not None:
@@ -117,7 +117,7 @@ def resolve_retry(
     now: datetime,
     rng: random.Random,
 ) -> RetryOutcome:
-    """SPEC R1–R4. ``attempts`` is the count after the claim being retried."""
+    """contract R1–R4. ``attempts`` is the count after the claim being retried."""
     if attempts >= max_attempts:
         return RetryOutcome(dead=True, run_at=None, last_error=error if error is not None else LAST_ERROR_MAX_ATTEMPTS)
     seconds = delay_s if delay_s is not None else backoff_delay_s(attempts, backoff_base_s, rng)
@@ -125,5 +125,5 @@ def resolve_retry(
 
 
 def fail_error(error: str | None) -> str:
-    """SPEC D1: the stored ``last_error`` of ``fail()``."""
+    """contract D1: the stored ``last_error`` of ``fail()``."""
     return error if error is not None else LAST_ERROR_FAILED

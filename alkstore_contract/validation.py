@@ -1,4 +1,4 @@
-"""Input rules of SPEC S1, S2, C6, E8, E9, written once for every engine.
+"""Input rules of contract S1, S2, C6, E8, E9, written once for every engine.
 
 Each check raises the contract's error with a message that names the argument,
 shows the value (``describe_value``, which never raises) and states the rule,
@@ -103,7 +103,7 @@ def _text_problem(text: str) -> str | None:
 
 
 def validate_queue_name(name: object) -> str:
-    """SPEC S1: a non-empty str of at most 200 characters, no control characters, not ``__…``."""
+    """contract S1: a non-empty str of at most 200 characters, no control characters, not ``__…``."""
     if not isinstance(name, str):
         raise InvalidName(f"name={describe_value(name)}: a queue name must be a str")
     if not name:
@@ -124,7 +124,7 @@ def validate_queue_name(name: object) -> str:
 
 
 def validate_worker_id(worker_id: object) -> str:
-    """SPEC C6: a non-empty str, UTF-8 encodable and without NUL, so every engine can store it.
+    """contract C6: a non-empty str, UTF-8 encodable and without NUL, so every engine can store it.
 
     Postgres ``text`` cannot hold NUL; the rule is the contract's so the other
     engines refuse it too, rather than accept a claimant one engine cannot keep.
@@ -171,7 +171,7 @@ def optional_duration_seconds(arg: str, value: object, *, positive: bool = False
 
 
 def validate_instant(arg: str, value: object) -> datetime:
-    """A timezone-aware ``datetime``, returned in UTC (SPEC E9: naive datetimes are refused).
+    """A timezone-aware ``datetime``, returned in UTC (contract E9: naive datetimes are refused).
 
     Its UTC equivalent must itself be a ``datetime``: ``datetime(1, 1, 1,
     tzinfo=UTC+5)`` is a valid aware datetime whose UTC instant lies before
@@ -200,7 +200,7 @@ def validate_max_attempts(arg: str, value: object) -> int:
 
 
 def validate_priority(value: object) -> int:
-    """SPEC E7: an int (not bool) that fits a signed 64-bit column."""
+    """contract E7: an int (not bool) that fits a signed 64-bit column."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidArgument(f"priority={describe_value(value)}: must be an int")
     if not INT64_MIN <= value <= INT64_MAX:
@@ -209,7 +209,7 @@ def validate_priority(value: object) -> int:
 
 
 def validate_batch_size(value: object) -> int:
-    """SPEC C5: ``n`` of ``claim_batch`` is an int (≤ 0 means "claim nothing")."""
+    """contract C5: ``n`` of ``claim_batch`` is an int (≤ 0 means "claim nothing")."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidArgument(f"n={describe_value(value)}: the batch size must be an int")
     return value
@@ -223,7 +223,7 @@ def validate_job_id(job_id: object) -> JobId:
 
 
 def validate_job_ids(ids: object) -> list[JobId]:
-    """SPEC B1: a list, tuple or set of job ids, each as ``validate_job_id`` demands."""
+    """contract B1: a list, tuple or set of job ids, each as ``validate_job_id`` demands."""
     if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
         raise InvalidArgument(f"ids={describe_value(ids)}: must be a list of job ids")
     return [validate_job_id(job_id) for job_id in ids]
@@ -289,7 +289,7 @@ _DECODER = json.JSONDecoder()
 
 
 def encode_payload(payload: object) -> str:
-    """SPEC E8: the payload as JSON text that decodes equal, or ``PayloadError``.
+    """contract E8: the payload as JSON text that decodes equal, or ``PayloadError``.
 
     Tuples, sets, bytes, non-str keys and non-finite floats are refused rather
     than converted, because they would not read back equal; so is an int of

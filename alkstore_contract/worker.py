@@ -1,4 +1,4 @@
-"""A worker in its own OS process, for the multi-process rows (SPEC P2, C4, crash recovery).
+"""A worker in its own OS process, for the multi-process rows (contract P2, C4, crash recovery).
 
 ``python -m alkstore_contract.worker '<json spec>'`` opens the engine named in
 the spec on the given location and performs one action, writing one JSON

@@ -19,7 +19,7 @@ the one release per task, at most, that a kill left in flight.
 At the deadline a last burst of jobs (5 %) is enqueued, one more worker is
 killed and the others are told to stop (SIGTERM: finish the batch in hand,
 exit). The parent then drains: sweep, claim and ack until every job is
-acked or dead, waiting for leases to lapse. The history checker (SPEC C4)
+acked or dead, waiting for leases to lapse. The history checker (contract C4)
 reads every log and the final state: no job handed out twice under
 overlapping leases, none lost (every job acked, or dead by fail, max attempts
 or expiry: those are accounted for), none unexpected, none stranded. A
@@ -38,7 +38,7 @@ for up to two seconds or refuses new connections, at random, until the
 deadline, besides the kills. A worker op that raises ``StoreUnavailable`` is
 logged and the worker goes on (a claim in doubt leaves its jobs to lapse); a
 release that raised is in doubt, and resolved like one a kill left in flight.
-The summary adds the faults injected and the ops that failed (SPEC N4).
+The summary adds the faults injected and the ops that failed (contract N4).
 """
 
 from __future__ import annotations

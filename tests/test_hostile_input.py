@@ -17,7 +17,7 @@ the one sentinel job each test keeps in another queue before and after every
 example, the sentinel reads back unchanged, and the tables still exist after
 the injection strings went through every text argument.
 
-Which input is valid is decided here from the documented rules (SPEC S1, S2,
+Which input is valid is decided here from the documented rules (contract S1, S2,
 C5, C6, E8, E9, the bounds ``alkstore_contract.validation`` states and the
 decisions of ``docs/contract.md``: no NUL in a worker id or an error, a lease
 of at least 1 µs, ints of at most 4300 digits in a payload, instants whose UTC

@@ -3,7 +3,7 @@
 Both tests drive one store with several worker tasks, the way a real worker
 process would: an operation that raises has an *unknown outcome* (the server
 may have committed it just before the connection went), so the worker notes
-it and carries on. At the end the history checker (SPEC C4) reads the
+it and carries on. At the end the history checker (contract C4) reads the
 handouts, the confirmed acks and the jobs still in the table (read through a
 bare connection, not the engine): no job may be handed out twice under
 overlapping leases, and every enqueued job is acked or still present. The

@@ -9,7 +9,7 @@ reclaims the job. What this pins:
   caller: ``BEGIN IMMEDIATE`` and the busy timeout make writers wait their
   turn instead of failing;
 - every process did every kind of op, so the contention was real;
-- the history checker (SPEC C4, P2) over every handout and release of every
+- the history checker (contract C4, P2) over every handout and release of every
   process, with the rows left in the file (read with stdlib ``sqlite3``, not
   the engine), finds no duplicate, nothing lost and nothing unexpected.
 """

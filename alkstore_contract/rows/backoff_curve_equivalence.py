@@ -1,4 +1,4 @@
-"""Row backoff_curve_equivalence (SPEC R1–R5): where ``retry()`` puts a job, attempt by attempt.
+"""Row backoff_curve_equivalence (contract R1–R5): where ``retry()`` puts a job, attempt by attempt.
 
 Legs, each on a store and location of its own:
 

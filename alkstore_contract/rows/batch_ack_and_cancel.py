@@ -1,4 +1,4 @@
-"""Row batch_ack_and_cancel (SPEC B1, B2, B3, S4): ack by ids, cancel, get_job, and queue isolation.
+"""Row batch_ack_and_cancel (contract B1, B2, B3, S4): ack by ids, cancel, get_job, and queue isolation.
 
 Legs: ``ack_batch`` deletes exactly the listed jobs of its queue that are
 ``processing`` under an unexpired lease, whoever holds them, and counts each

@@ -1,4 +1,4 @@
-"""Row claim_extents (SPEC C5, C6): batch sizes at and below zero, and who may claim.
+"""Row claim_extents (contract C5, C6): batch sizes at and below zero, and who may claim.
 
 When it fails, check the entry of ``claim_batch``: ``n <= 0`` must return
 ``[]`` before any storage is touched (an SQL ``LIMIT -1`` means "no limit" and

@@ -1,4 +1,4 @@
-"""Row crash_recovery (SPEC C1, C3, C7, X2): a worker process is killed holding leases.
+"""Row crash_recovery (contract C1, C3, C7, X2): a worker process is killed holding leases.
 
 Two worker processes (``worker.py hold``) claim jobs and are killed with
 SIGKILL while holding them: one on a queue with ``max_attempts=3`` (4 of its 6

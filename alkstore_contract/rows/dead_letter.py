@@ -1,4 +1,4 @@
-"""Row dead_letter (SPEC R4, D1, D2, D3): how jobs die, what a dead job looks like, and that it stays dead.
+"""Row dead_letter (contract R4, D1, D2, D3): how jobs die, what a dead job looks like, and that it stays dead.
 
 Legs: ``retry()`` on the last attempt dead-letters with the given error or
 ``"max attempts exceeded"`` — even after an earlier retry left another error,

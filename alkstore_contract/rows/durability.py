@@ -1,4 +1,4 @@
-"""Row durability (SPEC P3): committed writes survive a close and reopen, and a kill -9 and reopen.
+"""Row durability (contract P3): committed writes survive a close and reopen, and a kill -9 and reopen.
 
 Two legs, each on its own fresh location:
 

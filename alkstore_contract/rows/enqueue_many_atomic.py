@@ -1,4 +1,4 @@
-"""Row enqueue_many_atomic (SPEC E11): a batch enqueue is ordered, resolved from one now, and all or nothing.
+"""Row enqueue_many_atomic (contract E11): a batch enqueue is ordered, resolved from one now, and all or nothing.
 
 Legs: the ids come back in input order and the claims hand the jobs out in that
 order; every job of a batch is resolved as ``enqueue`` would resolve it from

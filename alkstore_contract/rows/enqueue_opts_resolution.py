@@ -1,4 +1,4 @@
-"""Row enqueue_opts_resolution (SPEC E1–E7, B3, T1): how one enqueue's options become the stored job.
+"""Row enqueue_opts_resolution (contract E1–E7, B3, T1): how one enqueue's options become the stored job.
 
 Legs, each on a queue of its own:
 
@@ -51,8 +51,8 @@ STAMPS = QueueOpts(visibility_timeout_s=123.5, max_attempts=7, backoff_base_s=2.
 """Four non-default stamps, none a whole number of seconds where a duration can be fractional (T1)."""
 LATER_STAMPS = QueueOpts(visibility_timeout_s=45, max_attempts=2, backoff_base_s=0.5, dead_letter_retention_s=60)
 """A later handle on the same queue name: every stamp differs from ``STAMPS``."""
-SPEC_DEFAULT_VT_S, SPEC_DEFAULT_MAX_ATTEMPTS, SPEC_DEFAULT_BASE_S = 300.0, 3, 5.0
-"""SPEC's QueueOpts defaults (retention: None), written out so the row pins SPEC, not the contract package."""
+CONTRACT_DEFAULT_VT_S, CONTRACT_DEFAULT_MAX_ATTEMPTS, CONTRACT_DEFAULT_BASE_S = 300.0, 3, 5.0
+"""The QueueOpts defaults docs/contract.md states (retention: None), written out: the row pins the text."""
 SUB_SECOND_S = 0.123457
 """Moves the manual clock off a whole second, so an engine that rounds instants is seen (T1)."""
 DELAY_S = 90
@@ -135,7 +135,7 @@ async def _stamp_legs(ctx: RowContext, store: Store) -> None:
     default_job = await expect_stored(plain, await plain.enqueue({"leg": "E1-default"}), "E1")
     expect_equal(
         _stamps(default_job),
-        (SPEC_DEFAULT_VT_S, SPEC_DEFAULT_MAX_ATTEMPTS, SPEC_DEFAULT_BASE_S, None),
+        (CONTRACT_DEFAULT_VT_S, CONTRACT_DEFAULT_MAX_ATTEMPTS, CONTRACT_DEFAULT_BASE_S, None),
         "E1",
         "the stamps of a handle opened without opts",
     )
@@ -215,12 +215,12 @@ def _check_snapshot(job: Job, job_id: JobId, queue_name: str) -> None:
         "state": JobState.READY,
         "priority": 0,
         "attempts": 0,
-        "max_attempts": SPEC_DEFAULT_MAX_ATTEMPTS,
+        "max_attempts": CONTRACT_DEFAULT_MAX_ATTEMPTS,
         "expires_at": None,
         "lease_expires_at": None,
         "claimed_by": None,
-        "visibility_timeout_s": SPEC_DEFAULT_VT_S,
-        "backoff_base_s": SPEC_DEFAULT_BASE_S,
+        "visibility_timeout_s": CONTRACT_DEFAULT_VT_S,
+        "backoff_base_s": CONTRACT_DEFAULT_BASE_S,
         "dead_letter_retention_s": None,
         "last_error": None,
         "died_at": None,

@@ -1,4 +1,4 @@
-"""Row exactly_once (SPEC C3, C4, P1, P2): many workers drain one queue, each job handed out once.
+"""Row exactly_once (contract C3, C4, P1, P2): many workers drain one queue, each job handed out once.
 
 Legs: concurrent tasks on one store (every engine); separate stores on one
 location (``shared_location``); separate OS processes (``multi_process``).

@@ -1,4 +1,4 @@
-"""Row lease_validity (SPEC H1–H5, C3, C7): what a handle may still do, and what a claim counts.
+"""Row lease_validity (contract H1–H5, C3, C7): what a handle may still do, and what a claim counts.
 
 Legs, each on a queue of its own, on one timeline: everything is claimed at
 ``t0`` with a visibility timeout of 3 units; a short-lease queue is reclaimed at

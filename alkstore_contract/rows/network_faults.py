@@ -1,4 +1,4 @@
-"""Row network_faults (SPEC N1, N2, N3, N5): an engine cut off its server, and what it does about it.
+"""Row network_faults (contract N1, N2, N3, N5): an engine cut off its server, and what it does about it.
 
 Every leg puts the suite's fault proxy (``alkstore_contract.faults``) between
 the engine and its server through the adapter's ``location_via``, and times

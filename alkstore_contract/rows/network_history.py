@@ -1,4 +1,4 @@
-"""Row network_history (SPEC N4; N1, N2): a history of concurrent workers while the wire is cut at random.
+"""Row network_history (contract N4; N1, N2): a history of concurrent workers while the wire is cut at random.
 
 Four workers on two stores and a producer on a third, every store's
 connections through the suite's fault proxy, work one queue (preloaded through

@@ -1,4 +1,4 @@
-"""Row sweep_and_retention (SPEC X1, X2, X3): expiry, the sweep, dead-letter retention, sweeps racing.
+"""Row sweep_and_retention (contract X1, X2, X3): expiry, the sweep, dead-letter retention, sweeps racing.
 
 Legs: an expired job is never handed out, ready or with a lapsed lease, before
 any sweep runs (X1); one sweep moves every expired ready AND processing job

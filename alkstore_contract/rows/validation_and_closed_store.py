@@ -1,4 +1,4 @@
-"""Row validation_and_closed_store (SPEC S1, S2, S3, E8, E9, E10): bad input, payloads, ids, a closed store.
+"""Row validation_and_closed_store (contract S1, S2, S3, E8, E9, E10): bad input, payloads, ids, a closed store.
 
 Legs: ``queue()`` refuses bad names with ``InvalidName`` (empty, 201
 characters, control characters, the ``__`` prefix, not a str), accepts 200

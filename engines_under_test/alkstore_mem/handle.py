@@ -1,4 +1,4 @@
-"""A claim of one job, and the fenced ops on it (SPEC H1–H5, R1–R4, D1).
+"""A claim of one job, and the fenced ops on it (contract H1–H5, R1–R4, D1).
 
 Every op follows the order of decision 4: ``raise_if_closed`` → ``OneShot.check``
 → argument validation → ``OneShot.spend`` (ack/retry/fail) → one clock read →
@@ -116,7 +116,7 @@ class MemJobHandle:
         return record if record is not None and self._holds_lease(record, now) else None
 
     def _holds_lease(self, record: JobRecord, now: datetime) -> bool:
-        """SPEC H1: processing, under this very claim's token, and the lease not yet over."""
+        """contract H1: processing, under this very claim's token, and the lease not yet over."""
         lease = record.lease_expires_at
         return record.token == self._token and record.state is JobState.PROCESSING and lease is not None and now < lease
 

@@ -1,6 +1,6 @@
 """A queue of the in-memory engine: enqueue, claims, batch ack, cancel, get_job, sweep.
 
-Atomicity (SPEC C4, E11, X3): every coroutine here validates its input, reads
+Atomicity (contract C4, E11, X3): every coroutine here validates its input, reads
 the clock once, then changes the shared space in plain synchronous code with
 no ``await`` in between. On one event loop nothing else runs until that code
 returns, so each op is atomic with respect to every other task and every other
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 
 class MemQueue:
-    """A name inside a store, with the options it stamps on what it enqueues (SPEC E1)."""
+    """A name inside a store, with the options it stamps on what it enqueues (contract E1)."""
 
     handle_class: type[MemJobHandle] = MemJobHandle
 
@@ -92,7 +92,7 @@ class MemQueue:
         max_attempts: int | None = None,
         priority: int = 0,
     ) -> int:
-        """Store one job and return its id (SPEC E1–E10); bad input stores nothing."""
+        """Store one job and return its id (contract E1–E10); bad input stores nothing."""
         raise_if_closed(self._store.closed, "enqueue")
         payload_json = encode_payload(payload)
         options = EnqueueOptions.validate(
@@ -111,7 +111,7 @@ class MemQueue:
         max_attempts: int | None = None,
         priority: int = 0,
     ) -> list[JobId]:
-        """Store every payload from one clock read, all or none (SPEC E11); ids in input order."""
+        """Store every payload from one clock read, all or none (contract E11); ids in input order."""
         raise_if_closed(self._store.closed, "enqueue_many")
         if not isinstance(payloads, list | tuple):
             raise InvalidArgument(f"payloads={type(payloads).__name__}: must be a list or tuple of payloads")
@@ -208,7 +208,7 @@ class MemQueue:
                 index.file_ready(record, self._order_key(record))
 
     def _order_key(self, record: JobRecord) -> OrderKey:
-        """SPEC C2: priority DESC, ready time ASC, enqueue order (id) ASC.
+        """contract C2: priority DESC, ready time ASC, enqueue order (id) ASC.
 
         The ready time goes in as integer microseconds (exact): every claim pops
         the ready heap, some 17 tuple comparisons deep on a 100k backlog, and
@@ -217,7 +217,7 @@ class MemQueue:
         return (-record.priority, to_epoch_us(record.run_at), record.id)
 
     def _is_claimable(self, record: JobRecord, now: datetime) -> bool:
-        """SPEC C1/X1/C7: ready and due, or a lapsed lease with attempts left; never expired."""
+        """contract C1/X1/C7: ready and due, or a lapsed lease with attempts left; never expired."""
         if record.expires_at is not None and record.expires_at <= now:
             return False
         if record.state is JobState.READY:
@@ -231,7 +231,7 @@ class MemQueue:
         )
 
     def _take(self, record: JobRecord, worker_id: str, token: int, now: datetime) -> None:
-        """SPEC C3: processing, claimant, lease = now + stamped visibility timeout, attempts + 1."""
+        """contract C3: processing, claimant, lease = now + stamped visibility timeout, attempts + 1."""
         lease = now + as_timedelta(record.visibility_timeout_s)
         record.state = JobState.PROCESSING
         record.claimed_by = worker_id

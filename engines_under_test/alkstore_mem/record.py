@@ -34,7 +34,7 @@ class JobRecord:
     ``version`` grows on every change that can make an index entry stale (a
     claim, retry, fail, heartbeat, sweep move); index entries carry the version
     they were filed under and are ignored when it no longer matches.
-    ``token`` identifies the claim holding the job (fencing, SPEC H1).
+    ``token`` identifies the claim holding the job (fencing, contract H1).
     """
 
     __slots__ = (
@@ -110,7 +110,7 @@ class JobRecord:
 
 
 def snapshot(record: JobRecord) -> Job:
-    """A frozen copy of ``record`` with a freshly decoded payload (SPEC B3, decision 13).
+    """A frozen copy of ``record`` with a freshly decoded payload (contract B3, decision 13).
 
     Every claimed job costs one snapshot, so the fields go in positionally, in
     ``alkstore_contract.types.JOB_FIELDS`` order, the cheapest way to call ``Job``.

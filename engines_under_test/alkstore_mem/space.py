@@ -2,7 +2,7 @@
 
 A location of this engine is a space name. ``SPACES`` maps each name to one
 ``MemSpace`` object, and every store opened on that name works on that very
-object, so several stores see one state (SPEC P1). The space holds only data
+object, so several stores see one state (contract P1). The space holds only data
 and the bookkeeping that keeps the indexes consistent; what is claimable and in
 which order is decided by the queue class (``alkstore_mem.queue``), so a
 subclass can change the policy without touching the storage.
@@ -107,7 +107,7 @@ class MemSpace:
     """One location: its queues, its id counter and its claim-token counter.
 
     Ids are ints from one counter per space, so they are unique across the
-    space's queues and increase in enqueue order (the last key of SPEC C2).
+    space's queues and increase in enqueue order (the last key of contract C2).
     """
 
     __slots__ = ("_ids", "_tokens", "name", "queues")
@@ -129,7 +129,7 @@ class MemSpace:
         return next(self._ids)
 
     def new_token(self) -> int:
-        """A claim token never used before in this space (fencing, SPEC H1)."""
+        """A claim token never used before in this space (fencing, contract H1)."""
         return next(self._tokens)
 
 

@@ -1,4 +1,4 @@
-"""A store of the in-memory engine: one open view on a named space (SPEC S1–S3, P1)."""
+"""A store of the in-memory engine: one open view on a named space (contract S1–S3, P1)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class MemStore:
 
     @property
     def rng(self) -> random.Random:
-        """The source of backoff jitter (SPEC R5), seeded by ``open_store(seed=...)``."""
+        """The source of backoff jitter (contract R5), seeded by ``open_store(seed=...)``."""
         return self._rng
 
     @property

@@ -2,7 +2,7 @@
 
 ``open_store(dsn, schema=..., clock=None)`` opens a store on one schema of a
 Postgres database; with ``clock=None`` every operation reads the database
-server's clock (SPEC T3). ``adapter`` is what the conformance suite loads
+server's clock (contract T3). ``adapter`` is what the conformance suite loads
 (entry point ``alkstore.engines``: ``postgres``).
 
 The adapter and the pytest options import without asyncpg, so the engine is

@@ -13,7 +13,7 @@ from alkstore_contract.errors import AlkstoreError, StoreUnavailable
 class ServerConnectionError(StoreUnavailable):
     """The connection to the Postgres server failed, or stayed silent past a timeout, during an operation.
 
-    The engine's ``StoreUnavailable`` (SPEC N1), kept under its own name for
+    The engine's ``StoreUnavailable`` (contract N1), kept under its own name for
     callers written before the contract had one.
 
     The operation was not confirmed, so it may or may not have taken effect (a

@@ -1,4 +1,4 @@
-"""A claim's handle: every op is one statement fenced to this very claim (SPEC H1).
+"""A claim's handle: every op is one statement fenced to this very claim (contract H1).
 
 The fence is ``id AND token AND state = 'processing' AND lease_expires_at >
 now`` in the ``WHERE`` of the one statement that acts, so the check and the

@@ -2,7 +2,7 @@
 
 Every statement that needs the time starts with the ``clock`` CTE, which reads
 ``COALESCE($1::timestamptz, statement_timestamp())`` once: the injected
-clock's instant when there is one, else the database server's (SPEC T3).
+clock's instant when there is one, else the database server's (contract T3).
 Durations computed in Python arrive as exact microseconds (``$n::bigint *
 interval '1 microsecond'``); stamped float seconds go through the schema's
 ``seconds_interval``, which rounds as Python's ``timedelta`` does.

@@ -27,5 +27,5 @@ def job_from_record(record: Any) -> Job:
 
 
 def c2_order_key(job: Job) -> tuple[int, datetime, int]:
-    """SPEC C2's order (priority DESC, run_at, id) as a sort key: RETURNING rows come back unordered."""
+    """contract C2's order (priority DESC, run_at, id) as a sort key: RETURNING rows come back unordered."""
     return (-job.priority, job.run_at, int(job.id))

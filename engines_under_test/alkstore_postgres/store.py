@@ -8,7 +8,7 @@ shadow the store's table), and it reads unambiguously in ``pg_stat_activity``
 and the server log. Each store renders its texts once and keeps them constant,
 so asyncpg's per-connection statement cache prepares each one once.
 
-Network faults (SPEC N1–N3). Every operation is one statement on a pooled
+Network faults (contract N1–N3). Every operation is one statement on a pooled
 connection, bounded three ways: acquiring a connection (waiting for a free one
 or opening a new one) gives up after ``connect_timeout_s``; the statement gives
 up after ``op_timeout_s`` (asyncpg's ``command_timeout``), after which asyncpg

@@ -1,7 +1,7 @@
 """Turning the contract's resolutions into SQL parameters that the statement's ``now`` completes.
 
 With ``clock=None`` the Postgres engine reads time from the database server
-(SPEC T3), inside the very statement that uses it, so Python never knows
+(contract T3), inside the very statement that uses it, so Python never knows
 ``now``. The contract's helpers still make every decision (delay beats run_at,
 the backoff draw, dead versus ready): they are evaluated at placeholder
 instants, and what they return is re-expressed as either a fixed instant or

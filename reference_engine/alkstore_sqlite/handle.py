@@ -1,4 +1,4 @@
-"""One claim of one job, fenced to that claim (SPEC H1–H5, R1–R4, D1).
+"""One claim of one job, fenced to that claim (contract H1–H5, R1–R4, D1).
 
 Every op is ONE statement whose ``WHERE`` is the whole validity predicate of H1:
 the row still carries this claim's token, is ``processing``, and its lease has

@@ -1,1 +1,1 @@
-"""Broken engines: each module breaks one SPEC clause of a real engine (see catalog.py)."""
+"""Broken engines: each module breaks one contract clause of a real engine (see catalog.py)."""

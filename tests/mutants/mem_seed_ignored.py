@@ -1,6 +1,6 @@
 """Mutant: the mem store seeds its random source from the system, not from ``open_store(seed=)`` — breaks R5.
 
-SPEC R5: each store owns a ``random.Random``, seeded through
+contract R5: each store owns a ``random.Random``, seeded through
 ``open_store(..., seed=)`` so a run can be replayed. This store takes the
 seed and drops it: its jitter still spreads and every delay is in range, so
 only two stores opened with one seed and driven alike tell: their delays

@@ -1,6 +1,6 @@
 """Mutant: once its store has lost a connection, ``ack`` deletes by id, without the claim's fence — breaks N5.
 
-SPEC N5 (H5 across a partition): a handle whose lease lapsed during a stall
+contract N5 (H5 across a partition): a handle whose lease lapsed during a stall
 cannot complete the job after it, even though its store reconnects. This
 engine fences every handle op as usual, until an op of its store has met an
 outage; from then on an ack deletes the job by id alone ("the lease may have

@@ -1,6 +1,6 @@
 """Mutant: an enqueue whose connection was reset is sent again on a fresh one — breaks N3.
 
-SPEC N3 (at most once): an op cut during its commit may or may not have taken
+contract N3 (at most once): an op cut during its commit may or may not have taken
 effect, so an engine must not replay it behind the caller's back. This store
 catches a connection reset during an enqueue and runs the INSERT again, the
 "helpful" retry every client library is tempted by: when the reset came after

@@ -1,6 +1,6 @@
 """Mutant: the store keeps one connection for good and never replaces it — breaks N2.
 
-SPEC N2 (recovery without reopening): after an outage the same open store
+contract N2 (recovery without reopening): after an outage the same open store
 serves again within a bound. This store opens one connection of its own on
 first use (with the engine's timeouts) and runs every statement on it, one at
 a time; once an outage has broken it, every op raises ``StoreUnavailable``

@@ -1,6 +1,6 @@
 """Mutant: no timeout on acquiring a connection or on a statement — breaks N1.
 
-SPEC N1 (bounded failure): during an outage an op raises ``StoreUnavailable``
+contract N1 (bounded failure): during an outage an op raises ``StoreUnavailable``
 within the bound the adapter reports. This store waits for the server as long
 as it takes (asyncpg's defaults without ``command_timeout``): a partition
 hangs every caller until it heals. The adapter still reports the engine's

@@ -1,6 +1,6 @@
 """Shared-code mutant: ``alkstore_contract.backoff`` caps the backoff at two hours — breaks R2 for every engine.
 
-SPEC R2: ``cap = min(b·2^(a−1), 3600 s)``. Here ``BACKOFF_CAP_S`` is 7200,
+contract R2: ``cap = min(b·2^(a−1), 3600 s)``. Here ``BACKOFF_CAP_S`` is 7200,
 read by ``backoff_cap_s`` from ``alkstore_contract.backoff``'s globals at each
 call, so every engine drawing through ``resolution.resolve_retry`` waits up to
 two hours once the curve passes one. Applied on the adapter's first

@@ -1,6 +1,6 @@
 """Shared-code mutant: ``alkstore_contract.backoff`` doubles once too often — breaks R2 for every engine.
 
-SPEC R2: ``cap = min(b·2^(a−1), 3600 s)`` after ``a`` attempts. Here the
+contract R2: ``cap = min(b·2^(a−1), 3600 s)`` after ``a`` attempts. Here the
 exponent is ``a``, not ``a − 1``: every uncapped delay lands in ``[b·2^(a−1),
 b·2^a]``, twice the contract's. ``backoff_range_s`` finds ``backoff_cap_s`` in
 ``alkstore_contract.backoff``'s globals, so the replacement goes there.

@@ -1,6 +1,6 @@
 """Shared-code mutant: the jitter half of the delay spans half its width — breaks R5 (and R2) for every engine.
 
-SPEC R2: ``d`` uniform on ``[cap/2, cap]``, half guaranteed, half jitter;
+contract R2: ``d`` uniform on ``[cap/2, cap]``, half guaranteed, half jitter;
 R5: the jitter really spreads. Here ``backoff_delay_s`` draws its jitter on
 ``[0, cap/4]`` instead of ``[0, cap/2]``: every delay still lies in R2's range,
 but none in its upper half. ``resolution`` imported ``backoff_delay_s`` by name,

@@ -1,6 +1,6 @@
 """Shared-code mutant: ``"expired"`` misspelt ``"expirad"`` — breaks X2 for every engine.
 
-SPEC X2: the sweep moves every live job past its ``expires_at`` to dead with
+contract X2: the sweep moves every live job past its ``expires_at`` to dead with
 ``"expired"``. ``patching.rebind`` changes the string in
 ``alkstore_contract.resolution`` and in each engine module that imported it by
 name for its sweep, as a one-letter slip in ``resolution.py`` would. Applied on

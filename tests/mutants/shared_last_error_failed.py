@@ -1,6 +1,6 @@
 """Shared-code mutant: ``"failed"`` misspelt ``"failad"`` — breaks D1 for every engine.
 
-SPEC D1: ``fail()`` without an error stores ``last_error = "failed"``.
+contract D1: ``fail()`` without an error stores ``last_error = "failed"``.
 ``patching.rebind`` changes the string in ``alkstore_contract.resolution``,
 where ``fail_error`` reads it, as a one-letter slip in ``resolution.py`` would.
 Applied on the adapter's first ``open_store`` (see ``patching``). Before

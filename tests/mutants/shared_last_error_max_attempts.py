@@ -1,6 +1,6 @@
 """Shared-code mutant: ``"max attempts exceeded"`` misspelt ``"max attempts exceedad"`` — breaks R4 for every engine.
 
-SPEC R4: ``retry()`` on the last attempt without an error dead-letters with
+contract R4: ``retry()`` on the last attempt without an error dead-letters with
 ``"max attempts exceeded"`` (and X2's sweep of an exhausted lease stores it
 too). ``patching.rebind`` changes the string in ``alkstore_contract.resolution``
 and in each engine module that imported it by name, as a one-letter slip in

@@ -1,6 +1,6 @@
 """Mutant: ``ack`` is fenced by the job id, state and lease but not by the claim — breaks H5.
 
-SPEC H5 (ack loses to reclaim): after a lapse and a reclaim, the old holder's
+contract H5 (ack loses to reclaim): after a lapse and a reclaim, the old holder's
 ops return False. This engine's ack checks that the job is processing under a
 live lease, as the peers without claim tokens do, but not WHICH claim holds it:
 a worker that overran its lease and wakes up after a reclaim deletes the job

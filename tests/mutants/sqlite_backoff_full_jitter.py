@@ -1,6 +1,6 @@
 """Mutant: the backoff draws over ``[0, cap]`` (full jitter) — breaks R2.
 
-SPEC R2: equal jitter, ``d`` uniform over ``[cap/2, cap]``: half the delay is
+contract R2: equal jitter, ``d`` uniform over ``[cap/2, cap]``: half the delay is
 guaranteed. This engine's random source widens every draw to ``[0, cap]``, so
 half the retries come back sooner than the curve allows (some at once). The
 ``backoff_curve_equivalence`` row catches it when a delay falls below ``cap/2``.

@@ -1,6 +1,6 @@
 """Mutant: the backoff always waits the full cap, with no jitter — breaks R5.
 
-SPEC R2/R5: the delay is uniform over ``[cap/2, cap]`` and the jitter really
+contract R2/R5: the delay is uniform over ``[cap/2, cap]`` and the jitter really
 spreads. This engine's random source answers every draw with the top of the
 range, so every delay is a valid point of the curve, yet all the jobs of a
 failed batch come back at one instant (the thundering herd the jitter exists to

@@ -1,6 +1,6 @@
 """Mutant: the backoff keeps doubling past one hour — breaks R2.
 
-SPEC R2: ``cap = min(b · 2^(a−1), 3600 s)``, and no overflow for any attempt.
+contract R2: ``cap = min(b · 2^(a−1), 3600 s)``, and no overflow for any attempt.
 This engine leaves out the ``min``: from attempt 12 on base 5 s a retry waits
 more than an hour, and by attempt 40 the delay no longer fits a duration at
 all. The ``backoff_curve_equivalence`` row's cap leg catches it, on either clock.

@@ -1,6 +1,6 @@
 """Mutant: the claim ignores ``expires_at`` — breaks X1.
 
-SPEC X1: a job with ``expires_at <= now`` is never handed out, ready or as a
+contract X1: a job with ``expires_at <= now`` is never handed out, ready or as a
 lapsed lease. This engine's claim has no expiry filter, so work past its
 deadline still runs until a sweep moves it to dead. The ``claim_order`` row
 catches it with a job enqueued with ``expires=0``.

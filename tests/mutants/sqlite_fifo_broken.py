@@ -1,6 +1,6 @@
 """Mutant: among jobs of one priority and ready time, the newest is claimed first — breaks C2.
 
-SPEC C2's last key is enqueue order ASC. This engine's claim breaks ties by
+contract C2's last key is enqueue order ASC. This engine's claim breaks ties by
 ``id DESC`` (LIFO), so of two jobs due at the same instant the later one runs
 first. (Its handles are still re-sorted in Python, so a batch that takes every
 tied job looks right; successive ``claim_one`` calls do not.) The

@@ -1,6 +1,6 @@
 """Mutant: handle ops refuse a job that expired while its lease still runs — breaks H1.
 
-SPEC H1's validity predicate is the job being ``processing``, held by this very
+contract H1's validity predicate is the job being ``processing``, held by this very
 claim, and ``now < lease_expires_at`` — nothing else. Expiry (X1) only stops a
 job from being handed out, and the sweep (X2) dead-letters it; until then the
 worker holding it may still ack, retry, fail or heartbeat. This engine adds

@@ -1,6 +1,6 @@
 """Mutant: a heartbeat adds ``extend`` to the old deadline — breaks H3.
 
-SPEC H3: ``lease_expires_at = now + extend``, an absolute reset from now,
+contract H3: ``lease_expires_at = now + extend``, an absolute reset from now,
 never an addition. This engine extends the old deadline instead, so every
 heartbeat pushes the lease further out (a worker heartbeating every few
 seconds holds a job for ever after it hangs) and a short ``extend`` can never

@@ -1,6 +1,6 @@
 """Mutant: a ``run_at`` in the past is stored as the enqueue's now — breaks E3.
 
-SPEC E3 (the boundary-total rule): ``run_at`` alone is stored verbatim, future
+contract E3 (the boundary-total rule): ``run_at`` alone is stored verbatim, future
 or past, with no error and no clamping. This engine clamps a past ``run_at`` up
 to the enqueue instant: the job is still claimable at once, but its ready time
 (and so its place in C2's order among other overdue jobs) is lost. The

@@ -1,6 +1,6 @@
 """Mutant: the claim takes the LOWEST priority first — breaks C2.
 
-SPEC C2: priority DESC, then ready time ASC, then enqueue order ASC. This
+contract C2: priority DESC, then ready time ASC, then enqueue order ASC. This
 engine's claim orders by ``priority ASC``, so urgent work waits behind the
 backlog. (Its handles are still re-sorted in Python, so a batch that takes the
 whole queue looks right; successive ``claim_one`` calls do not.) The

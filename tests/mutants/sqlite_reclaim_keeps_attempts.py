@@ -1,6 +1,6 @@
 """Mutant: taking over a lapsed lease does not count an attempt — breaks C3.
 
-SPEC C3: every claim, a reclaim included, runs ``attempts += 1``: a job whose
+contract C3: every claim, a reclaim included, runs ``attempts += 1``: a job whose
 workers keep dying holding it must run out of attempts (C7). This engine counts
 first claims only, so such a job is handed out for ever. The ``lease_validity``
 row catches it when a reclaimed job shows the attempts of its first claim.

@@ -1,6 +1,6 @@
 """Mutant: a lapsed lease competes for a claim at its lease deadline, not its run_at — breaks C2.
 
-SPEC C2: "A reclaimed job keeps its ``run_at``" — a reclaim takes its place
+contract C2: "A reclaimed job keeps its ``run_at``" — a reclaim takes its place
 among ready jobs by priority and its own ready time. This engine's claim
 statement selects a lapsed lease as if it had become ready when its lease
 ran out (``lease_expires_at AS run_at``), a tempting reading of "it is ready

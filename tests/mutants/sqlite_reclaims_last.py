@@ -1,6 +1,6 @@
 """Mutant: a claim takes every due ready job before any lapsed lease — breaks C2.
 
-SPEC C2 orders ALL claimable jobs (C1: ready and due, or a lapsed lease with
+contract C2 orders ALL claimable jobs (C1: ready and due, or a lapsed lease with
 attempts left) by priority, then ready time, then enqueue order; a reclaim
 competes on its ready time like any other job. This engine fills a batch
 with fresh ready jobs first and reclaims only with what room is left — a

@@ -1,6 +1,6 @@
 """Mutant: ``ack``/``retry``/``fail`` do not spend the handle — breaks H4.
 
-SPEC H4: once one of them has returned, any further op on the handle raises
+contract H4: once one of them has returned, any further op on the handle raises
 ``HandleSpent`` and touches no storage. This engine's handles never spend, so a
 second ``ack`` quietly returns False and a handle kept past a ``retry(delay=0)``
 goes on issuing statements against the job. The ``lease_validity`` row catches

@@ -1,6 +1,6 @@
 """Mutant: an enqueue given both ``delay`` and ``run_at`` takes ``run_at`` — breaks E2.
 
-SPEC E2: ``delay`` wins over ``run_at`` (ready time = now + delay). This engine
+contract E2: ``delay`` wins over ``run_at`` (ready time = now + delay). This engine
 drops the delay whenever a ``run_at`` is given, so a job meant to run in 90 s
 waits for a ``run_at`` a month away (or runs at once on a past one). The
 ``enqueue_opts_resolution`` row catches it by ``run_at - enqueued_at != delay``.

@@ -1,6 +1,6 @@
 """Mutant: the sweep expires a job only once ``expires_at < now``, so a sweep AT the expiry instant misses it.
 
-SPEC X2 (and X1): a job with ``expires_at <= now`` is expired. The claim path
+contract X2 (and X1): a job with ``expires_at <= now`` is expired. The claim path
 keeps the right boundary, so the job is never handed out at that instant; only
 the sweep is off by one tick, which a row must sweep at exactly ``expires_at``
 to see: ``sweep_and_retention`` does (and ``dead_letter`` and

@@ -1,6 +1,6 @@
 """Mutant: enqueue stores its instants in whole seconds — breaks T1.
 
-SPEC T1: instants and durations keep at least millisecond precision. This
+contract T1: instants and durations keep at least millisecond precision. This
 engine truncates ``run_at``, ``expires_at`` and ``enqueued_at`` to the second
 when it stores a job (as an engine keeping ``unixepoch()`` integers would), so
 a delay of 1.234 s reads back as 1 s or 2 s. The ``enqueue_opts_resolution``

@@ -2,7 +2,7 @@
 
 A location (what ``create_location`` returns and ``open_store`` opens) is a
 name in ``LOCATIONS``. Every store opened on one name works on the very same
-``Location`` object, which is all the ``shared_location`` capability (SPEC P1)
+``Location`` object, which is all the ``shared_location`` capability (contract P1)
 asks of an in-process engine. Nothing here outlives the process, so the engine
 declares neither ``durable`` nor ``multi_process``.
 """
@@ -71,14 +71,14 @@ class StoredJob:
         self.token = None
 
     def kill(self, last_error: str, now: datetime) -> None:
-        """Move to dead at ``now`` (SPEC D1, R4, X2)."""
+        """Move to dead at ``now`` (contract D1, R4, X2)."""
         self.state = JobState.DEAD
         self.last_error = last_error
         self.died_at = now
         self.release()
 
     def snapshot(self) -> Job:
-        """The frozen ``Job`` callers get (SPEC B3)."""
+        """The frozen ``Job`` callers get (contract B3)."""
         return Job(
             id=self.id,
             queue=self.queue,

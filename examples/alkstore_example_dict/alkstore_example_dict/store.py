@@ -10,7 +10,7 @@ Atomicity: every operation checks its arguments, reads the clock once, then
 reads and changes the location's ``dict`` in plain synchronous code with no
 ``await`` in between. asyncio runs one task at a time, so no other claim,
 sweep or handle op can run between the moment an op looks at a job and the
-moment it changes it. That alone gives exactly-once claims (SPEC C4) and
+moment it changes it. That alone gives exactly-once claims (contract C4) and
 sweeps that move each job once (X3), for every store on the location in this
 process. (Not thread-safe: use a location from one event loop at a time.)
 
@@ -61,7 +61,7 @@ from .location import Location, StoredJob
 
 
 class DictJobHandle:
-    """One claim of one job. Every op is fenced to this claim by its token (SPEC H1).
+    """One claim of one job. Every op is fenced to this claim by its token (contract H1).
 
     The order inside each op matters: closed store, then spent handle, then
     argument checks, then spend the handle (ack/retry/fail only), then the
@@ -81,7 +81,7 @@ class DictJobHandle:
         return self._job
 
     def _held(self, now: datetime) -> StoredJob | None:
-        """The stored job if this very claim still holds it at ``now`` (SPEC H1), else ``None``."""
+        """The stored job if this very claim still holds it at ``now`` (contract H1), else ``None``."""
         job = self._queue.store.location.jobs.get(self._job_id)
         if job is None or job.token != self._token or job.state is not JobState.PROCESSING:
             return None
