@@ -22,6 +22,10 @@ the engine never issued (or of the wrong kind), which every op must treat as
 Backoff jitter (R2) is the engine's own random draw, which the model cannot
 know: a retry without ``delay`` takes the ready time the engine chose,
 checks that it lies in ``[now + cap/2, now + cap]`` and adopts it.
+
+The expected values are written here from the contract's text, not imported
+from ``alkstore_contract.backoff``/``resolution``: the engines run that code,
+so a bug in it would be a bug the model shares and cannot see.
 """
 
 from __future__ import annotations
@@ -30,16 +34,26 @@ import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from fractions import Fraction
 
 from alkstore_contract.errors import HandleSpent
-from alkstore_contract.resolution import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
+from alkstore_contract.expected import BACKOFF_CAP_S, LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.types import Job, JobState, QueueOpts
 from alkstore_contract.validation import Duration
 
 UNKNOWN_JOB = 0
 """The model id of a job that does not exist (model ids start at 1)."""
-BACKOFF_CAP_S = 3600.0
-"""R2: no backoff delay is longer than an hour."""
+
+
+def backoff_cap_s(attempts: int, base_s: float) -> Fraction:
+    """R2's cap as the contract states it, ``min(b·2^(a−1), 3600)``, in exact arithmetic.
+
+    Exact (a ``Fraction`` and an int power of two) rather than float, so no attempt
+    count overflows and the model needs no clamp of its own: the contract's clamp is
+    the engine's business, the model only needs the number.
+    """
+    uncapped: Fraction = Fraction(base_s) * 2 ** (attempts - 1)
+    return min(uncapped, Fraction(BACKOFF_CAP_S))
 
 
 def delta(duration: Duration) -> timedelta:
@@ -139,6 +153,8 @@ class Retried:
 
     accepted: bool
     violation: str | None = None
+    cap_s: Fraction | None = None
+    """R2's cap when the engine's ready time was range-checked (a retry without delay that did not dead-letter)."""
 
 
 @dataclass
@@ -338,18 +354,18 @@ class Model:
             job.kill(error if error is not None else LAST_ERROR_MAX_ATTEMPTS, now, "R4")
             return Retried(accepted=True)
         violation = None
+        cap_s = None
         if delay is not None:  # R3: verbatim, no cap, no jitter
             ready_at = now + delta(delay)
             job.changed_by = "R3"
-        else:  # R2: equal jitter over [cap/2, cap], cap = min(b * 2^(a-1), 1 h)
-            # 2^64 times any base is past the cap already: clamping the exponent keeps any ``a`` finite.
-            cap_s = min(job.backoff_base_s * 2.0 ** min(job.attempts - 1, 64), BACKOFF_CAP_S)
-            low, high = now + delta(cap_s / 2), now + delta(cap_s)
+        else:  # R2: equal jitter, d uniform on [cap/2, cap], cap = min(b·2^(a−1), 3600 s)
+            cap_s = backoff_cap_s(job.attempts, job.backoff_base_s)
+            low, high = now + delta(float(cap_s / 2)), now + delta(float(cap_s))
             if observed_run_at is None or not low <= observed_run_at <= high:
                 violation = (
                     f"[R2] after retry() without delay at attempts={job.attempts}, backoff_base_s="
                     f"{job.backoff_base_s}, the engine's ready time is {observed_run_at!r}; R2 demands one in "
-                    f"[now + {cap_s / 2} s, now + {cap_s} s] = [{low.isoformat()}, {high.isoformat()}]"
+                    f"[now + {float(cap_s / 2)} s, now + {float(cap_s)} s] = [{low.isoformat()}, {high.isoformat()}]"
                 )
             ready_at = observed_run_at if observed_run_at is not None else low
             job.changed_by = "R2"
@@ -358,7 +374,7 @@ class Model:
         if error is not None:  # R1: the given error; without one the old last_error stays (decision 4)
             job.last_error = error
         job.release()
-        return Retried(accepted=True, violation=violation)
+        return Retried(accepted=True, violation=violation, cap_s=cap_s)
 
     def fail(self, claim_id: int, now: datetime, *, error: str | None = None) -> bool:
         """D1: dead at once, ``last_error`` = error or ``"failed"``, ``died_at`` = now."""

@@ -127,6 +127,7 @@ class MemJobHandle:
         if outcome.dead:
             assert outcome.last_error is not None, "a dead-letter outcome always names its error"
             record.kill(outcome.last_error, now)
+            self._queue.index.watch_death(record)
             return
         assert outcome.run_at is not None, "a retry outcome always has a ready time"
         record.state = JobState.READY
@@ -138,6 +139,7 @@ class MemJobHandle:
 
     def _apply_fail(self, record: JobRecord, last_error: str, now: datetime) -> None:
         record.kill(last_error, now)
+        self._queue.index.watch_death(record)
 
     def _apply_heartbeat(self, record: JobRecord, seconds: float, now: datetime) -> None:
         """H3: an absolute reset from now, never an addition to the old deadline."""
@@ -145,3 +147,5 @@ class MemJobHandle:
         record.lease_expires_at = lease
         record.version += 1
         self._queue.index.file_lease(record, lease)
+        if record.attempts >= record.max_attempts:
+            self._queue.index.watch(lease, record.id)

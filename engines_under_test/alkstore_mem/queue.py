@@ -12,7 +12,7 @@ claims without awaiting anything else keeps the loop to itself.
 Override points for subclasses (the policy, kept apart from the storage):
 ``_order_key`` (C2), ``_is_claimable`` (C1, X1, C7), ``_take`` (C3),
 ``_ack_batch_matches`` (B1), ``_retention_over``/``_expired``/``_lease_exhausted``
-(X2), ``_insert`` (E11), and ``handle_class``.
+(X2: applied to the jobs the sweep's ``watched`` heap names), ``_insert`` (E11), and ``handle_class``.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from alkstore_contract.validation import (
 )
 from alkstore_mem.handle import MemJobHandle
 from alkstore_mem.record import JobRecord, as_timedelta, snapshot
-from alkstore_mem.space import OrderKey, QueueIndex, ReadyEntry, TimedEntry
+from alkstore_mem.space import OrderKey, QueueIndex, ReadyEntry, TimedEntry, WatchEntry
 
 if TYPE_CHECKING:
     from alkstore_mem.store import MemStore
@@ -148,6 +148,8 @@ class MemQueue:
                 dead_letter_retention_s=new.dead_letter_retention_s,
             )
             index.jobs[record.id] = record
+            if record.expires_at is not None:
+                index.watch(record.expires_at, record.id)
             if record.run_at <= now:
                 index.file_ready(record, self._order_key(record))
             else:
@@ -238,6 +240,8 @@ class MemQueue:
         record.attempts += 1
         record.version += 1
         self._index.file_lease(record, lease)
+        if record.attempts >= record.max_attempts:
+            self._index.watch(lease, record.id)
 
     def _maintain(self, now: datetime) -> None:
         """Rebuild the heaps when time went back or stale entries pile up, then note ``now``."""
@@ -251,7 +255,15 @@ class MemQueue:
         ready: list[ReadyEntry] = []
         delayed: list[TimedEntry] = []
         leases: list[TimedEntry] = []
+        watched: list[WatchEntry] = []
         for record in index.jobs.values():
+            if record.state is JobState.DEAD:
+                retention = record.dead_letter_retention_s
+                if retention is not None and record.died_at is not None:
+                    watched.append((record.died_at + as_timedelta(retention), record.id))
+                continue
+            if record.expires_at is not None:
+                watched.append((record.expires_at, record.id))
             if record.state is JobState.READY:
                 if record.run_at <= now:
                     ready.append((*self._order_key(record), record.id, record.version))
@@ -259,10 +271,13 @@ class MemQueue:
                     delayed.append((record.run_at, record.id, record.version))
             elif record.state is JobState.PROCESSING and record.lease_expires_at is not None:
                 leases.append((record.lease_expires_at, record.id, record.version))
+                if record.attempts >= record.max_attempts:
+                    watched.append((record.lease_expires_at, record.id))
         heapify(ready)
         heapify(delayed)
         heapify(leases)
-        index.ready, index.delayed, index.leases = ready, delayed, leases
+        heapify(watched)
+        index.ready, index.delayed, index.leases, index.watched = ready, delayed, leases, watched
 
     # --- batch ack, cancel, get_job ----------------------------------------------------------------
 
@@ -311,21 +326,32 @@ class MemQueue:
     async def sweep_expired(self) -> int:
         """Decision 8 in one pass: drop dead jobs past retention, then move expired and exhausted jobs to dead.
 
-        Each job is looked at once, retention first, so a job this sweep moves to
-        dead is kept until a later sweep. Returns how many moved to dead (X2).
+        Only the jobs whose watched instant has come are looked at (see
+        ``alkstore_mem.space``), each once, retention first, so a job this sweep
+        moves to dead is kept until a later sweep. Returns how many moved to dead (X2).
         """
         raise_if_closed(self._store.closed, "sweep_expired")
         now = self._store.clock.now()
-        jobs = self._index.jobs
+        self._maintain(now)
+        index = self._index
+        jobs, watched = index.jobs, index.watched
+        due: set[int] = set()
+        while watched and watched[0][0] <= now:
+            due.add(heappop(watched)[1])
         moved = 0
-        for record in list(jobs.values()):
+        for job_id in sorted(due):
+            record = jobs.get(job_id)
+            if record is None:
+                continue
             if self._retention_over(record, now):
                 del jobs[record.id]
             elif self._expired(record, now):
                 record.kill(LAST_ERROR_EXPIRED, now)
+                index.watch_death(record)
                 moved += 1
             elif self._lease_exhausted(record, now):
                 record.kill(LAST_ERROR_MAX_ATTEMPTS, now)
+                index.watch_death(record)
                 moved += 1
         return moved
 

@@ -18,7 +18,16 @@ changed or gone since.
 - ``leases``: ``(lease_expires_at, id, version)`` of processing jobs.
 
 A claim first moves the due part of ``delayed`` and the lapsed part of
-``leases`` into ``ready``, then pops ``ready``. The heaps rely on time moving
+``leases`` into ``ready``, then pops ``ready``.
+
+A fourth heap, ``watched``, serves the sweep, so that moving 1,000 jobs out of
+a queue of a million costs what moving them out of ten thousand does: ``(instant,
+id)`` of every moment a job may become the sweep's business — its expiry
+(filed at enqueue), the end of its dead-letter retention (filed when it dies),
+the lease of its last attempt (filed when that claim or a heartbeat sets it).
+A sweep pops the entries that are due and decides on those jobs alone, with the
+same predicates a full scan would apply; an entry whose job has since moved on
+is simply dropped, since whatever the job does next files its own entry. The heaps rely on time moving
 forward; ``high_water`` remembers the latest ``now`` they were arranged for,
 and the queue rebuilds them from ``jobs`` when a clock goes back (a
 ``ManualClock.set`` to an earlier instant, or two stores on one space with
@@ -33,12 +42,13 @@ from heapq import heappush
 from typing import Any
 
 from alkstore_contract.errors import InvalidArgument
-from alkstore_mem.record import JobRecord
+from alkstore_mem.record import JobRecord, as_timedelta
 
 OrderKey = tuple[int | datetime, ...]
 ReadyEntry = tuple[Any, ...]
 """``order_key + (id, version)``: any comparable key items, then always the id and the version."""
 TimedEntry = tuple[datetime, int, int]
+WatchEntry = tuple[datetime, int]
 
 COMPACTION_SLACK = 1024
 """Stale heap entries tolerated beyond twice the live jobs before a queue's heaps are rebuilt."""
@@ -47,7 +57,7 @@ COMPACTION_SLACK = 1024
 class QueueIndex:
     """All jobs of one queue in one space, and the heaps a claim reads."""
 
-    __slots__ = ("delayed", "high_water", "jobs", "leases", "name", "ready")
+    __slots__ = ("delayed", "high_water", "jobs", "leases", "name", "ready", "watched")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -55,6 +65,7 @@ class QueueIndex:
         self.delayed: list[TimedEntry] = []
         self.ready: list[ReadyEntry] = []
         self.leases: list[TimedEntry] = []
+        self.watched: list[WatchEntry] = []
         self.high_water: datetime | None = None
 
     def current(self, job_id: int, version: int) -> JobRecord | None:
@@ -66,7 +77,8 @@ class QueueIndex:
         """True when time went back since the heaps were arranged, or they are mostly stale entries."""
         if self.high_water is not None and now < self.high_water:
             return True
-        return len(self.delayed) + len(self.ready) + len(self.leases) > 2 * len(self.jobs) + COMPACTION_SLACK
+        limit = 2 * len(self.jobs) + COMPACTION_SLACK
+        return len(self.delayed) + len(self.ready) + len(self.leases) > limit or len(self.watched) > limit
 
     def file_delayed(self, record: JobRecord) -> None:
         """Index a ready job by its ready time; a claim promotes it once due."""
@@ -79,6 +91,16 @@ class QueueIndex:
     def file_ready(self, record: JobRecord, key: OrderKey) -> None:
         """Offer a job to the next claims, in the order ``key`` gives."""
         heappush(self.ready, (*key, record.id, record.version))
+
+    def watch(self, instant: datetime, job_id: int) -> None:
+        """Have the first sweep at or after ``instant`` look at the job (an expiry, a last attempt's lease)."""
+        heappush(self.watched, (instant, job_id))
+
+    def watch_death(self, record: JobRecord) -> None:
+        """A job just died: have a sweep look at it when its dead-letter retention (if any) is over."""
+        retention = record.dead_letter_retention_s
+        if retention is not None and record.died_at is not None:
+            heappush(self.watched, (record.died_at + as_timedelta(retention), record.id))
 
 
 class MemSpace:

@@ -73,6 +73,7 @@ RETURNING id
     async def _fenced(self, op: str, template: str, *args: object) -> bool:
         store = self._queue.store
         rows = await store.fetch(op, template, store.now_param(), self._job.id, self._token, *args)
+        store.upkeep.note(len(rows))
         return bool(rows)
 
     async def ack(self) -> bool:

@@ -102,8 +102,7 @@ picked AS MATERIALIZED (
 UPDATE {{jobs}} AS j
 SET state = 'processing', claimed_by = $4, token = $5, attempts = j.attempts + 1,
     lease_expires_at = {NOW} + {{schema}}.seconds_interval(j.visibility_timeout_s)
-FROM picked
-WHERE j.id = picked.id
+WHERE j.id = ANY(ARRAY(SELECT id FROM picked))
 RETURNING {{j_columns}}
 """
     """claim_batch: lock up to n claimable rows, SKIP LOCKED, then update exactly those (C1–C5).
@@ -113,10 +112,14 @@ RETURNING {{j_columns}}
     order, so each shape has its own MATERIALIZED CTE with every filter
     inside it, its own partial index, and its own ``LIMIT n ... FOR UPDATE
     SKIP LOCKED``. ``picked`` keeps the best n of the at most 2n locked
-    candidates, and the UPDATE joins on ``picked`` alone, so at most n rows
-    change. The extra locks end with the statement a moment later. (``WHERE
-    id IN (SELECT ... LIMIT n)`` could re-run the subquery and update more
-    than n rows; a materialized CTE is evaluated once.) Under READ COMMITTED a
+    candidates, and the UPDATE changes the ids of ``picked`` alone, so at most
+    n rows change. It looks them up as ``id = ANY(ARRAY(...))``, a primary-key
+    probe per id whatever the planner believes of the table: joined ``FROM
+    picked`` instead, a table that vacuum had just left with few live rows was
+    planned as a full scan of the primary key, dead entries and all, per
+    claim. The extra locks end with the statement a moment later. (``WHERE id
+    IN (SELECT ... LIMIT n)`` could re-run the subquery and update more than n
+    rows; a materialized CTE is evaluated once.) Under READ COMMITTED a
     row changed by a concurrent claim since the snapshot is re-checked
     against the CTE's filters when locked, so it is never handed out twice.
     """
@@ -143,7 +146,7 @@ WITH {CLOCK_CTE},
 purged AS (
     DELETE FROM {{jobs}}
     WHERE queue = $2 AND state = 'dead' AND dead_letter_retention_s IS NOT NULL
-      AND died_at + {{schema}}.seconds_interval(dead_letter_retention_s) <= {NOW}
+      AND {{schema}}.purge_at(died_at, dead_letter_retention_s) <= {NOW}
     RETURNING id
 ),
 expired AS (
@@ -271,6 +274,7 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         rows = await self._store.fetch(
             "claim_batch()", self.CLAIM_SQL, self._store.now_param(), self._name, min(n, INT64_MAX), worker_id, token
         )
+        self._store.upkeep.note(len(rows))
         jobs = sorted((job_from_record(row) for row in rows), key=c2_order_key)
         handles: list[JobHandle] = [self.handle_class(self, job, token) for job in jobs]
         return handles
@@ -282,7 +286,9 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         if not row_ids:
             return 0
         rows = await self._store.fetch("ack_batch()", self.ACK_BATCH_SQL, self._store.now_param(), self._name, row_ids)
-        return int(rows[0][0])
+        acked = int(rows[0][0])
+        self._store.upkeep.note(acked)
+        return acked
 
     async def cancel(self, job_id: JobId) -> bool:
         """Delete the job in any state; ``True`` iff one was deleted (B2)."""
@@ -291,6 +297,7 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         if rid is None:
             return False
         rows = await self._store.fetch("cancel()", self.CANCEL_SQL, self._name, rid)
+        self._store.upkeep.note(len(rows))
         return bool(rows)
 
     async def get_job(self, job_id: JobId) -> Job | None:
@@ -313,4 +320,6 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
             LAST_ERROR_EXPIRED,
             LAST_ERROR_MAX_ATTEMPTS,
         )
-        return int(rows[0][0])
+        moved = int(rows[0][0])
+        self._store.upkeep.note(moved)
+        return moved

@@ -100,9 +100,33 @@ _INDEXES = (
     " WHERE state = 'dead' AND dead_letter_retention_s IS NOT NULL",
 )
 
+_PURGE_AT_FUNCTION = """
+CREATE FUNCTION {schema}.purge_at(died_at timestamptz, retention_s float8) RETURNS timestamptz
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+AS $fn$ BEGIN RETURN died_at + {schema}.seconds_interval(retention_s); END $fn$
+"""
+"""When a dead job's retention is over: ``died_at`` plus the retention, as sweep step (a) computes it.
+
+``timestamptz + interval`` is only STABLE (an interval with days or months
+depends on the time zone), so it cannot be indexed as it stands; this one
+adds microseconds only, which no time zone changes, so it is IMMUTABLE and its
+result can be indexed. plpgsql, because a SQL function would be inlined back
+into the STABLE expression before the index checks it.
+"""
+
+_PURGE_INDEX = (
+    _PURGE_AT_FUNCTION,
+    # Sweep step (a) as a range scan over the jobs whose retention is over, however many are still kept.
+    "CREATE INDEX jobs_dead_purge ON {schema}.jobs (queue, {schema}.purge_at(died_at, dead_letter_retention_s))"
+    " WHERE state = 'dead' AND dead_letter_retention_s IS NOT NULL",
+    # jobs_dead_retention's died_at bounds nothing when retentions differ: every kept dead job was read.
+    "DROP INDEX {schema}.jobs_dead_retention",
+)
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (_JOBS_TABLE, _SECONDS_INTERVAL_FUNCTION),
     _INDEXES,
+    _PURGE_INDEX,
 )
 """Step ``i`` brings a schema from version ``i`` to ``i + 1``; append steps, never edit shipped ones."""
 

@@ -52,6 +52,7 @@ from alkstore_postgres.location import (
 from alkstore_postgres.queue import PgQueue
 from alkstore_postgres.rows import JOB_COLUMNS
 from alkstore_postgres.schema import ensure_schema
+from alkstore_postgres.upkeep import Upkeep
 
 DEFAULT_SCHEMA = "alkstore"
 
@@ -133,6 +134,8 @@ class PgStore:
             "j_columns": ", ".join(f"j.{column}" for column in JOB_COLUMNS),
         }
         self._rendered: dict[str, str] = {}
+        self.upkeep = Upkeep(pool, self._placeholders["jobs"])
+        """Vacuums the jobs table as the store's own statements leave dead rows (see ``upkeep``)."""
 
     @classmethod
     async def open(
@@ -257,6 +260,7 @@ class PgStore:
         if self._closed:
             return
         self._closed = True
+        await self.upkeep.close()
         try:
             async with asyncio.timeout(outage_bound_s(self._op_timeout_s, self._connect_timeout_s)):
                 await self._pool.close()

@@ -1,297 +1,58 @@
-"""Row model_based: random programs of every operation, run on the engine and on the reference model.
+"""The state machine of ``model_based``: one program, run on the engine and on the reference model step by step.
 
-A Hypothesis ``RuleBasedStateMachine`` applies the same random program to the
-engine and to ``alkstore_contract.model``: enqueues with every option (delay,
-past and future ``run_at``, expiry, per-call ``max_attempts``, priorities,
-``enqueue_many``), claims (``n`` ≤ 0 included), ack/retry/fail/heartbeat on
-fresh, lapsed, reclaimed, dead and spent handles, batch acks with foreign,
-unknown and duplicate ids, cancels, reads and sweeps, over three queues and
-two workers, and clock moves from a millisecond to two hours — often to
-exactly a lease end, ready time, expiry or retention end (or a millisecond
-either side), probed there at once. Every return value is compared, every
-``handle.job``, and the snapshot of every job an op touched (all ``Job``
-fields); at the end of each program every job is read back once more.
-
-How it runs: Hypothesis is synchronous, so the programs run in a thread of
-their own, on an event loop of their own, against a store opened on that loop.
-Programs share one store (fresh queue names each, so they never see each
-other's jobs; the clock is set back to the same start for each) until one
-fails; from then on every program opens its own store with the run's seed, so
-the shrunk program replays exactly, backoff jitter included. The row prints
-the smallest failing program Hypothesis found as a runnable script against
-the public API — engine, seed, queue options, every op and clock move, the
-model's answers as asserts — ending at the step where engine and model
-parted, with the clause that step broke.
-
-When it fails, run that script. Typical causes: a boundary taken the wrong
-way round (``<`` for ``<=`` on a lease, a ready time, an expiry or a
-retention), a write that forgets or keeps a field (a retry that keeps the
-lease, or drops the old ``last_error``; a heartbeat that adds to the old
-deadline), a fence with a condition too many or too few (a handle op refused
-because the job expired under a live lease; an old handle acking after a
-reclaim), claims that take reclaims and fresh jobs in two passes instead of
-one C2 order, or an index (a heap, a cache) that misses a change.
+Each step runs one op (or a few: a ``burn``) on the engine and on
+``alkstore_contract.model``, compares the return values, ``handle.job`` and
+the snapshot of every job the op touched, and adds the op to the program's
+script. After every clock move and every sweep it compares the whole state:
+every job the program ever made, read back on its queue, and the oracle's raw
+count of stored jobs, so a job the model does not know about shows too.
 """
 
 from __future__ import annotations
 
-import asyncio
-import uuid
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime, timedelta, timezone
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, NoReturn, TypeVar
 
-from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
 from hypothesis import strategies as st
-from hypothesis.errors import Flaky
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from alkstore_contract.adapter import Capability, EngineAdapter
 from alkstore_contract.checks import ContractViolation
-from alkstore_contract.clock import ManualClock
 from alkstore_contract.errors import HandleSpent
-from alkstore_contract.harness import RowContext
+from alkstore_contract.expected import BACKOFF_CAP_S
+from alkstore_contract.ledger import count_check
 from alkstore_contract.model import UNKNOWN_JOB, Model, ModelClaim
-from alkstore_contract.suite import row
-from alkstore_contract.surface import JobHandle, Queue, Store
+from alkstore_contract.rows.model_based.bench import Bench
+from alkstore_contract.rows.model_based.script import Script, call_src, src
+from alkstore_contract.rows.model_based.strategies import (
+    ADVANCES,
+    BURN_MAX_ATTEMPTS,
+    DURATIONS,
+    ENQUEUE_ARGS,
+    ERRORS,
+    EXTENDS,
+    HANDLE_OPS,
+    HOT_PRIORITY,
+    LONG_HAUL,
+    LONG_HAUL_INDEX,
+    OPTS,
+    OPTS_INDEX,
+    PAYLOADS,
+    PICK,
+    QUEUE,
+    QUEUE_NAMES,
+    ROUNDS,
+    STEP_KINDS,
+    WORKERS,
+    ZERO,
+    EnqueueArgs,
+)
+from alkstore_contract.surface import JobHandle, Queue
 from alkstore_contract.types import Job, JobState, QueueOpts
 from alkstore_contract.validation import Duration, JobId
 
-QUEUE_NAMES = ("a", "b", "c")
-WORKERS = ("w1", "w2")
-OPTS = (
-    QueueOpts(visibility_timeout_s=30, max_attempts=3, backoff_base_s=5, dead_letter_retention_s=None),
-    QueueOpts(visibility_timeout_s=30, max_attempts=1, backoff_base_s=60, dead_letter_retention_s=0),
-    QueueOpts(visibility_timeout_s=12.5, max_attempts=2, backoff_base_s=5, dead_letter_retention_s=600),
-)
-"""The queue options the programs stamp: short leases, 1–3 attempts, two backoff bases, three retentions.
-
-The first (where shrinking goes) leaves room for reclaims and a second retry."""
-STEPS = 40
-"""Operations per program (Hypothesis' ``stateful_step_count``)."""
-PICK = st.one_of(st.just(0), st.just(0), st.just(1), st.integers(min_value=0, max_value=63))
-"""An index into the handles or jobs a program made so far (taken modulo their number, newest first).
-
-0 (half the time): the newest handle not yet spent; 1: the newest one whose job was reclaimed
-since (see ``ModelMachine._handle``)."""
-QUEUE = st.one_of(st.just(0), st.just(0), st.integers(min_value=0, max_value=len(QUEUE_NAMES) - 1))
-"""Which queue an op addresses: mostly the first, so claims find work; the others test isolation (S4)."""
-OPTS_INDEX = st.integers(min_value=0, max_value=len(OPTS) - 1)
-
 T = TypeVar("T")
-
-
-# --- what the programs are made of ------------------------------------------------------------------
-
-
-def _duration(ms: int, form: str) -> Duration:
-    """``ms`` milliseconds in one of the three forms the API takes."""
-    if form == "timedelta":
-        return timedelta(milliseconds=ms)
-    if form == "int":
-        return ms // 1000
-    return ms / 1000
-
-
-MILLIS = st.one_of(
-    st.sampled_from([0, 1, 999, 5_000, 12_500, 30_000, 60_000, 600_000, 3_600_000]),
-    st.integers(min_value=0, max_value=60_000),
-    st.integers(min_value=0, max_value=7_200_000),
-)
-DURATIONS = st.builds(_duration, MILLIS, st.sampled_from(["float", "timedelta", "int"]))
-POSITIVE_DURATIONS = st.builds(
-    _duration,
-    st.one_of(st.sampled_from([1, 5_000, 45_500, 7_200_000]), st.integers(min_value=1, max_value=7_200_000)),
-    st.sampled_from(["float", "timedelta"]),
-)
-ADVANCES = st.one_of(
-    st.sampled_from([0.001, 1.0, 2.5, 5.0, 12.5, 30.0, 60.0]),
-    st.integers(min_value=1, max_value=5_000).map(lambda ms: ms / 1000),
-    st.integers(min_value=1, max_value=60_000).map(lambda ms: ms / 1000),
-    st.one_of(
-        st.sampled_from([600.0, 3600.0, 7200.0]),
-        st.integers(min_value=1, max_value=7_200_000).map(lambda ms: ms / 1000),
-    ),
-)
-"""Clock moves, 1 ms to 2 h; three in four within a minute (leases are 12.5 s and 30 s, backoffs 2.5 s up)."""
-_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cc", "Cs")), max_size=4)
-_SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(10**6), max_value=10**6),
-    st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False),
-    _TEXT,
-)
-PAYLOADS = st.one_of(
-    st.integers(min_value=0, max_value=999),
-    st.recursive(
-        _SCALARS,
-        lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_TEXT, inner, max_size=3)),
-        max_leaves=4,
-    ),
-)
-"""Small JSON values (E8's edge cases are ``validation_and_closed_store``'s business)."""
-ERRORS = st.sampled_from([None, "boom", "é ✓"])
-HANDLE_OPS = st.sampled_from(["ack", "retry", "fail", "heartbeat"])
-STEP_KINDS = st.sampled_from(
-    ["handle", "claim", "clock", "handle", "queue", "claim", "clock", "handle", "queue", "add"]
-)
-"""The mix of a program's steps: 3 handle ops, 2 claims, 2 clock moves, 2 queue ops, 1 enqueue in 10."""
-EXTENDS = st.one_of(st.none(), POSITIVE_DURATIONS)
-
-
-@dataclass(frozen=True)
-class EnqueueArgs:
-    """The options of one ``enqueue``/``enqueue_many`` call, ``run_at`` still relative to the call's now."""
-
-    timing: str
-    """``now`` (neither), ``delay``, ``run_at`` or ``both`` (delay and run_at: delay wins, E2)."""
-    delay: Duration
-    run_at_offset_ms: int
-    run_at_zone: timezone
-    expires: Duration | None
-    max_attempts: int | None
-    priority: int
-
-    def resolve(self, now: datetime) -> dict[str, Any]:
-        """The keyword arguments of the call made at ``now``."""
-        kwargs: dict[str, Any] = {}
-        if self.timing in ("delay", "both"):
-            kwargs["delay"] = self.delay
-        if self.timing in ("run_at", "both"):
-            kwargs["run_at"] = (now + timedelta(milliseconds=self.run_at_offset_ms)).astimezone(self.run_at_zone)
-        if self.expires is not None:
-            kwargs["expires"] = self.expires
-        if self.max_attempts is not None:
-            kwargs["max_attempts"] = self.max_attempts
-        if self.priority != 0:
-            kwargs["priority"] = self.priority
-        return kwargs
-
-
-ENQUEUE_ARGS = st.builds(
-    EnqueueArgs,
-    timing=st.sampled_from(["now", "now", "now", "delay", "run_at", "both"]),
-    delay=DURATIONS,
-    run_at_offset_ms=st.one_of(st.sampled_from([0, -1, 1]), st.integers(-7_200_000, 7_200_000)),
-    run_at_zone=st.sampled_from([UTC, timezone(timedelta(hours=2))]),
-    expires=st.one_of(st.none(), st.none(), DURATIONS),
-    max_attempts=st.one_of(st.none(), st.integers(min_value=1, max_value=3)),
-    priority=st.integers(min_value=-1, max_value=2),
-)
-
-
-# --- the script a failure prints ----------------------------------------------------------------------
-
-
-def src(value: object) -> str:
-    """``value`` as Python source for the reproduction script."""
-    if isinstance(value, datetime):
-        return f"datetime.fromisoformat({value.isoformat()!r})"
-    if isinstance(value, timedelta):
-        return f"timedelta(microseconds={value // timedelta(microseconds=1)})"
-    if isinstance(value, JobState):
-        return f"JobState.{value.name}"
-    return repr(value)
-
-
-def call_src(args: Sequence[str], kwargs: dict[str, Any]) -> str:
-    return ", ".join([*args, *(f"{key}={src(value)}" for key, value in kwargs.items())])
-
-
-@dataclass
-class Script:
-    """The program so far, as statements of an ``async def main()`` against the public API."""
-
-    engine_spec: str
-    seed: int
-    start: datetime
-    lines: list[str]
-
-    def add(self, line: str) -> None:
-        self.lines.append(line)
-
-    def render(self, failure: str) -> str:
-        body = "\n".join(f"        {line}" for line in self.lines)
-        comment = "\n".join(f"        #   {line}" for line in failure.splitlines())
-        return (
-            "import asyncio\n"
-            "from datetime import datetime, timedelta\n\n"
-            "from alkstore_contract.clock import ManualClock\n"
-            "from alkstore_contract.errors import HandleSpent\n"
-            "from alkstore_contract.registry import load_adapter\n"
-            "from alkstore_contract.types import Job, JobState, QueueOpts\n\n\n"
-            "async def spent(op):\n"
-            '    """H4: an op on a spent handle raises HandleSpent."""\n'
-            "    try:\n"
-            "        await op\n"
-            "    except HandleSpent:\n"
-            "        return\n"
-            '    raise AssertionError("H4: expected HandleSpent")\n\n\n'
-            "async def main():\n"
-            f"    adapter = load_adapter({self.engine_spec!r})\n"
-            f"    clock = ManualClock({src(self.start)})\n"
-            "    location = await adapter.create_location()\n"
-            f"    store = await adapter.open_store(location, clock=clock, seed={self.seed})\n"
-            "    try:\n"
-            f"{body}\n"
-            "        # ^ the engine and the model part here:\n"
-            f"{comment}\n"
-            "    finally:\n"
-            "        await store.close()\n"
-            "        await adapter.drop_location(location)\n\n\n"
-            "asyncio.run(main())\n"
-        )
-
-
-# --- the state machine ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Bench:
-    """What every program of one run shares: the engine, its location, the clock, the thread's event loop."""
-
-    adapter: EngineAdapter
-    engine_spec: str
-    location: str
-    clock: ManualClock
-    seed: int
-    runner: asyncio.Runner
-    programs: int = 0
-    run: str = field(default_factory=lambda: uuid.uuid4().hex[:6])
-    """Part of every queue name, so two runs on one location never share a queue."""
-    first_violation: str | None = None
-    """The first failure's message, kept for when Hypothesis cannot replay it (see ``_in_thread``)."""
-    start: datetime = field(init=False)
-    """Where the clock stands when each program starts: programs must not depend on what ran before."""
-    shared: Store | None = None
-
-    def shared_store(self) -> Store:
-        """The store the programs share until one fails (opening a store per program costs Postgres dearly).
-
-        From the first failure on, every program opens a store of its own with the run's
-        seed, so the shrunk program the row prints replays exactly — backoff jitter
-        included — on a fresh store opened with that seed.
-        """
-        if self.shared is None:
-            self.shared = self.open_store()
-        return self.shared
-
-    def open_store(self) -> Store:
-        """A fresh store on the location, with the row's clock and seed."""
-        return self.runner.run(self._open())
-
-    async def _open(self) -> Store:
-        return await self.adapter.open_store(self.location, clock=self.clock, seed=self.seed)
-
-    def close(self) -> None:
-        """Close the shared store (each program closes its own)."""
-        if self.shared is not None:
-            self.runner.run(self.shared.close())
-
-    def __post_init__(self) -> None:
-        self.start = self.clock.now()
 
 
 @dataclass
@@ -357,6 +118,12 @@ class ModelMachine(RuleBasedStateMachine):
             self.store = bench.open_store()
         else:
             self.store = bench.shared_store()
+        self.opts: list[QueueOpts] = [*OPTS]
+        """The queue options of this program: ``OPTS`` and the long-haul options ``some_work`` draws."""
+        self.baseline = bench.stored_jobs()
+        """The oracle's count before this program: the jobs earlier programs left at the location."""
+        self.removals_compared = 0
+        """How many of the model's removals the last whole-state comparison had seen."""
 
     # --- plumbing ---
 
@@ -387,14 +154,18 @@ class ModelMachine(RuleBasedStateMachine):
         raise ContractViolation(report)
 
     def _queue(self, name_index: int, opts_index: int = 0) -> tuple[Queue, str]:
-        """The handle on queue ``name_index`` stamping ``OPTS[opts_index]``, made (and scripted) on first use."""
+        """The handle on queue ``name_index`` stamping ``self.opts[opts_index]``, made (and scripted) on first use."""
         key = (name_index, opts_index)
         if key not in self.queues:
             name = self.prefix + QUEUE_NAMES[name_index]
             var = f"q{QUEUE_NAMES[name_index]}{opts_index}"
-            self.queues[key] = (self.store.queue(name, OPTS[opts_index]), var)
-            self.script.add(f"{var} = store.queue({name!r}, {OPTS[opts_index]!r})")
+            self.queues[key] = (self.store.queue(name, self.opts[opts_index]), var)
+            self.script.add(f"{var} = store.queue({name!r}, {self.opts[opts_index]!r})")
         return self.queues[key]
+
+    def _queue_of(self, model_id: int) -> Queue:
+        """A handle on the queue job ``model_id`` was enqueued on (any handle reads every job of its queue)."""
+        return self._queue(QUEUE_NAMES.index(self.queue_of[model_id].removeprefix(self.prefix)))[0]
 
     def _ref(self, pick: int) -> Ref:
         """A job id to hand to get_job/cancel/ack_batch.
@@ -466,6 +237,7 @@ class ModelMachine(RuleBasedStateMachine):
         """``got`` (engine's) must equal the model's job ``model_id`` as ``queue`` sees it, field by field."""
         want = self.model.get_job(queue, model_id)
         job = self.model.jobs.get(model_id)
+        count_check("B3" if job is None else job.changed_by)
         if want is None:
             if got is not None:
                 gone = self.model.removed.get(model_id)
@@ -508,21 +280,59 @@ class ModelMachine(RuleBasedStateMachine):
     def _queue_var(self, queue: str) -> str:
         return self._queue(QUEUE_NAMES.index(queue.removeprefix(self.prefix)))[1]
 
-    def _check_stored(self, model_ids: Iterable[int]) -> None:
-        """Read each job back through the engine (on its own queue) and compare it with the model."""
-        for model_id in sorted(set(model_ids)):
-            if model_id == UNKNOWN_JOB:
-                continue
-            ref = self.refs[model_id]
-            queue_name = self.queue_of[model_id]
-            queue, _ = self._queue(QUEUE_NAMES.index(queue_name.removeprefix(self.prefix)))
-            ok, got = self._outcome(queue.get_job(ref.engine))
+    def _read(self, model_ids: list[int]) -> list[Outcome]:
+        """``get_job`` of each job on its own queue, one after another, in one turn of the loop."""
+
+        async def reads() -> list[Outcome]:
+            outcomes: list[Outcome] = []
+            for model_id in model_ids:
+                try:
+                    outcomes.append((True, await self._queue_of(model_id).get_job(self.refs[model_id].engine)))
+                except Exception as exc:
+                    outcomes.append((False, exc))
+            return outcomes
+
+        return self.bench.runner.run(reads())
+
+    def _check_stored(self, model_ids: Iterable[int], reads: list[Outcome] | None = None) -> None:
+        """Read each job back through the engine (on its own queue) and compare it with the model.
+
+        ``reads``: the jobs' ``get_job`` outcomes when the step has read them already.
+        """
+        wanted = sorted(set(model_ids) - {UNKNOWN_JOB})
+        for model_id, (ok, got) in zip(wanted, reads or self._read(wanted), strict=True):
+            var = self.refs[model_id].var
             if not ok:
-                self._violation("B3", f"get_job({ref.var}) raised {got!r}; B3 demands a snapshot or None")
-            self._compare_job(got, model_id, queue_name, f"get_job({ref.var}) after step {self.steps}")
+                self._violation("B3", f"get_job({var}) raised {got!r}; B3 demands a snapshot or None")
+            self._compare_job(got, model_id, self.queue_of[model_id], f"get_job({var}) after step {self.steps}")
+
+    def _check_all(self) -> None:
+        """The whole state: every job the program made (stored or gone) read back, and the oracle's raw count.
+
+        The count is what shows a job the model does not know about: a row an ack or a
+        sweep only hid, a second row a retry wrote. It counts the whole location, so
+        the jobs earlier programs left there (``baseline``) are added to the model's.
+        """
+        self._check_stored(self.refs.keys())
+        ok, counted = self._outcome(self.bench.adapter.count_stored_jobs(self.bench.location))
+        want = len(self.model.jobs)
+        if not ok or counted != self.baseline + want:
+            self.script.add(f"assert await adapter.count_stored_jobs(location) == {want}")
+            removed = list(self.model.removed.values())[self.removals_compared :]
+            shown = f"{counted!r} jobs" if ok else f"an error ({counted!r})"
+            self._violation(
+                removed[0][:2] if removed else "B3",
+                f"after step {self.steps}: the oracle counts {shown} at the location, the model holds {want} "
+                f"(+ {self.baseline} left by earlier programs); every job read back agrees with the model, so "
+                "the rows stored and the jobs get_job shows differ"
+                + (f" (removed since the last comparison: {'; '.join(removed)})" if removed else ""),
+            )
+        self.removals_compared = len(self.model.removed)
+        self.bench.tally.full_states += 1
 
     def _expect_same(self, got: Outcome, want: Outcome, clause: str, op: str, why: str) -> None:
         """Compare an op's outcome on the engine with the model's: the same value, or the same error type."""
+        count_check(clause)
         got_ok, got_value = got
         want_ok, want_value = want
         if got_ok and want_ok and got_value == want_value and type(got_value) is type(want_value):
@@ -538,15 +348,18 @@ class ModelMachine(RuleBasedStateMachine):
     # --- rules: enqueue ---
 
     @initialize(
+        long_haul=LONG_HAUL,
         o=OPTS_INDEX,
         payloads=st.lists(st.integers(min_value=0, max_value=999), min_size=1, max_size=4),
         expires=st.one_of(st.none(), st.sampled_from([5, 20, 60, 600])),
     )
-    def some_work(self, o: int, payloads: list[object], expires: int | None) -> None:
-        """Every program starts with a few jobs ready on the first queue, so its claims find work at once.
+    def some_work(self, long_haul: QueueOpts, o: int, payloads: list[object], expires: int | None) -> None:
+        """Every program draws its long-haul queue options and starts with a few jobs ready on the first queue.
 
-        Their expiry, when drawn, often falls inside the first lease: a job that expires while held.
+        The jobs let claims find work at once; their expiry, when drawn, often falls inside the
+        first lease: a job that expires while held.
         """
+        self.opts.append(long_haul)
         self._enqueue_many(0, o, payloads, EnqueueArgs("now", 0, 0, UTC, expires, None, 0))
 
     def _enqueue(self, q: int, o: int, payload: object, args: EnqueueArgs) -> None:
@@ -554,7 +367,7 @@ class ModelMachine(RuleBasedStateMachine):
         queue, var = self._queue(q, o)
         now = self._now()
         kwargs = args.resolve(now)
-        model_id = self.model.enqueue(queue.name, OPTS[o], payload, now, **kwargs)
+        model_id = self.model.enqueue(queue.name, self.opts[o], payload, now, **kwargs)
         self.queue_of[model_id] = queue.name
         self.script.add(f"j{model_id} = await {var}.enqueue({call_src([src(payload)], kwargs)})")
         ok, got = self._outcome(queue.enqueue(payload, **kwargs))
@@ -568,7 +381,7 @@ class ModelMachine(RuleBasedStateMachine):
         queue, var = self._queue(q, o)
         now = self._now()
         kwargs = args.resolve(now)
-        model_ids = self.model.enqueue_many(queue.name, OPTS[o], payloads, now, **kwargs)
+        model_ids = self.model.enqueue_many(queue.name, self.opts[o], payloads, now, **kwargs)
         for model_id in model_ids:
             self.queue_of[model_id] = queue.name
         target = f"[{', '.join(f'j{i}' for i in model_ids)}] = " if model_ids else "assert [] == "
@@ -706,25 +519,33 @@ class ModelMachine(RuleBasedStateMachine):
         if delay is not None:
             kwargs["delay"] = delay
         violations: list[str] = []
+        reads: list[Outcome] = []
 
         def on_model(held: Held, now: datetime, got: Outcome) -> bool:
-            """The engine drew the jitter (R2): read back the ready time it stored, for the model to check and adopt."""
+            """The engine drew the jitter (R2): read back the ready time it stored, for the model to check and adopt.
+
+            The read is kept: it is the snapshot compared once the model has moved too.
+            """
             observed = None
             if got == (True, True):
-                queue, _ = self._queue(QUEUE_NAMES.index(held.queue.removeprefix(self.prefix)))
-                ok, after = self._outcome(queue.get_job(self.refs[held.claim.job_id].engine))
+                reads.extend(self._read([held.claim.job_id]))
+                ok, after = reads[0]
                 if ok and isinstance(after, Job) and after.state is JobState.READY:
                     observed = after.run_at
             retried = self.model.retry(held.claim.id, now, error=error, delay=delay, observed_run_at=observed)
             if retried.violation is not None:
                 violations.append(retried.violation)
+            if retried.cap_s is not None:
+                count_check("R2")
+                attempts = self.model.jobs[held.claim.job_id].attempts
+                self.bench.tally.range_checked(attempts, retried.cap_s == BACKOFF_CAP_S)
             return retried.accepted
 
         held = self._handle_op(h, f"retry({call_src([], kwargs)})", lambda handle: handle.retry(**kwargs), on_model)
         if violations:
             self._violation("R2", f"step {self.steps}: {violations[0].removeprefix('[R2] ')}")
         if held is not None:
-            self._check_stored([held.claim.job_id])
+            self._check_stored([held.claim.job_id], reads or None)
 
     def _fail_op(self, h: int, error: str | None) -> None:
         kwargs = {} if error is None else {"error": error}
@@ -789,13 +610,12 @@ class ModelMachine(RuleBasedStateMachine):
     def _sweep_expired(self, q: int) -> None:
         self.steps += 1
         queue, var = self._queue(q)
-        mine = [job_id for job_id, name in self.queue_of.items() if name == queue.name]
         want = self.model.sweep_expired(queue.name, self._now())
         self.script.add(f"assert await {var}.sweep_expired() == {want}")
         got = self._outcome(queue.sweep_expired())
         why = "expired live jobs plus lapsed leases with no attempt left move to dead (dead jobs past retention go)"
         self._expect_same(got, (True, want), "X2", f"{var}.sweep_expired()", why)
-        self._check_stored(mine)
+        self._check_all()
 
     # --- rules: time ---
 
@@ -803,13 +623,15 @@ class ModelMachine(RuleBasedStateMachine):
         self.steps += 1
         self.bench.clock.advance(seconds)
         self.script.add(f"clock.advance({seconds!r})")
+        self._check_all()
 
     def _advance_to_deadline(self, kind: str, k: int, nudge_ms: int, probe: str | None) -> None:
         """Move to exactly a job's expiry, lease end, ready time or retention end (or 1 ms either side); probe it.
 
         ``k`` picks the k-th soonest deadline of that kind (of any kind when there is none). The probe
-        — a sweep or a claim of the queue of that job here, an op on the newest live handle in
-        ``move_clock`` — is the boundary test: ``<`` for ``<=`` anywhere shows only at the very instant.
+        — a sweep or a claim of the queue of that job here; in ``_clock_step``, then an op on the
+        newest live handle, or (``reclaim``) on the handle the claim just superseded — is the boundary
+        test: ``<`` for ``<=`` anywhere shows only at the very instant.
         """
         self.steps += 1
         now = self._now()
@@ -822,11 +644,53 @@ class ModelMachine(RuleBasedStateMachine):
         by = target - now
         self.bench.clock.advance(by)
         self.script.add(f"clock.advance({src(by)})  # to {deadline.kind} {src(deadline.at)} {nudge_ms:+d} ms")
+        self._check_all()
         q = QUEUE_NAMES.index(deadline.queue.removeprefix(self.prefix))
         if probe == "sweep":
             self._sweep_expired(q)
         elif probe == "claim":
             self._claim(q, WORKERS[0], None)
+
+    def _advance_to_reclaim(self, k: int, nudge_ms: int) -> None:
+        """Move to the lease end of a held job (or 1 ms either side), and claim up to that job.
+
+        ``k`` picks the k-th soonest lease. The claim asks for as many jobs as C2 puts up to
+        and including that one (every claimable job and one more, when the job has no
+        attempt left), so at the instant (and 1 ms after) it is reclaimed — or, spent, must
+        not be (C7). The handle op that follows in ``_clock_step`` is then the old holder's,
+        which must lose (H5). When no job is held, it claims one first. Random programs alone
+        rarely get there: the lapsed job must not expire first, and must come first in C2 order
+        when the next claim happens to run.
+        """
+        self.steps += 1
+        leases = self._live_leases()
+        if not leases:  # nothing held yet: claim something first, so there is a lease to lapse
+            self._claim(0, WORKERS[k % len(WORKERS)], None)
+            leases = self._live_leases()
+        if not leases:
+            return
+        now = self._now()
+        at, job_id = leases[k % len(leases)]
+        target = max(at + timedelta(milliseconds=nudge_ms), now)
+        by = target - now
+        self.bench.clock.advance(by)
+        self.script.add(
+            f"clock.advance({src(by)})  # to the lease end {src(at)} of {self.refs[job_id].var} {nudge_ms:+d} ms"
+        )
+        self._check_all()
+        queue = self.queue_of[job_id]
+        order = [job.id for job in self.model.claim_order(queue, target)]
+        n = order.index(job_id) + 1 if job_id in order else len(order) + 1
+        self._claim(QUEUE_NAMES.index(queue.removeprefix(self.prefix)), WORKERS[k % len(WORKERS)], n)
+
+    def _live_leases(self) -> list[tuple[datetime, int]]:
+        """``(lease end, model id)`` of every job held under a lease still running, soonest first."""
+        now = self._now()
+        return sorted(
+            (job.lease_expires_at, job.id)
+            for job in self.model.jobs.values()
+            if job.state is JobState.PROCESSING and job.lease_expires_at is not None and job.lease_expires_at > now
+        )
 
     # --- the one rule ---------------------------------------------------------------------------------
     # One rule drawing the kind of step, rather than a rule per op: Hypothesis' swarm testing
@@ -846,8 +710,31 @@ class ModelMachine(RuleBasedStateMachine):
             self._clock_step(data)
         elif kind == "queue":
             self._queue_step(data.draw(QUEUE), data)
+        elif kind == "burn":
+            self._burn(data.draw(QUEUE), data.draw(ROUNDS), data.draw(BURN_MAX_ATTEMPTS), data.draw(ZERO))
         else:
             self._add_step(data)
+
+    def _burn(self, q: int, rounds: int, max_attempts: int | None, zero: Duration) -> None:
+        """A hot job: enqueued above every other priority, then claimed and handed back ``rounds`` times.
+
+        Each round is ``claim_one`` and ``retry(delay=0)`` (R3: ready at once, so the next claim
+        takes it again, C2), and the last claim is retried without a delay: R2's range checked at
+        ``a = rounds + 1``, far up the curve where the 3600 s cap binds. The rounds stop short of
+        the job's ``max_attempts`` so that last retry is a range check, not R4's dead letter (the
+        small stamps of ``OPTS`` see to R4). Every op is compared as in any other step; the rounds
+        stop early if the claim hands out anything else.
+        """
+        args = EnqueueArgs("now", 0, 0, UTC, None, max_attempts, HOT_PRIORITY)
+        self._enqueue(q, LONG_HAUL_INDEX, 0, args)
+        hot = max(self.refs)
+        rounds = max(0, min(rounds, self.model.jobs[hot].max_attempts - 2))
+        for round_ in range(rounds + 1):
+            claimed = len(self.held)
+            self._claim(q, WORKERS[0], None)
+            if len(self.held) == claimed or self.held[-1].claim.job_id != hot:
+                return
+            self._retry(0, None, zero if round_ < rounds else None)
 
     def _add_step(self, data: st.DataObject) -> None:
         """``enqueue(payload)``, or ``enqueue_many(payloads)``."""
@@ -887,10 +774,14 @@ class ModelMachine(RuleBasedStateMachine):
     def _clock_step(self, data: st.DataObject) -> None:
         """Advance the clock by some seconds, or to a deadline and probe it there."""
         if data.draw(st.booleans()):
+            probe = data.draw(st.sampled_from([None, "sweep", "claim", "handle", "reclaim"]))
             kind = data.draw(st.sampled_from(["expiry", "lease", "ready", "expiry", "lease", "retention"]))
             k = data.draw(st.one_of(st.just(0), st.integers(0, 7)))
             nudge_ms = data.draw(st.sampled_from([0, 0, -1, 1]))
-            probe = data.draw(st.sampled_from([None, "sweep", "claim", "handle"]))
+            if probe == "reclaim":
+                self._advance_to_reclaim(k, nudge_ms)
+                self._handle_step(1, data.draw(HANDLE_OPS), data)
+                return
             self._advance_to_deadline(kind, k, nudge_ms, probe)
             if probe == "handle":  # the newest live handle, at the instant
                 self._handle_step(0, data.draw(HANDLE_OPS), data)
@@ -901,77 +792,7 @@ class ModelMachine(RuleBasedStateMachine):
         """Compare every job once more (unless a step already failed), then close the program's own store."""
         try:
             if not self.failed:
-                self._check_stored(self.refs.keys())
+                self._check_all()
         finally:
             if self.own_store:
                 self._run(self.store.close())
-
-
-# --- the row -------------------------------------------------------------------------------------------
-
-
-def _run_programs(bench: Bench, examples: int) -> None:
-    """Run the state machine on ``bench`` (in this thread, on ``bench.runner``'s loop)."""
-    machine = type("ModelMachine", (ModelMachine,), {"bench": bench})
-    run_state_machine_as_test(
-        seed(bench.seed)(machine),
-        settings=settings(
-            max_examples=examples,
-            stateful_step_count=STEPS,
-            deadline=None,
-            database=None,
-            phases=(Phase.explicit, Phase.generate, Phase.shrink),
-            verbosity=Verbosity.quiet,
-            suppress_health_check=(HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much),
-        ),
-    )
-
-
-def _in_thread(
-    adapter: EngineAdapter, engine_spec: str, location: str, clock: ManualClock, seed_: int, examples: int
-) -> int:
-    """A thread of its own with its own event loop: Hypothesis drives the machine synchronously."""
-    with asyncio.Runner() as runner:
-        bench = Bench(adapter, engine_spec, location, clock, seed_, runner)
-        try:
-            _run_programs(bench, examples)
-        except Flaky as exc:
-            if bench.first_violation is None:
-                raise
-            raise ContractViolation(
-                bench.first_violation.replace("The shrunk program", "The program (not shrunk)", 1)
-                + "\n\n(Hypothesis could not replay this failure: the same program gave another outcome on a "
-                "fresh store. The first run shared its store with earlier programs, so its backoff jitter came "
-                "from a different point of the seeded random sequence; if no retry() without delay is involved, "
-                "look for engine state kept outside the store, or nondeterminism such as unordered RETURNING rows.)"
-            ) from exc
-        finally:
-            bench.close()
-        return bench.programs
-
-
-async def model_based(ctx: RowContext) -> None:
-    """All of E, C, H, R, D, X, B: random programs on the engine and on the reference model must agree exactly."""
-    if ctx.clock is None:
-        raise RuntimeError("row model_based runs only on the manual clock (manual_clock_only)")
-    programs = await asyncio.to_thread(
-        _in_thread, ctx.adapter, ctx.engine_spec, ctx.location, ctx.clock, ctx.seed, ctx.examples
-    )
-    ctx.note(f"{programs} programs run ({ctx.examples} Hypothesis examples of up to {STEPS} steps), seed {ctx.seed}")
-
-
-ROW = row(
-    "model_based",
-    (
-        "E1", "E2", "E3", "E4", "E5", "E6", "E7", "E10", "E11",
-        "C1", "C2", "C3", "C5", "C7",
-        "H1", "H2", "H3", "H4", "H5",
-        "R1", "R2", "R3", "R4",
-        "D1", "D2", "D3",
-        "X1", "X2",
-        "B1", "B2", "B3",
-        "S4",
-    ),
-    requires=(Capability.INJECTABLE_CLOCK,),
-    manual_clock_only=True,
-)(model_based)  # fmt: skip

@@ -1,0 +1,34 @@
+"""Mutant: the sweep hides dead letters past their retention instead of deleting them — breaks X2.
+
+The purge step of ``sweep_expired()`` moves each dead job whose retention ran
+out to a queue no handle can name (S1 refuses names starting with ``__``), so
+``get_job`` on its own queue shows ``None`` as if it were gone, and the counts
+of the sweep are right; but the row is still stored, and a store that says it
+forgets dead letters keeps them forever. Only a count of the rows stored
+shows it: ``model_based`` compares the adapter's oracle count with its model
+after every sweep.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from alkstore_sqlite import SqliteQueue
+
+from tests.mutants.catalog import Mutant, sqlite_mutant
+
+_HIDING_PURGE_SQL = SqliteQueue.SWEEP_PURGE_SQL.replace("DELETE FROM jobs", "UPDATE jobs SET queue = '__purged'", 1)
+if _HIDING_PURGE_SQL == SqliteQueue.SWEEP_PURGE_SQL:
+    raise RuntimeError("mutant is stale: the engine's purge no longer starts with 'DELETE FROM jobs'")
+
+
+class HidingPurgeQueue(SqliteQueue):
+    SWEEP_PURGE_SQL: ClassVar[str] = _HIDING_PURGE_SQL
+
+
+adapter = sqlite_mutant("mut-sqlite-retention-hides", queue=HidingPurgeQueue)
+MUTANT = Mutant(
+    clause="X2",
+    rows=("model_based",),
+    what="sweep_expired() moves dead jobs past retention to a hidden queue instead of deleting them: still stored",
+)

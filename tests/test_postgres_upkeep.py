@@ -1,0 +1,157 @@
+"""The Postgres store keeps its cost flat: it vacuums its own jobs table, and its purge reads only what it purges.
+
+Without it, every claimed and acked job leaves a dead entry at the front of the
+claim's index scan until a ``VACUUM`` runs, and on a server whose autovacuum is
+off or behind, claims slow down in proportion to the jobs that ever went
+through (issue 16). These tests read the claim's own plan: the index pages one
+claim touches after a churn, with the store's upkeep and with it switched off;
+and the sweep's: its purge step reads the jobs past retention, not every dead
+job kept.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import asyncpg
+import pytest
+import pytest_asyncio
+from alkstore_postgres import PgStore, adapter, open_store
+from alkstore_postgres.location import Location, quote_ident
+from alkstore_postgres.queue import PgQueue
+from alkstore_postgres.upkeep import BASE_THRESHOLD, Upkeep
+
+from alkstore_contract import ManualClock, QueueOpts
+from tests.test_postgres_engine import dsn, schema
+
+__all__ = ["dsn", "schema"]
+
+CHURN = 40_000
+"""Jobs put through the queue: 80,000 dead row versions, about 200 index pages of dead entries without vacuum."""
+PAGES_WITH_UPKEEP = 100
+"""At most ``BASE_THRESHOLD`` dead versions wait for the next vacuum: some 50 pages of dead index entries."""
+
+
+class NoUpkeep(Upkeep):
+    """An upkeep that never vacuums: the table as a store without it leaves it."""
+
+    def note(self, dead_versions: int) -> None:
+        return None
+
+
+@pytest_asyncio.fixture
+async def store(dsn: str, schema: str) -> AsyncIterator[PgStore]:
+    opened = await open_store(dsn, schema=schema)
+    yield opened
+    await opened.close()
+
+
+async def churn(store: PgStore, jobs: int) -> None:
+    """Put ``jobs`` jobs through queue ``q``, then leave 100 ready and claim one.
+
+    The one claim is the first to pass the dead entries left since the last
+    vacuum: it visits their rows and marks them dead in the index, as any
+    claim does, so the claim measured next sees the steady state.
+    """
+    queue = store.queue("q")
+    for _ in range(jobs // 500):
+        await queue.enqueue_many([{"n": n} for n in range(500)])
+        handles = await queue.claim_batch("w", 500)
+        assert await queue.ack_batch([handle.job.id for handle in handles]) == 500
+    await queue.enqueue_many([{"n": n} for n in range(100)])
+    handle = await queue.claim_one("w")
+    assert handle is not None
+    assert await handle.ack()
+
+
+async def claim_buffers(store: PgStore, dsn: str) -> int:
+    """Shared buffers one ``claim_one`` touches (EXPLAIN ANALYZE, rolled back so nothing is claimed)."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        transaction = conn.transaction()
+        await transaction.start()
+        plan: Any = await conn.fetchval(
+            f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {store.sql(PgQueue.CLAIM_SQL)}", None, "q", 1, "w", "t"
+        )
+        await transaction.rollback()
+    finally:
+        await conn.close()
+    top = json.loads(plan)[0]["Plan"] if isinstance(plan, str) else plan[0]["Plan"]
+    return int(top["Shared Hit Blocks"]) + int(top["Shared Read Blocks"])
+
+
+@pytest.mark.asyncio
+async def test_claims_stay_cheap_after_a_churn(store: PgStore, dsn: str) -> None:
+    await churn(store, CHURN)
+    await store.upkeep.idle()
+    assert store.upkeep.vacuums >= 1
+    touched = await claim_buffers(store, dsn)
+    assert touched <= PAGES_WITH_UPKEEP, f"one claim touched {touched} buffers after {CHURN:,} jobs went through"
+
+
+@pytest.mark.asyncio
+async def test_without_upkeep_the_same_claim_wades_through_dead_entries(store: PgStore, dsn: str) -> None:
+    """The check above can fail: with the vacuum switched off, the claim reads every dead entry's page."""
+    store.upkeep = NoUpkeep(None, "unused")
+    await churn(store, CHURN)
+    touched = await claim_buffers(store, dsn)
+    assert touched > 2 * PAGES_WITH_UPKEEP, f"one claim touched only {touched} buffers without any vacuum"
+
+
+@pytest.mark.asyncio
+async def test_close_cancels_a_vacuum_in_flight(store: PgStore) -> None:
+    store.upkeep.note(BASE_THRESHOLD)
+    await store.close()
+    assert store.closed
+
+
+@pytest.mark.asyncio
+async def test_a_failed_vacuum_is_logged_not_raised(store: PgStore, caplog: pytest.LogCaptureFixture) -> None:
+    upkeep = Upkeep(store._pool, '"no_such_schema".jobs')
+    with caplog.at_level(logging.WARNING, logger="alkstore_postgres.upkeep"):
+        upkeep.note(BASE_THRESHOLD)
+        await upkeep.idle()
+    assert upkeep.vacuums == 0
+    assert 'VACUUM of "no_such_schema".jobs failed' in caplog.text
+    await upkeep.close()
+
+
+@pytest.mark.asyncio
+async def test_purge_reads_only_the_dead_jobs_past_retention(dsn: str, schema: str) -> None:
+    """Sweep step (a) is a range scan on ``purge_at``: 1,000 dead jobs kept cost it nothing to read."""
+    clock = ManualClock(datetime(2030, 1, 1, tzinfo=UTC))
+    store = await open_store(dsn, schema=schema, clock=clock)
+    try:
+        kept = store.queue("q", QueueOpts(dead_letter_retention_s=86_400))
+        short = store.queue("q", QueueOpts(dead_letter_retention_s=60))
+        await kept.enqueue_many([{"n": n} for n in range(1_000)], expires=timedelta(seconds=5))
+        purged = await short.enqueue_many([{"n": n} for n in range(10)], expires=timedelta(seconds=5))
+        clock.advance(timedelta(seconds=5))
+        assert await kept.sweep_expired() == 1_010
+        clock.advance(timedelta(seconds=60))
+        conn = await asyncpg.connect(dsn)
+        try:
+            await conn.execute(f"ANALYZE {quote_ident(schema)}.jobs")
+            transaction = conn.transaction()
+            await transaction.start()
+            plan = await conn.fetchval(
+                f"EXPLAIN (ANALYZE, FORMAT JSON) {store.sql(PgQueue.SWEEP_SQL)}", clock.now(), "q", "e", "m"
+            )
+            await transaction.rollback()
+        finally:
+            await conn.close()
+        scans = [node for node in _nodes(json.loads(plan)[0]["Plan"]) if node.get("Index Name") == "jobs_dead_purge"]
+        assert [node["Actual Rows"] for node in scans] == [10], plan
+        assert await kept.sweep_expired() == 0
+        assert [await kept.get_job(job_id) for job_id in purged] == [None] * 10
+        assert await adapter.count_stored_jobs(Location(dsn, schema).encode()) == 1_000
+    finally:
+        await store.close()
+
+
+def _nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
+    return [node, *(child for sub in node.get("Plans", []) for child in _nodes(sub))]

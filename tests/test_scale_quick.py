@@ -1,0 +1,44 @@
+"""The scale benchmark's ``--quick`` mode on SQLite and mem: it runs end to end and reports every figure.
+
+``benchmarks/scale.py --quick`` builds tiny queues (backlogs of 200 and 1,000,
+a churn of 1,000 jobs acked and one retried, dead jobs kept for a purge),
+times every figure once and writes its table, JSON and plot. This test runs it
+as a user would, so a change that breaks the benchmark fails CI; it asserts
+nothing about speed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCALE = Path(__file__).resolve().parent.parent / "benchmarks" / "scale.py"
+TIMEOUT_S = 180
+
+
+def test_quick_scale_run_reports_every_figure(tmp_path: Path) -> None:
+    out_json, out_png = tmp_path / "scale.json", tmp_path / "scale.png"
+    command = [sys.executable, str(SCALE), "--quick", "--engines", "sqlite,mem"]
+    done = subprocess.run(
+        [*command, "--json", str(out_json), "--png", str(out_png)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, f"scale.py --quick failed ({done.returncode}):\n{(done.stdout + done.stderr)[-6000:]}"
+    assert "| sqlite | claim_one+ack |" in done.stdout, done.stdout
+    results = {result["engine"]: result for result in json.loads(out_json.read_text())["results"]}
+    assert set(results) == {"sqlite", "mem"}
+    for engine, result in results.items():
+        kinds = [scene["kind"] for scene in result["scenes"]]
+        assert kinds == ["backlog", "backlog", "churn", "retry-churn", "kept", "kept"], (engine, kinds)
+        for scene in result["scenes"]:
+            assert scene["figures"], (engine, scene["label"])
+            assert all(figure["median"] > 0 for figure in scene["figures"].values()), (engine, scene)
+    assert results["sqlite"]["scenes"][0]["bytes_per_job_on_disk"] > 0
+    assert all(size > 0 for size in results["mem"]["mem_bytes_per_job"].values())
+    assert out_png.stat().st_size > 0
