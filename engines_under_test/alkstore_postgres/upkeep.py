@@ -45,6 +45,9 @@ Between two vacuums a claim steps over at most this many dead entries (some 25
 index pages per index); a vacuum of even a small table costs a few
 milliseconds of server time, so vacuuming much more often slows a busy queue
 down more than the dead entries do."""
+VACUUM_TIMEOUT_S = 600.0
+"""A vacuum's own statement timeout: the store's ``op_timeout_s`` (asyncpg's ``command_timeout``) bounds one
+job statement, and a vacuum of a large table may rightly take longer."""
 SCALE_FACTOR = 0.02
 """Extra dead row versions allowed per live row, so a vacuum's cost stays a small share of the work between."""
 
@@ -76,7 +79,7 @@ class Upkeep:
     async def _vacuum(self) -> None:
         try:
             async with self._pool.acquire() as conn:
-                await conn.execute(self._vacuum_sql)
+                await conn.execute(self._vacuum_sql, timeout=VACUUM_TIMEOUT_S)
                 live = await conn.fetchval("SELECT reltuples FROM pg_class WHERE oid = $1::regclass", self._table)
         except Exception as exc:
             logger.warning("alkstore: VACUUM of %s failed, retried after more jobs: %r", self._table, exc)
