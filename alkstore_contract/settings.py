@@ -54,7 +54,7 @@ class SuiteSettings:
             "report": str(self.report) if self.report else None,
             "xfail_file": str(self.xfail_file) if self.xfail_file else None,
             "examples": self.examples,
-            "tick_s": self.tick_s if self.tick_s is not None else "measured",
+            "tick_s": self.tick_s if self.tick_s is not None else "default (measured for the system clock)",
             "full_trace": self.full_trace,
         }
 
