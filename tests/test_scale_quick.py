@@ -4,11 +4,13 @@
 a churn of 1,000 jobs acked and one retried, dead jobs kept for a purge),
 times every figure once and writes its table, JSON and plot. This test runs it
 as a user would, so a change that breaks the benchmark fails CI; it asserts
-nothing about speed.
+nothing about speed. The plot needs matplotlib (the ``bench`` extra): where it
+is not installed, as in the project's test environment, the run draws none.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -21,8 +23,9 @@ TIMEOUT_S = 180
 def test_quick_scale_run_reports_every_figure(tmp_path: Path) -> None:
     out_json, out_png = tmp_path / "scale.json", tmp_path / "scale.png"
     command = [sys.executable, str(SCALE), "--quick", "--engines", "sqlite,mem"]
+    draws = importlib.util.find_spec("matplotlib") is not None
     done = subprocess.run(
-        [*command, "--json", str(out_json), "--png", str(out_png)],
+        [*command, "--json", str(out_json), *(["--png", str(out_png)] if draws else [])],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -41,4 +44,6 @@ def test_quick_scale_run_reports_every_figure(tmp_path: Path) -> None:
             assert all(figure["median"] > 0 for figure in scene["figures"].values()), (engine, scene)
     assert results["sqlite"]["scenes"][0]["bytes_per_job_on_disk"] > 0
     assert all(size > 0 for size in results["mem"]["mem_bytes_per_job"].values())
-    assert out_png.stat().st_size > 0
+    assert out_png.exists() == draws
+    if draws:
+        assert out_png.stat().st_size > 0
