@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from alkstore_contract.backoff import backoff_delay_s
+from alkstore_contract.kit.driver import NewJobs
 from alkstore_contract.types import QueueOpts
 from alkstore_contract.validation import (
     Duration,
@@ -70,6 +71,46 @@ class NewJob:
     visibility_timeout_s: float
     backoff_base_s: float
     dead_letter_retention_s: float | None
+
+
+def resolve_new_jobs(payload_jsons: Sequence[str], options: EnqueueOptions, opts: QueueOpts) -> NewJobs:
+    """contract E1–E7 for one call, ``now`` left to whoever stores: delay wins over run_at; stamps from ``opts``."""
+    return NewJobs(
+        payloads=payload_jsons,
+        priority=options.priority,
+        max_attempts=options.max_attempts if options.max_attempts is not None else opts.max_attempts,
+        run_at=options.run_at if options.delay_s is None else None,
+        delay_s=options.delay_s if options.delay_s is not None else 0.0,
+        expires_s=options.expires_s,
+        visibility_timeout_s=opts.visibility_timeout_s,
+        backoff_base_s=opts.backoff_base_s,
+        dead_letter_retention_s=opts.dead_letter_retention_s,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RetryDecision:
+    """What a valid ``retry()`` does, relative to the op's ``now``: ready again after ``delay_s``, or dead (R1, R4)."""
+
+    dead: bool
+    delay_s: float
+    last_error: str | None
+
+
+def decide_retry(
+    *,
+    attempts: int,
+    max_attempts: int,
+    backoff_base_s: float,
+    error: str | None,
+    delay_s: float | None,
+    rng: random.Random,
+) -> RetryDecision:
+    """contract R1–R4. ``attempts`` is the count after the claim being retried; draws from ``rng`` at most once."""
+    if attempts >= max_attempts:
+        return RetryDecision(dead=True, delay_s=0.0, last_error=error if error is not None else LAST_ERROR_MAX_ATTEMPTS)
+    seconds = delay_s if delay_s is not None else backoff_delay_s(attempts, backoff_base_s, rng)
+    return RetryDecision(dead=False, delay_s=seconds, last_error=error)
 
 
 def encode_payloads(payloads: Sequence[object]) -> list[str]:

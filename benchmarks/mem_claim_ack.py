@@ -24,12 +24,13 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 import alkstore_mem
-from alkstore_mem import MemQueue
 
-Drain = Callable[[MemQueue], Awaitable[int]]
+from alkstore_contract import Queue
+
+Drain = Callable[[Queue], Awaitable[int]]
 
 
-async def drain_one_by_one(queue: MemQueue) -> int:
+async def drain_one_by_one(queue: Queue) -> int:
     drained = 0
     while (handle := await queue.claim_one("bench")) is not None:
         await handle.ack()
@@ -38,7 +39,7 @@ async def drain_one_by_one(queue: MemQueue) -> int:
 
 
 def batch_drain(size: int) -> Drain:
-    async def drain(queue: MemQueue) -> int:
+    async def drain(queue: Queue) -> int:
         drained = 0
         while handles := await queue.claim_batch("bench", size):
             drained += await queue.ack_batch([handle.job.id for handle in handles])

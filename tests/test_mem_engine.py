@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import alkstore_mem
 import pytest
 import pytest_asyncio
-from alkstore_mem import MemQueue, MemStore, adapter
+from alkstore_mem import MemStore, adapter
 
 from alkstore_contract import (
     Capability,
@@ -26,6 +26,7 @@ from alkstore_contract import (
     JobState,
     ManualClock,
     PayloadError,
+    Queue,
     QueueOpts,
     StoreClosed,
 )
@@ -60,7 +61,7 @@ async def stored(location: str) -> int:
     return await adapter.count_stored_jobs(location)
 
 
-async def must_get(queue: MemQueue, job_id: JobId) -> Job:
+async def must_get(queue: Queue, job_id: JobId) -> Job:
     job = await queue.get_job(job_id)
     assert job is not None, f"job {job_id} should be stored"
     return job

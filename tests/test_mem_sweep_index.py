@@ -2,7 +2,7 @@
 
 A sweep used to test every job of the queue, so moving 1,000 expired jobs out
 of a million cost a hundred times what it cost among ten thousand (issue 16).
-These tests count the jobs a sweep looks at (through the queue's own override
+These tests count the jobs a sweep looks at (through the driver's own override
 point) and check that every way a job becomes the sweep's business — expiry,
 a lapsed last attempt (also after a heartbeat), retention after a fail, a retry
 or a sweep, and a clock set back — is still found.
@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import pytest_asyncio
-from alkstore_mem import MemQueue, MemStore, adapter
+from alkstore_mem import MemDriver, MemStore, adapter
 from alkstore_mem.record import JobRecord
 from alkstore_mem.space import space_named
 
@@ -27,18 +27,14 @@ pytestmark = pytest.mark.asyncio
 START = datetime(2030, 1, 1, tzinfo=UTC)
 
 
-class CountingQueue(MemQueue):
-    """A queue that counts the jobs its sweeps look at (every look starts with the retention check)."""
+class CountingDriver(MemDriver):
+    """A driver that counts the jobs its sweeps look at (every look starts with the retention check)."""
 
     looked = 0
 
     def _retention_over(self, record: JobRecord, now: datetime) -> bool:
-        CountingQueue.looked += 1
+        CountingDriver.looked += 1
         return super()._retention_over(record, now)
-
-
-class CountingStore(MemStore):
-    queue_class = CountingQueue
 
 
 @pytest_asyncio.fixture
@@ -49,8 +45,8 @@ async def location() -> AsyncIterator[str]:
 
 
 async def open_counting(location: str, clock: ManualClock) -> MemStore:
-    store = CountingStore(space_named(location), clock=clock, seed=1)
-    CountingQueue.looked = 0
+    store = MemStore(CountingDriver(space_named(location)), clock=clock, seed=1)
+    CountingDriver.looked = 0
     return store
 
 
@@ -63,7 +59,7 @@ async def test_a_sweep_looks_only_at_the_jobs_that_are_due(location: str) -> Non
     expiring = await queue.enqueue_many([{"n": n} for n in range(10)], expires=timedelta(seconds=5))
     clock.advance(timedelta(seconds=6))
     assert await queue.sweep_expired() == 10
-    assert CountingQueue.looked == 10
+    assert CountingDriver.looked == 10
     for job_id in expiring:
         job = await queue.get_job(job_id)
         assert job is not None

@@ -30,24 +30,19 @@ adapter = Unreachable()
 """
 
 INT32_ENGINE = """
-from alkstore_mem import MemAdapter, MemQueue, MemStore
+from alkstore_mem import MemAdapter, MemDriver
 
 
-class Int32Queue(MemQueue):
-    async def enqueue(self, payload, **options):
-        priority = options.get("priority")
-        if isinstance(priority, int) and 2**31 <= abs(priority) < 2**63:
-            raise OverflowError(f"value out of int32 range: {priority}")
-        return await super().enqueue(payload, **options)
-
-
-class Int32Store(MemStore):
-    queue_class = Int32Queue
+class Int32Driver(MemDriver):
+    async def insert(self, queue, jobs, now):
+        if 2**31 <= abs(jobs.priority) < 2**63:
+            raise OverflowError(f"value out of int32 range: {jobs.priority}")
+        return await super().insert(queue, jobs, now)
 
 
 class Int32Adapter(MemAdapter):
     name = "int32"
-    store_class = Int32Store
+    driver_class = Int32Driver
 
 
 adapter = Int32Adapter()

@@ -7,11 +7,10 @@ tests to step through leases, retries and backoff without sleeping.
 """
 
 from alkstore_mem.adapter import MemAdapter
-from alkstore_mem.handle import MemJobHandle
-from alkstore_mem.queue import MemQueue
+from alkstore_mem.driver import MemDriver
 from alkstore_mem.store import MemStore, open_store
 
 adapter = MemAdapter()
 """The ``mem`` engine's adapter (entry point ``alkstore.engines``)."""
 
-__all__ = ["MemAdapter", "MemJobHandle", "MemQueue", "MemStore", "adapter", "open_store"]
+__all__ = ["MemAdapter", "MemDriver", "MemStore", "adapter", "open_store"]

@@ -6,9 +6,10 @@ import uuid
 from importlib.metadata import version
 
 from alkstore_contract.adapter import Capability
-from alkstore_contract.clock import Clock
+from alkstore_contract.clock import Clock, SystemClock
 from alkstore_contract.surface import Store
 from alkstore_mem import space as spaces
+from alkstore_mem.driver import MemDriver
 from alkstore_mem.store import MemStore
 
 
@@ -21,7 +22,8 @@ class MemAdapter:
     ``durable`` (nothing outlives the process).
     """
 
-    store_class: type[MemStore] = MemStore
+    driver_class: type[MemDriver] = MemDriver
+    """The storage the stores run on (the project's broken-engine mutants put a subclass here)."""
     name = "mem"
     capabilities = frozenset({Capability.INJECTABLE_CLOCK, Capability.SHARED_LOCATION})
 
@@ -40,8 +42,8 @@ class MemAdapter:
         return name
 
     async def open_store(self, location: str, *, clock: Clock | None = None, seed: int | None = None) -> Store:
-        store: Store = self.store_class(spaces.space_named(location), clock=clock, seed=seed)
-        return store
+        driver = self.driver_class(spaces.space_named(location))
+        return MemStore(driver, clock=clock if clock is not None else SystemClock(), seed=seed)
 
     async def count_stored_jobs(self, location: str) -> int:
         """The oracle: counts the raw job tables of the space, without any store or queue code."""

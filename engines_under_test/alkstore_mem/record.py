@@ -86,7 +86,7 @@ class JobRecord:
         self.enqueued_at = enqueued_at
         self.lease_expires_at: datetime | None = None
         self.claimed_by: str | None = None
-        self.token: int | None = None
+        self.token: str | None = None
         self.visibility_timeout_s = visibility_timeout_s
         self.backoff_base_s = backoff_base_s
         self.dead_letter_retention_s = dead_letter_retention_s

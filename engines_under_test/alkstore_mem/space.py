@@ -4,7 +4,7 @@ A location of this engine is a space name. ``SPACES`` maps each name to one
 ``MemSpace`` object, and every store opened on that name works on that very
 object, so several stores see one state (contract P1). The space holds only data
 and the bookkeeping that keeps the indexes consistent; what is claimable and in
-which order is decided by the queue class (``alkstore_mem.queue``), so a
+which order is decided by the driver (``alkstore_mem.driver``), so a
 subclass can change the policy without touching the storage.
 
 Why heaps: a claim must stay cheap on a large backlog, so no claim scans the
@@ -29,7 +29,7 @@ A sweep pops the entries that are due and decides on those jobs alone, with the
 same predicates a full scan would apply; an entry whose job has since moved on
 is simply dropped, since whatever the job does next files its own entry. The heaps rely on time moving
 forward; ``high_water`` remembers the latest ``now`` they were arranged for,
-and the queue rebuilds them from ``jobs`` when a clock goes back (a
+and the driver rebuilds them from ``jobs`` when a clock goes back (a
 ``ManualClock.set`` to an earlier instant, or two stores on one space with
 different clocks) or when stale entries outnumber live jobs.
 """
@@ -104,19 +104,18 @@ class QueueIndex:
 
 
 class MemSpace:
-    """One location: its queues, its id counter and its claim-token counter.
+    """One location: its queues and its id counter.
 
     Ids are ints from one counter per space, so they are unique across the
     space's queues and increase in enqueue order (the last key of contract C2).
     """
 
-    __slots__ = ("_ids", "_tokens", "name", "queues")
+    __slots__ = ("_ids", "name", "queues")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.queues: dict[str, QueueIndex] = {}
         self._ids = itertools.count(1)
-        self._tokens = itertools.count(1)
 
     def index(self, queue: str) -> QueueIndex:
         """The index of ``queue``, created empty on first use."""
@@ -127,10 +126,6 @@ class MemSpace:
 
     def new_id(self) -> int:
         return next(self._ids)
-
-    def new_token(self) -> int:
-        """A claim token never used before in this space (fencing, contract H1)."""
-        return next(self._tokens)
 
 
 SPACES: dict[str, MemSpace] = {}

@@ -109,18 +109,11 @@ def mutated(source: str, old: str, new: str) -> str:
     return source.replace(old, new)
 
 
-def mem_mutant(name: str, *, queue: type[Any] | None = None, handle: type[Any] | None = None) -> Any:
-    """An adapter of the mem engine named ``name`` whose queue and/or handle classes are replaced.
+def mem_mutant(name: str, *, driver: type[Any]) -> Any:
+    """An adapter of the mem engine named ``name`` whose stores run on ``driver`` (a ``MemDriver`` subclass)."""
+    from alkstore_mem import MemAdapter
 
-    Saves each mem mutant the four-class subclass chain (adapter → store → queue → handle).
-    """
-    from alkstore_mem import MemAdapter, MemQueue, MemStore
-
-    queue_attrs: dict[str, Any] = {} if handle is None else {"handle_class": handle}
-    queue_class = type("MutantQueue", (queue or MemQueue,), queue_attrs)
-    store_class = type("MutantStore", (MemStore,), {"queue_class": queue_class})
-    adapter_class = type("MutantAdapter", (MemAdapter,), {"store_class": store_class, "name": name})
-    return adapter_class()
+    return type("MutantAdapter", (MemAdapter,), {"driver_class": driver, "name": name})()
 
 
 def sqlite_mutant(

@@ -9,20 +9,18 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from alkstore_mem import MemJobHandle
+from alkstore_mem import MemDriver
 from alkstore_mem.record import JobRecord
 
 from alkstore_contract.types import JobState
 from tests.mutants.catalog import Mutant, mem_mutant
 
 
-class TokenlessHandle(MemJobHandle):
-    __slots__ = ()
-
-    def _holds_lease(self, record: JobRecord, now: datetime) -> bool:
+class TokenlessDriver(MemDriver):
+    def _holds_lease(self, record: JobRecord, token: str, now: datetime) -> bool:
         lease = record.lease_expires_at
         return record.state is JobState.PROCESSING and lease is not None and now < lease
 
 
-adapter = mem_mutant("mut-mem-ack-unfenced", handle=TokenlessHandle)
+adapter = mem_mutant("mut-mem-ack-unfenced", driver=TokenlessDriver)
 MUTANT = Mutant(clause="H5", rows=("lease_validity",), what="mem handle ops fence by state and lease only, not token")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from alkstore_mem import MemQueue
+from alkstore_mem import MemDriver
 from alkstore_mem.record import JobRecord
 
 from alkstore_contract.types import JobState
 from tests.mutants.catalog import Mutant, mem_mutant
 
 
-class ExpiryBlindQueue(MemQueue):
+class ExpiryBlindDriver(MemDriver):
     def _is_claimable(self, record: JobRecord, now: datetime) -> bool:
         if record.state is JobState.READY:
             return record.run_at <= now
@@ -24,5 +24,5 @@ class ExpiryBlindQueue(MemQueue):
         )
 
 
-adapter = mem_mutant("mut-mem-expired-claimable", queue=ExpiryBlindQueue)
+adapter = mem_mutant("mut-mem-expired-claimable", driver=ExpiryBlindDriver)
 MUTANT = Mutant(clause="X1", rows=("claim_order", "sweep_and_retention"), what="mem claims ignore expires_at")

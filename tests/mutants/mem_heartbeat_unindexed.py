@@ -15,34 +15,26 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from alkstore_mem import MemAdapter, MemJobHandle, MemQueue, MemStore
-from alkstore_mem.record import JobRecord, as_timedelta
+from alkstore_mem import MemDriver
+from alkstore_mem.record import as_timedelta
 
-from tests.mutants.catalog import Mutant
+from alkstore_contract.validation import JobId
+from tests.mutants.catalog import Mutant, mem_mutant
 
 
-class UnindexedHeartbeatHandle(MemJobHandle):
-    __slots__ = ()
-
-    def _apply_heartbeat(self, record: JobRecord, seconds: float, now: datetime) -> None:
-        record.lease_expires_at = now + as_timedelta(seconds)  # no index.file_lease(...)
+class UnindexedHeartbeatDriver(MemDriver):
+    async def heartbeat(self, queue: str, job_id: JobId, token: str, now: datetime | None, lease_s: float) -> bool:
+        assert now is not None
+        held = self._held(queue, job_id, token, now)
+        if held is None:
+            return False
+        _, record = held
+        record.lease_expires_at = now + as_timedelta(lease_s)  # no index.file_lease(...)
         record.version += 1
+        return True
 
 
-class UnindexedHeartbeatQueue(MemQueue):
-    handle_class: type[MemJobHandle] = UnindexedHeartbeatHandle
-
-
-class UnindexedHeartbeatStore(MemStore):
-    queue_class: type[MemQueue] = UnindexedHeartbeatQueue
-
-
-class UnindexedHeartbeatAdapter(MemAdapter):
-    store_class: type[MemStore] = UnindexedHeartbeatStore
-    name = "mut-mem-heartbeat-unindexed"
-
-
-adapter = UnindexedHeartbeatAdapter()
+adapter = mem_mutant("mut-mem-heartbeat-unindexed", driver=UnindexedHeartbeatDriver)
 MUTANT = Mutant(
     clause="H3",
     rows=("lease_validity", "model_based"),

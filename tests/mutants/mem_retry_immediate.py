@@ -4,22 +4,20 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from alkstore_mem import MemJobHandle
-from alkstore_mem.record import JobRecord
+from alkstore_mem import MemDriver
 
-from alkstore_contract.resolution import RetryOutcome
+from alkstore_contract.validation import JobId
 from tests.mutants.catalog import Mutant, mem_mutant
 
 
-class ImpatientHandle(MemJobHandle):
-    __slots__ = ()
+class ImpatientDriver(MemDriver):
+    async def retry(
+        self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float, last_error: str | None
+    ) -> bool:
+        return await super().retry(queue, job_id, token, now, 0.0, last_error)
 
-    def _apply_retry(self, record: JobRecord, outcome: RetryOutcome, now: datetime) -> None:
-        hurried = outcome if outcome.dead else RetryOutcome(dead=False, run_at=now, last_error=outcome.last_error)
-        super()._apply_retry(record, hurried, now)
 
-
-adapter = mem_mutant("mut-mem-retry-immediate", handle=ImpatientHandle)
+adapter = mem_mutant("mut-mem-retry-immediate", driver=ImpatientDriver)
 MUTANT = Mutant(
     clause="R2",
     rows=("backoff_curve_equivalence",),

@@ -9,21 +9,18 @@ differ. ``backoff_curve_equivalence``'s seed leg sees it.
 
 from __future__ import annotations
 
-from alkstore_mem import MemAdapter, MemStore
-from alkstore_mem.space import MemSpace
+from alkstore_mem import MemAdapter
 
 from alkstore_contract.clock import Clock
+from alkstore_contract.surface import Store
 from tests.mutants.catalog import Mutant
 
 
-class SeedlessStore(MemStore):
-    def __init__(self, space: MemSpace, *, clock: Clock | None = None, seed: int | None = None) -> None:
-        super().__init__(space, clock=clock, seed=None)
-
-
 class SeedIgnoredAdapter(MemAdapter):
-    store_class = SeedlessStore
     name = "mut-mem-seed-ignored"
+
+    async def open_store(self, location: str, *, clock: Clock | None = None, seed: int | None = None) -> Store:
+        return await super().open_store(location, clock=clock, seed=None)
 
 
 adapter = SeedIgnoredAdapter()

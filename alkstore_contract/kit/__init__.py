@@ -1,0 +1,22 @@
+"""The engine kit: the public surface written once over a narrow storage driver (docs/certify-your-engine.md).
+
+An engine implements ``StorageDriver`` (insert, claim, the fenced handle
+updates, batch ack, cancel, get, sweep, close) and opens ``KitStore(driver,
+clock=..., seed=...)``; the kit does the rest the contract asks of every
+engine in the same way.
+"""
+
+from alkstore_contract.kit.driver import NewJobs, StorageDriver, c2_order_key, duration_us, int_job_id, job_from_row
+from alkstore_contract.kit.front import KitJobHandle, KitQueue, KitStore
+
+__all__ = [
+    "KitJobHandle",
+    "KitQueue",
+    "KitStore",
+    "NewJobs",
+    "StorageDriver",
+    "c2_order_key",
+    "duration_us",
+    "int_job_id",
+    "job_from_row",
+]

@@ -1,0 +1,199 @@
+"""The storage driver: the one thing an engine built on the kit writes (docs/certify-your-engine.md).
+
+The kit (``alkstore_contract.kit.front``) implements the whole public surface
+once: it refuses ops on a closed store, validates every argument, encodes
+payloads, resolves options and the retry outcome, reads the clock, mints claim
+tokens, keeps handles one-shot and sorts claims into C2 order. What it leaves
+to the driver is what only the storage can do, atomically: put rows in, take
+them out, and change one row *only if* the claim still holds it. So a driver
+takes no policy decision the contract does not pin to the storage itself; its
+docstrings below are the engine author's guide, clause by clause.
+
+Every method receives ``now``: the instant the kit read from the store's clock
+for this op, or ``None`` when the store was opened without a clock and the
+driver keeps time itself (Postgres reads the server's clock in the statement,
+contract T3). A driver compares and stamps instants with that one ``now`` only.
+
+Job ids are what ``insert`` returned; the kit passes any id a caller gives
+through unchanged, so a driver must treat an id of another kind (a ``str``
+where it hands out ``int``, an int beyond its range) as "not found", never as
+an error (``int_job_id`` does this for integer ids).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from alkstore_contract.types import Job, JobState
+from alkstore_contract.validation import INT64_MAX, INT64_MIN, JobId, decode_payload
+
+_ONE_US = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True, slots=True)
+class NewJobs:
+    """The jobs of one ``enqueue``/``enqueue_many`` call, resolved but for ``now`` (E1–E7, E11).
+
+    Every job of one call shares every stamp but its payload. ``run_at`` is the
+    absolute instant the caller gave; when it is ``None`` the jobs are ready at
+    ``now + delay_s`` (``delay_s`` is 0 without a delay). ``expires_s`` is
+    relative to ``now``. A driver stores these verbatim; ``run_at_from`` and
+    ``expires_at_from`` do the arithmetic for a driver that has ``now`` in hand.
+    """
+
+    payloads: Sequence[str]
+    """The payloads' JSON texts, in input order."""
+    priority: int
+    max_attempts: int
+    run_at: datetime | None
+    delay_s: float
+    expires_s: float | None
+    visibility_timeout_s: float
+    backoff_base_s: float
+    dead_letter_retention_s: float | None
+
+    def run_at_from(self, now: datetime) -> datetime:
+        """E2/E3: the ready time of these jobs when enqueued at ``now``."""
+        return self.run_at if self.run_at is not None else now + timedelta(seconds=self.delay_s)
+
+    def expires_at_from(self, now: datetime) -> datetime | None:
+        """E4: the expiry instant of these jobs when enqueued at ``now``, or ``None``."""
+        return None if self.expires_s is None else now + timedelta(seconds=self.expires_s)
+
+
+class StorageDriver(Protocol):
+    """What an engine stores and how; every method is one atomic step against every other store on the location.
+
+    ``queue`` is the queue's name as the caller wrote it: names are
+    case-sensitive (S1), so ``"isolation"`` and ``"Isolation"`` are two queues
+    (an engine mapping queues to case-insensitive table names breaks S4).
+    """
+
+    async def insert(self, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
+        """Store one ready job per payload and return their ids in input order (E1–E8, E11).
+
+        All or none: if storing fails part way, nothing of this call may stay.
+        Each job: state ``ready``, 0 attempts, ``run_at``/``expires_at`` from
+        ``jobs`` and ``now``, ``enqueued_at = now``, the four stamps verbatim.
+        Ids are unique on the location, and a later ``insert`` on one queue
+        gives higher ids (C2 breaks ties by id).
+        """
+        ...
+
+    async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
+        """Take up to ``n`` (≥ 1) claimable jobs of ``queue``, the first ones in C2 order (C1–C5, X1, C7).
+
+        Claimable at ``now``: ``ready`` with ``run_at <= now``, or
+        ``processing`` with ``lease_expires_at <= now`` and ``attempts <
+        max_attempts``; in both cases not expired (``expires_at`` is ``None``
+        or later than ``now``). C2 order: priority descending, ``run_at``
+        ascending, id ascending. Each taken job becomes ``processing`` with
+        ``claimed_by = worker_id``, the claim ``token`` (fencing), ``attempts
+        + 1`` and ``lease_expires_at = now + its visibility timeout``.
+        Atomic: no job may be taken by two concurrent claims (C4), in this
+        process or any other sharing the location. Returns the jobs as they
+        are after the claim, in any order (the kit sorts them).
+        """
+        ...
+
+    async def ack(self, queue: str, job_id: JobId, token: str, now: datetime | None) -> bool:
+        """Delete the job if it is ``processing`` under ``token`` with ``lease_expires_at > now`` (H1, H2).
+
+        The check and the delete are one atomic step, so a reclaim (a new
+        token) can never slip between them (H5). ``True`` iff deleted.
+        """
+        ...
+
+    async def retry(
+        self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float, last_error: str | None
+    ) -> bool:
+        """Under the same fence as ``ack``: back to ``ready`` at ``now + delay_s`` (R1–R3).
+
+        The lease, claimant and token are cleared, attempts are kept, and
+        ``last_error`` replaces the stored one unless it is ``None`` (R3).
+        ``True`` iff the fenced row changed.
+        """
+        ...
+
+    async def dead_letter(self, queue: str, job_id: JobId, token: str, now: datetime | None, last_error: str) -> bool:
+        """Under the same fence as ``ack``: ``dead`` with ``last_error`` and ``died_at = now`` (R4, D1).
+
+        The lease, claimant and token are cleared. ``True`` iff the fenced row changed.
+        """
+        ...
+
+    async def heartbeat(self, queue: str, job_id: JobId, token: str, now: datetime | None, lease_s: float) -> bool:
+        """Under the same fence as ``ack``: ``lease_expires_at = now + lease_s``, a reset, not an addition (H3)."""
+        ...
+
+    async def ack_batch(self, queue: str, job_ids: Sequence[JobId], now: datetime | None) -> int:
+        """Delete each listed job of ``queue`` that is ``processing`` with ``lease_expires_at > now`` (B1).
+
+        No token check (B1 acks by id); ``job_ids`` holds no duplicates and is
+        never empty. One atomic step; returns how many were deleted.
+        """
+        ...
+
+    async def cancel(self, queue: str, job_id: JobId) -> bool:
+        """Delete the job of ``queue`` with this id in any state; ``True`` iff one was deleted (B2)."""
+        ...
+
+    async def get(self, queue: str, job_id: JobId) -> Job | None:
+        """The job of ``queue`` with this id as stored now, or ``None`` (B3); a job of another queue is ``None``."""
+        ...
+
+    async def sweep(self, queue: str, now: datetime | None, expired_error: str, exhausted_error: str) -> int:
+        """The sweep of ``queue`` (X2, X3), in this order, as one atomic step against other sweeps and claims.
+
+        1. Delete ``dead`` jobs whose ``died_at + dead_letter_retention_s <= now``
+           (never when the retention is ``None``).
+        2. ``ready``/``processing`` jobs with ``expires_at <= now`` become
+           ``dead`` with ``last_error = expired_error``.
+        3. ``processing`` jobs with ``lease_expires_at <= now`` and ``attempts
+           >= max_attempts`` become ``dead`` with ``last_error = exhausted_error``.
+
+        Steps 2 and 3 set ``died_at = now`` and clear lease, claimant and
+        token. A job moved to dead by this sweep is not purged by it. Returns
+        how many jobs steps 2 and 3 moved.
+        """
+        ...
+
+    async def close(self) -> None:
+        """Let running steps finish and release the storage. Called once, after the store refuses new ops."""
+        ...
+
+
+def int_job_id(job_id: JobId) -> int | None:
+    """The 64-bit integer a job id names, or ``None`` when no integer-keyed engine can have handed it out."""
+    if isinstance(job_id, bool) or not isinstance(job_id, int):
+        return None
+    return job_id if INT64_MIN <= job_id <= INT64_MAX else None
+
+
+def duration_us(seconds: float) -> int:
+    """``seconds`` as whole microseconds, rounded exactly as ``datetime + timedelta(seconds=…)`` rounds."""
+    return timedelta(seconds=seconds) // _ONE_US
+
+
+_STATES = {state.value: state for state in JobState}
+
+
+def job_from_row(row: Sequence[Any]) -> Job:
+    """A ``Job`` from a stored row in ``JOB_FIELDS`` order: payload as JSON text, state as its name.
+
+    The other values go in as they are (instants as aware datetimes, the
+    stamps as floats); the payload is decoded afresh, so each snapshot owns it.
+    """
+    job_id, queue, payload, state, *rest = row
+    return Job(job_id, queue, decode_payload(payload), _STATES[state], *rest)
+
+
+def c2_order_key(job: Job) -> tuple[int, datetime, JobId]:
+    """contract C2's order as a sort key: priority descending, ready time ascending, id ascending.
+
+    One engine's ids are all of one kind, so two ids compared here are both ints or both strs.
+    """
+    return (-job.priority, job.run_at, job.id)

@@ -1,0 +1,310 @@
+"""The public surface (``Store``, ``Queue``, ``JobHandle``) written once, over a ``StorageDriver``.
+
+Every op here follows one order (the contract's "Order of checks"): refuse a
+closed store (S3) → refuse a spent handle (H4) → validate every argument, so
+bad input stores nothing → spend the handle (ack/retry/fail) → read the clock
+once (T1, T2) → one driver call. The driver only stores; every message a
+caller sees for a closed store, a spent handle or a bad argument is written
+here, so all engines on the kit say it the same way.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Generic, Self, TypeVar
+
+from alkstore_contract.clock import Clock
+from alkstore_contract.errors import InvalidArgument
+from alkstore_contract.handles import OneShot, raise_if_closed
+from alkstore_contract.kit.driver import StorageDriver, c2_order_key
+from alkstore_contract.resolution import (
+    LAST_ERROR_EXPIRED,
+    LAST_ERROR_MAX_ATTEMPTS,
+    EnqueueOptions,
+    decide_retry,
+    encode_payloads,
+    fail_error,
+    resolve_new_jobs,
+)
+from alkstore_contract.surface import JobHandle
+from alkstore_contract.types import Job, QueueOpts, validate_queue_opts
+from alkstore_contract.validation import (
+    INT64_MAX,
+    Duration,
+    JobId,
+    describe_value,
+    encode_payload,
+    optional_duration_seconds,
+    validate_batch_size,
+    validate_error,
+    validate_job_id,
+    validate_job_ids,
+    validate_queue_name,
+    validate_worker_id,
+)
+
+D = TypeVar("D", bound=StorageDriver)
+
+
+class KitStore(Generic[D]):
+    """An open store: a driver, the clock every op reads, the random source of backoff jitter, a closed flag.
+
+    ``clock=None`` hands ``now=None`` to the driver, which then keeps time
+    itself (a server's clock); an engine that has no clock of its own passes
+    ``SystemClock()``. ``seed`` seeds the jitter (R5), so a run can be replayed.
+    Engines subclass it to add what is theirs (a location, an option).
+    """
+
+    def __init__(self, driver: D, *, clock: Clock | None, seed: int | None) -> None:
+        if clock is not None and not isinstance(clock, Clock):
+            raise InvalidArgument(
+                f"clock={describe_value(clock)}: must have a now() method returning an aware datetime"
+            )
+        self._driver = driver
+        self._clock = clock
+        self._rng = random.Random(seed)
+        self._closed = False
+
+    @property
+    def driver(self) -> D:
+        """The storage this store runs on."""
+        return self._driver
+
+    @property
+    def clock(self) -> Clock | None:
+        """The clock every op reads, or ``None`` when the driver keeps time."""
+        return self._clock
+
+    @property
+    def rng(self) -> random.Random:
+        """The source of backoff jitter (R5)."""
+        return self._rng
+
+    def now(self) -> datetime | None:
+        """The op's one clock read (T1): the store's clock, or ``None`` for the driver's own."""
+        clock = self._clock
+        return None if clock is None else clock.now()
+
+    def check_open(self, op: str) -> None:
+        """S3: raise ``StoreClosed`` naming ``op`` when the store is closed."""
+        raise_if_closed(self._closed, op)
+
+    def queue(self, name: str, opts: QueueOpts | None = None) -> KitQueue[D]:
+        """S1: a handle on queue ``name`` stamping ``opts`` (default ``QueueOpts()``) on what it enqueues; no I/O."""
+        raise_if_closed(self._closed, "queue")
+        return KitQueue(self, validate_queue_name(name), validate_queue_opts(opts))
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def close(self) -> None:
+        """S3: refuse every later op, then let the driver finish what runs and release the storage. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._driver.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+
+class KitQueue(Generic[D]):
+    """A name inside a store, with the options it stamps on what it enqueues (E1)."""
+
+    __slots__ = ("_driver", "_name", "_opts", "_store")
+
+    def __init__(self, store: KitStore[D], name: str, opts: QueueOpts) -> None:
+        self._store = store
+        self._driver = store.driver
+        self._name = name
+        self._opts = opts
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def opts(self) -> QueueOpts:
+        return self._opts
+
+    async def enqueue(
+        self,
+        payload: object,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> JobId:
+        """E1–E10: store one job, ready now, after ``delay`` or at ``run_at``; bad input stores nothing."""
+        store = self._store
+        store.check_open("enqueue")
+        payload_json = encode_payload(payload)
+        options = EnqueueOptions.validate(
+            delay=delay, run_at=run_at, expires=expires, max_attempts=max_attempts, priority=priority
+        )
+        jobs = resolve_new_jobs((payload_json,), options, self._opts)
+        return (await self._driver.insert(self._name, jobs, store.now()))[0]
+
+    async def enqueue_many(
+        self,
+        payloads: Sequence[object],
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> list[JobId]:
+        """E11: every payload stored from one clock read, or none; ids in input order. ``[]`` does no I/O."""
+        store = self._store
+        store.check_open("enqueue_many")
+        if not isinstance(payloads, list | tuple):
+            raise InvalidArgument(f"payloads={describe_value(payloads)}: must be a list or tuple of payloads")
+        payload_jsons = encode_payloads(payloads)
+        options = EnqueueOptions.validate(
+            delay=delay, run_at=run_at, expires=expires, max_attempts=max_attempts, priority=priority
+        )
+        if not payload_jsons:
+            return []
+        jobs = resolve_new_jobs(payload_jsons, options, self._opts)
+        return await self._driver.insert(self._name, jobs, store.now())
+
+    async def claim_one(self, worker_id: str) -> KitJobHandle[D] | None:
+        """C1–C4, C6: the first claimable job in C2 order under a fresh lease, or ``None``."""
+        handles = await self._claim("claim_one", worker_id, 1)
+        return handles[0] if handles else None
+
+    async def claim_batch(self, worker_id: str, n: int) -> list[JobHandle]:
+        """C5: up to ``n`` claimable jobs in C2 order; ``n <= 0`` claims nothing and reads nothing."""
+        return list(await self._claim("claim_batch", worker_id, n))
+
+    async def _claim(self, op: str, worker_id: object, n: object) -> list[KitJobHandle[D]]:
+        store = self._store
+        store.check_open(op)
+        worker = validate_worker_id(worker_id)
+        count = validate_batch_size(n)
+        if count <= 0:
+            return []
+        # One token per claim call, from the OS's randomness rather than the store's seeded rng:
+        # two stores opened with one seed must never mint the same token. Fencing is on id AND
+        # token, so the jobs of one batch may share it.
+        token = secrets.token_hex(16)
+        jobs = await self._driver.claim(self._name, worker, min(count, INT64_MAX), token, store.now())
+        if len(jobs) > 1:
+            jobs.sort(key=c2_order_key)
+        return [KitJobHandle(self, job, token) for job in jobs]
+
+    async def ack_batch(self, ids: Sequence[JobId]) -> int:
+        """B1: delete the listed jobs of this queue whose lease is live; how many. ``[]`` does no I/O."""
+        store = self._store
+        store.check_open("ack_batch")
+        unique = list(dict.fromkeys(validate_job_ids(ids)))
+        if not unique:
+            return 0
+        return await self._driver.ack_batch(self._name, unique, store.now())
+
+    async def cancel(self, job_id: JobId) -> bool:
+        """B2: delete the job of this queue in any state; ``True`` iff one was deleted."""
+        self._store.check_open("cancel")
+        return await self._driver.cancel(self._name, validate_job_id(job_id))
+
+    async def get_job(self, job_id: JobId) -> Job | None:
+        """B3: a fresh snapshot of the job of this queue, or ``None``."""
+        self._store.check_open("get_job")
+        return await self._driver.get(self._name, validate_job_id(job_id))
+
+    async def sweep_expired(self) -> int:
+        """X2, X3: purge dead jobs past retention, then move expired and exhausted jobs to dead; how many moved."""
+        store = self._store
+        store.check_open("sweep_expired")
+        return await self._driver.sweep(self._name, store.now(), LAST_ERROR_EXPIRED, LAST_ERROR_MAX_ATTEMPTS)
+
+
+class KitJobHandle(Generic[D]):
+    """One claim of one job: ``ack``/``retry``/``fail`` once, ``heartbeat`` as often as needed (H1–H5)."""
+
+    __slots__ = ("_job", "_once", "_queue", "_token")
+
+    def __init__(self, queue: KitQueue[D], job: Job, token: str) -> None:
+        self._queue = queue
+        self._job = job
+        self._token = token
+        self._once = OneShot(job.id)
+
+    @property
+    def job(self) -> Job:
+        """The job as this claim left it (processing, attempts counted, lease set)."""
+        return self._job
+
+    async def ack(self) -> bool:
+        """H2: delete the job if this claim still holds it."""
+        queue = self._queue
+        store = queue._store
+        store.check_open("ack")
+        self._once.spend("ack")
+        return await queue._driver.ack(queue._name, self._job.id, self._token, store.now())
+
+    async def retry(self, error: str | None = None, delay: Duration | None = None) -> bool:
+        """R1–R4: back to ready after ``delay`` (or the backoff curve), or dead when attempts are spent.
+
+        The outcome is decided from the claim's snapshot before the fenced
+        write: its attempts and stamps cannot change while this claim holds
+        the job, and if it no longer does the write changes nothing. So every
+        engine draws the same jitter sequence from the same seed.
+        """
+        queue = self._queue
+        store = queue._store
+        store.check_open("retry")
+        self._once.check("retry")
+        checked_error = validate_error(error)
+        delay_s = optional_duration_seconds("delay", delay)
+        self._once.spend("retry")
+        job = self._job
+        decision = decide_retry(
+            attempts=job.attempts,
+            max_attempts=job.max_attempts,
+            backoff_base_s=job.backoff_base_s,
+            error=checked_error,
+            delay_s=delay_s,
+            rng=store.rng,
+        )
+        now = store.now()
+        if decision.dead:
+            assert decision.last_error is not None, "a dead-letter decision always names its error"
+            return await queue._driver.dead_letter(queue._name, job.id, self._token, now, decision.last_error)
+        return await queue._driver.retry(queue._name, job.id, self._token, now, decision.delay_s, decision.last_error)
+
+    async def fail(self, error: str | None = None) -> bool:
+        """D1: dead at once, ``last_error`` = error or ``"failed"``."""
+        queue = self._queue
+        store = queue._store
+        store.check_open("fail")
+        self._once.check("fail")
+        last_error = fail_error(validate_error(error))
+        self._once.spend("fail")
+        return await queue._driver.dead_letter(queue._name, self._job.id, self._token, store.now(), last_error)
+
+    async def heartbeat(self, extend: Duration | None = None) -> bool:
+        """H3: lease = now + (``extend``, or the stamped visibility timeout); repeatable."""
+        queue = self._queue
+        store = queue._store
+        store.check_open("heartbeat")
+        self._once.check("heartbeat")
+        extend_s = optional_duration_seconds("extend", extend, positive=True)
+        lease_s = self._job.visibility_timeout_s if extend_s is None else extend_s
+        return await queue._driver.heartbeat(queue._name, self._job.id, self._token, store.now(), lease_s)
