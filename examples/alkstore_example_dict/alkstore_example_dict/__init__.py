@@ -1,4 +1,4 @@
-"""An example third-party alkstore engine: the job-queue contract over a plain Python dict.
+"""An example third-party alkstore engine: the job-queue contract over a plain Python dict, as a kit driver.
 
 It is registered as ``example-dict`` under the ``alkstore.engines`` entry point
 (see ``pyproject.toml``), so once installed, ``pytest --alkstore-engine=example-dict``
@@ -6,9 +6,9 @@ or ``alkstore certify example-dict`` certifies it from any directory.
 """
 
 from .adapter import DictAdapter
-from .store import DictJobHandle, DictQueue, DictStore
+from .driver import DictDriver
 
 adapter = DictAdapter()
 """The object the ``alkstore.engines`` entry point names."""
 
-__all__ = ["DictAdapter", "DictJobHandle", "DictQueue", "DictStore", "adapter"]
+__all__ = ["DictAdapter", "DictDriver", "adapter"]

@@ -12,11 +12,11 @@ import uuid
 from importlib.metadata import version
 
 from alkstore_contract.adapter import Capability
-from alkstore_contract.clock import Clock
+from alkstore_contract.clock import Clock, SystemClock
+from alkstore_contract.kit import KitStore
 from alkstore_contract.surface import Store
 
-from .location import LOCATIONS, Location
-from .store import DictStore
+from .driver import LOCATIONS, DictDriver, Location
 
 DISTRIBUTION = "alkstore-example-dict"
 
@@ -26,15 +26,16 @@ class DictAdapter:
 
     Declared capabilities, and why:
 
-    - ``injectable_clock`` (T2): every op reads time only from the store's clock,
-      so the suite can move a ``ManualClock`` instead of sleeping.
+    - ``injectable_clock`` (T2): the driver uses only the ``now`` the kit read
+      from the store's clock, so the suite can move a ``ManualClock`` instead of sleeping.
     - ``shared_location`` (P1): stores opened on one name share one ``Location``.
 
     Not ``multi_process`` (a dict lives in one process) and not ``durable``
     (nothing survives the process): the rows that need those skip, naming them.
     """
 
-    store_class: type[DictStore] = DictStore
+    driver_class: type[DictDriver] = DictDriver
+    """The storage the stores run on: a test can put a deliberately broken subclass here to see a row catch it."""
     name = "example-dict"
     capabilities = frozenset({Capability.INJECTABLE_CLOCK, Capability.SHARED_LOCATION})
 
@@ -54,14 +55,22 @@ class DictAdapter:
         return name
 
     async def open_store(self, location: str, *, clock: Clock | None = None, seed: int | None = None) -> Store:
-        """A store on ``location`` (created empty when unknown); ``clock=None`` is the system clock."""
-        store: Store = self.store_class(LOCATIONS.setdefault(location, Location()), clock=clock, seed=seed)
-        return store
+        """A kit store over a driver on ``location`` (created empty when unknown).
+
+        The engine has no clock of its own, so ``clock=None`` means the system
+        clock; the kit reads it once per op and hands the instant to the driver.
+        """
+        driver = self.driver_class(LOCATIONS.setdefault(location, Location()))
+        return KitStore(driver, clock=clock if clock is not None else SystemClock(), seed=seed)
 
     async def count_stored_jobs(self, location: str) -> int:
-        """The oracle: the size of the location's dict, read without any store, queue or handle code."""
+        """The oracle: the size of the location's dict, read without any store, queue or driver code.
+
+        Every job stored here is ready, processing or dead: an ack deletes, so
+        there is no finished history to leave out of the count.
+        """
         found = LOCATIONS.get(location)
-        return 0 if found is None else len(found.jobs)
+        return 0 if found is None else len(found.rows)
 
     async def drop_location(self, location: str) -> None:
         LOCATIONS.pop(location, None)
