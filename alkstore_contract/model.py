@@ -111,7 +111,7 @@ class ModelJob:
         )
 
     def release(self) -> None:
-        """Drop the claim: ready and dead jobs hold no lease, claimant or token (decision 12)."""
+        """Drop the claim: ready and dead jobs hold no lease, claimant or token (DEC-unclaimed-fields)."""
         self.lease_expires_at = None
         self.claimed_by = None
         self.claim = None
@@ -371,7 +371,7 @@ class Model:
             job.changed_by = "R2"
         job.state = JobState.READY  # R1
         job.run_at = ready_at
-        if error is not None:  # R1: the given error; without one the old last_error stays (decision 4)
+        if error is not None:  # R1: the given error; without one the old last_error stays (DEC-retry-keeps-error)
             job.last_error = error
         job.release()
         return Retried(accepted=True, violation=violation, cap_s=cap_s)
@@ -433,7 +433,7 @@ class Model:
     # --- X: sweep -----------------------------------------------------------------------------------
 
     def sweep_expired(self, queue: str, now: datetime) -> int:
-        """X2 for ``queue`` in the order of decision 8; returns how many moved to dead."""
+        """X2 for ``queue`` in the order of DEC-sweep-order; returns how many moved to dead."""
         mine = [job for job in self.jobs.values() if job.queue == queue]
         for job in mine:  # (a) retention over: died_at + retention <= now; None keeps forever
             if (

@@ -10,6 +10,9 @@
   when the suite reads it.
 - README's engines sentence names the rows mem skips for want of a capability.
 - The MIT license the metadata declares ships in the wheel.
+- Every decision code or docs cite by id (``DEC-sweep-order``) is in
+  docs/contract.md's Decisions table and spelled out at its clause; nothing
+  cites a decision by a number a reader cannot look up.
 """
 
 from __future__ import annotations
@@ -70,6 +73,42 @@ def test_contract_md_names_every_member_of_the_public_surface() -> None:
         if not name.startswith("_")
     }
     assert sorted(name for name in members if f"`{name}" not in section and f".{name}" not in section) == []
+
+
+DECISION_ID = re.compile(r"\bDEC-[a-z0-9]+(?:-[a-z0-9]+)*")
+NUMBERED_DECISION = re.compile(r"\bdecisions? [0-9]", re.IGNORECASE)
+NOT_YET_ON_DECISION_IDS = ("reference_engine/alkstore_sqlite", "engines_under_test/alkstore_postgres")
+"""Engines being converted to the kit on other branches; their two numbered citations are renamed at merge."""
+
+
+def _decision_table() -> set[str]:
+    text = (DOCS / "contract.md").read_text(encoding="utf-8")
+    table = text.split("\n## Decisions\n", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"^\| `(DEC-[a-z0-9-]+)` \|", table, flags=re.MULTILINE))
+
+
+def test_every_cited_decision_is_defined_in_the_contract() -> None:
+    defined = _decision_table()
+    body = (DOCS / "contract.md").read_text(encoding="utf-8").split("\n## Decisions\n", 1)[0]
+    assert sorted(defined - set(re.findall(r"\(`(DEC-[a-z0-9-]+)`\)", body))) == [], "in the table, not at a clause"
+    cited = {
+        f"{path.relative_to(REPO)}: {name}"
+        for path in [*_shipped_files(), *sorted((REPO / "tests").rglob("*.py"))]
+        for name in DECISION_ID.findall(path.read_text(encoding="utf-8"))
+        if name not in defined
+    }
+    assert sorted(cited) == [], "these cite a decision id docs/contract.md's Decisions table does not have"
+
+
+def test_no_decision_is_cited_by_number() -> None:
+    citing = [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in [*_shipped_files(), *sorted((REPO / "tests").rglob("*.py"))]
+        if not str(path.relative_to(REPO)).startswith(NOT_YET_ON_DECISION_IDS)
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if NUMBERED_DECISION.search(line)
+    ]
+    assert citing == [], "cite the decision's id from docs/contract.md's Decisions table (DEC-…)"
 
 
 def test_the_readme_names_the_rows_mem_skips_by_design() -> None:

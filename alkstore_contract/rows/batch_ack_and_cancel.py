@@ -30,7 +30,7 @@ from alkstore_contract.validation import JobId
 
 
 def _wrong_kind(job_id: JobId) -> JobId:
-    """An id of the other kind than this engine's: simply not found (decision 7)."""
+    """An id of the other kind than this engine's: simply not found (DEC-id-kind)."""
     return f"no-such-job-{job_id}" if isinstance(job_id, int) else 2**62
 
 

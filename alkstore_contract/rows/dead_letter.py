@@ -45,7 +45,7 @@ LONG_TIME_S = 400 * 24 * 3600.0
 
 
 async def _dead_job(queue: Queue, job_id: JobId, clause: str, leg: str) -> Job:
-    """The job must be stored and dead, with no lease and no claimant (decision 12)."""
+    """The job must be stored and dead, with no lease and no claimant (DEC-unclaimed-fields)."""
     job = await queue.get_job(job_id)
     expect(job is not None, clause, did=f"({leg}) lost job {job_id}", demands="a dead job to stay visible to get_job")
     assert job is not None

@@ -9,7 +9,7 @@ batch with one bad payload anywhere (a set in the middle, a NaN at the end, a
 tuple) or with a bad option stores NOTHING (checked with the oracle); ``[]``
 and ``()`` return ``[]`` and store nothing; a batch of 1000 is stored whole; a
 ``payloads`` that is not a list or tuple (a generator, a str, a dict, a set,
-``None``) raises ``InvalidArgument`` naming ``payloads`` (decision 10).
+``None``) raises ``InvalidArgument`` naming ``payloads`` (DEC-enqueue-many-input).
 
 When it fails, check that ``enqueue_many`` encodes EVERY payload
 (``encode_payloads``) and validates the options before the first write, reads
@@ -170,7 +170,7 @@ async def _leg_sizes(ctx: RowContext, store: Store) -> None:
 
 
 async def _leg_not_a_list(ctx: RowContext, store: Store) -> None:
-    """Decision 10: payloads must be a list or tuple, else InvalidArgument naming payloads."""
+    """DEC-enqueue-many-input: payloads must be a list or tuple, else InvalidArgument naming payloads."""
     queue = store.queue("many-kinds")
     stored = await ctx.stored_jobs()
     for what, payloads in (

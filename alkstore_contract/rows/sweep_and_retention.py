@@ -8,7 +8,7 @@ exhausted dies as ``"expired"``), with ``died_at`` its now, leaves lapsed leases
 with attempts left and every other job exactly as they were, touches no other
 queue and returns how many it moved (X2); dead jobs are deleted once ``died_at +
 stamped retention <= now`` — not a microsecond before — and kept forever with
-retention ``None``; decision 8 of the common brief (docs/contract.md, X2): the
+retention ``None``; DEC-sweep-order (docs/contract.md, X2): the
 purge runs first, so a job a sweep moves to dead is kept by that same sweep
 even with retention 0, and the next sweep deletes it (X2); concurrent sweeps —
 tasks on one store, and stores on one location where ``shared_location`` is
@@ -286,7 +286,7 @@ async def _leg_retention(ctx: RowContext, store: Store) -> None:
 
 
 async def _prepare_retention_after_move(ctx: RowContext, store: Store) -> Check:
-    """X2, decision 8: a job the sweep moves is kept by that sweep even with retention 0; the next deletes it."""
+    """X2, DEC-sweep-order: a job the sweep moves is kept by that sweep even with retention 0; the next deletes it."""
     queue = store.queue("retention-zero", QueueOpts(dead_letter_retention_s=0))
     job_id = await queue.enqueue({"r": "expires, retention 0"}, expires=ctx.unit_s)
     return lambda: _check_retention_after_move(ctx, queue, job_id)

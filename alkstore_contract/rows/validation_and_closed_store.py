@@ -15,8 +15,8 @@ with ``StoreClosed`` — a spent handle too — and writes nothing: the oracle's
 count and a reopened store show every job exactly as it was (S3).
 
 When it fails, check that every entry point calls the shared helpers of
-``alkstore_contract.validation``/``resolution`` BEFORE any I/O, in decision 4/9's
-order (``raise_if_closed`` first, then the arguments), that payloads are stored
+``alkstore_contract.validation``/``resolution`` BEFORE any I/O, in the order
+DEC-order-of-checks gives (``raise_if_closed`` first, then the arguments), that payloads are stored
 as the text ``encode_payload`` returns (TEXT or ``json``, not a type that
 normalises numbers or rejects ``\\u0000`` such as ``jsonb``), and that ``close()``
 flips ``closed`` before anything else and is idempotent.

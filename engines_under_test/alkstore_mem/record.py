@@ -6,7 +6,7 @@ timedelta(...)``), kept as they are: comparing two aware datetimes costs no more
 than comparing two ints, and a snapshot then needs no conversion. The payload is
 kept as the JSON text ``encode_payload`` produced; ``snapshot`` decodes it afresh
 on every read, so a caller mutating ``Job.payload`` can never change the stored
-job (decision 13).
+job (DEC-snapshot-copies).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class JobRecord:
         self.version = 0
 
     def release(self) -> None:
-        """Drop the claim: no lease, no claimant, no token (ready and dead jobs hold none, decision 12)."""
+        """Drop the claim: no lease, no claimant, no token (ready and dead jobs hold none, DEC-unclaimed-fields)."""
         self.lease_expires_at = None
         self.claimed_by = None
         self.token = None
@@ -110,7 +110,7 @@ class JobRecord:
 
 
 def snapshot(record: JobRecord) -> Job:
-    """A frozen copy of ``record`` with a freshly decoded payload (contract B3, decision 13).
+    """A frozen copy of ``record`` with a freshly decoded payload (contract B3, DEC-snapshot-copies).
 
     Every claimed job costs one snapshot, so the fields go in positionally, in
     ``alkstore_contract.types.JOB_FIELDS`` order, the cheapest way to call ``Job``.

@@ -172,7 +172,7 @@ class ModelMachine(RuleBasedStateMachine):
 
         ``pick`` 0: the job of the newest live handle (else the newest job); 5, 6 (mod 8): ids never
         issued (an int, a str); 7 (mod 8): the str form of a real int id (a wrong kind, so not found,
-        decision 7); other even: the job of a recent handle; other odd: any job.
+        DEC-id-kind); other even: the job of a recent handle; other odd: any job.
         """
         kind = pick % 8
         if kind == 5 or not self.refs:
