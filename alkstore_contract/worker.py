@@ -9,10 +9,11 @@ Actions:
 - ``drain``: several stores x several tasks claim and ack until the queue is empty.
 - ``hold``: claim up to ``n`` jobs, report them, then wait to be killed.
 - ``churn``: one op at a time, a seeded random mix of enqueue, claim, ack, retry,
-  fail and cancel, until killed (the durability row's kill -9 leg). Each op is
-  announced by a ``begin`` line before it is awaited and reported by an ``end``
-  line after it returned, so the parent knows every op that took effect and the
-  one op, at most, that was in flight when the process died.
+  fail and cancel, until killed (the durability row's kill -9 leg,
+  ``rows/durability/kill.py``). Each op is announced by a ``begin`` line before it
+  is awaited and reported by an ``end`` line after it returned, so the parent
+  knows every op that took effect and the one op, at most, that was in flight when
+  the process died.
 """
 
 from __future__ import annotations
