@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from alkstore_contract.backoff import backoff_delay_s
-from alkstore_contract.kit.driver import NewJobs
 from alkstore_contract.types import QueueOpts
 from alkstore_contract.validation import (
     Duration,
@@ -168,3 +167,8 @@ def resolve_retry(
 def fail_error(error: str | None) -> str:
     """contract D1: the stored ``last_error`` of ``fail()``."""
     return error if error is not None else LAST_ERROR_FAILED
+
+
+# Last, once every name above exists: importing the kit runs its front, which imports names from this
+# module, so `import alkstore_contract.resolution` before the kit would otherwise be an import cycle.
+from alkstore_contract.kit.driver import NewJobs  # noqa: E402
