@@ -244,6 +244,12 @@ class _Refused(Exception):
 
 
 def _walk_json_value(value: object, depth: int) -> None:
+    """Raise ``_Refused`` for the first part of ``value`` that is not a JSON value reading back equal.
+
+    Values and keys are shown through the base types' own ``repr``
+    (``float.__repr__``, ``str.__repr__``) or ``describe_value``, so a subclass
+    with a hostile ``__repr__`` cannot turn the refusal into another error.
+    """
     if depth > MAX_PAYLOAD_DEPTH:
         raise _Refused(f": nested deeper than {MAX_PAYLOAD_DEPTH} levels")
     if value is None or isinstance(value, (str, bool)):
@@ -257,7 +263,7 @@ def _walk_json_value(value: object, depth: int) -> None:
         return
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise _Refused(f"={value!r}: NaN and infinity are not JSON values")
+            raise _Refused(f"={float.__repr__(value)}: NaN and infinity are not JSON values")
         return
     if isinstance(value, list):
         for index, item in enumerate(value):
@@ -274,7 +280,7 @@ def _walk_json_value(value: object, depth: int) -> None:
             try:
                 _walk_json_value(item, depth + 1)
             except _Refused as refused:
-                refused.where.append(f"[{key!r}]")
+                refused.where.append(f"[{str.__repr__(key)}]")
                 raise
         return
     raise _Refused(
