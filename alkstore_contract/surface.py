@@ -44,10 +44,14 @@ class Queue(Protocol):
     """A name inside a store, with the options it stamps on what it enqueues."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The queue's name, exactly as given to ``store.queue`` (names are case-sensitive, S1)."""
+        ...
 
     @property
-    def opts(self) -> QueueOpts: ...
+    def opts(self) -> QueueOpts:
+        """The options this handle stamps on every job it enqueues (E1)."""
+        ...
 
     async def enqueue(
         self,
@@ -58,7 +62,9 @@ class Queue(Protocol):
         expires: Duration | None = None,
         max_attempts: int | None = None,
         priority: int = 0,
-    ) -> JobId: ...
+    ) -> JobId:
+        """Store one ready job: now, after ``delay`` or at ``run_at`` (E1–E10); bad input stores nothing."""
+        ...
 
     async def enqueue_many(
         self,
@@ -69,19 +75,33 @@ class Queue(Protocol):
         expires: Duration | None = None,
         max_attempts: int | None = None,
         priority: int = 0,
-    ) -> list[JobId]: ...
+    ) -> list[JobId]:
+        """Store every payload from one clock read, all or none; ids in input order (E11)."""
+        ...
 
-    async def claim_one(self, worker_id: str) -> JobHandle | None: ...
+    async def claim_one(self, worker_id: str) -> JobHandle | None:
+        """The first claimable job in C2 order under a fresh lease and token, or ``None`` (C1–C4, C6)."""
+        ...
 
-    async def claim_batch(self, worker_id: str, n: int) -> list[JobHandle]: ...
+    async def claim_batch(self, worker_id: str, n: int) -> list[JobHandle]:
+        """Up to ``n`` claimable jobs in C2 order; ``n <= 0`` claims nothing (C5)."""
+        ...
 
-    async def ack_batch(self, ids: Sequence[JobId]) -> int: ...
+    async def ack_batch(self, ids: Sequence[JobId]) -> int:
+        """Delete each listed job of this queue held under a live lease, by anyone; how many (B1)."""
+        ...
 
-    async def cancel(self, job_id: JobId) -> bool: ...
+    async def cancel(self, job_id: JobId) -> bool:
+        """Delete the job of this queue in any state; ``True`` iff one was deleted (B2)."""
+        ...
 
-    async def get_job(self, job_id: JobId) -> Job | None: ...
+    async def get_job(self, job_id: JobId) -> Job | None:
+        """A fresh snapshot of the job of this queue, or ``None`` (B3)."""
+        ...
 
-    async def sweep_expired(self) -> int: ...
+    async def sweep_expired(self) -> int:
+        """Purge dead jobs past retention, then move expired and exhausted jobs to dead; how many moved (X2, X3)."""
+        ...
 
 
 class Store(Protocol):
@@ -92,17 +112,23 @@ class Store(Protocol):
         ...
 
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """Whether ``close`` was called (S3)."""
+        ...
 
     async def close(self) -> None:
         """Release the store; idempotent (S3)."""
         ...
 
-    async def __aenter__(self) -> Self: ...
+    async def __aenter__(self) -> Self:
+        """The store itself: ``async with`` closes it on exit."""
+        ...
 
     async def __aexit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> None: ...
+    ) -> None:
+        """``close()``."""
+        ...

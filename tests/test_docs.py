@@ -10,6 +10,9 @@
   when the suite reads it.
 - README's engines sentence names the rows mem skips for want of a capability.
 - The MIT license the metadata declares ships in the wheel.
+- docs/certify-your-engine.md's listings of the driver, the surface and
+  ``Job`` are what ``python -m tests.api_reference`` generates from the code
+  now, and the page names the example's every file.
 - Every decision code or docs cite by id (``DEC-sweep-order``) is in
   docs/contract.md's Decisions table and spelled out at its clause; nothing
   cites a decision by a number a reader cannot look up.
@@ -31,6 +34,7 @@ import pytest
 from alkstore_contract import surface
 from alkstore_contract.suite import all_rows
 from alkstore_contract.xfail import load_xfail_file
+from tests.api_reference import RENDERERS, generated_blocks, regenerate
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
@@ -109,6 +113,25 @@ def test_no_decision_is_cited_by_number() -> None:
         if NUMBERED_DECISION.search(line)
     ]
     assert citing == [], "cite the decision's id from docs/contract.md's Decisions table (DEC-…)"
+
+
+def test_the_api_listings_of_certify_your_engine_match_the_code() -> None:
+    text = (DOCS / "certify-your-engine.md").read_text(encoding="utf-8")
+    assert sorted(generated_blocks(text)) == sorted(RENDERERS)
+    assert regenerate(text) == text, "the code changed: run `python -m tests.api_reference` and commit the page"
+
+
+def test_certify_your_engine_names_every_file_of_the_example() -> None:
+    text = (DOCS / "certify-your-engine.md").read_text(encoding="utf-8")
+    package = REPO / "examples" / "alkstore_example_dict" / "alkstore_example_dict"
+    assert sorted(path.name for path in package.glob("*.py") if path.name not in text) == []
+
+
+def test_the_example_driver_is_as_short_as_the_page_says() -> None:
+    """The page promises a driver under 250 lines: the shortest readable engine that certifies."""
+    driver = REPO / "examples" / "alkstore_example_dict" / "alkstore_example_dict" / "driver.py"
+    assert "under 250 lines" in (DOCS / "certify-your-engine.md").read_text(encoding="utf-8")
+    assert len(driver.read_text(encoding="utf-8").splitlines()) < 250
 
 
 def test_the_readme_names_the_rows_mem_skips_by_design() -> None:
