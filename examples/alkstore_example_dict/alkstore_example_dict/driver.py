@@ -65,14 +65,12 @@ LOCATIONS: dict[str, Location] = {}
 """Every location of this process, by name: what the adapter creates, opens, counts and drops."""
 
 
-def _at(now: datetime | None) -> datetime:
-    """The op's instant. This engine keeps no clock of its own, so its stores always have one (T2)."""
-    assert now is not None, "an example-dict store is always opened with a clock"
-    return now
-
-
 class DictDriver:
-    """The jobs of one location. Every store opened on the location gets a driver on the same ``Location`` (P1)."""
+    """The jobs of one location. Every store opened on the location gets a driver on the same ``Location`` (P1).
+
+    This engine keeps no clock of its own, so the adapter opens every store
+    with one and ``now`` is never ``None`` here (T2): each method asserts it.
+    """
 
     def __init__(self, location: Location) -> None:
         self.location = location
@@ -97,8 +95,8 @@ class DictDriver:
 
         Nothing below can fail part way, so a batch is stored whole (E11).
         """
-        at = _at(now)
-        run_at, expires_at = jobs.run_at_from(at), jobs.expires_at_from(at)
+        assert now is not None
+        run_at, expires_at = jobs.run_at_from(now), jobs.expires_at_from(now)
         ids: list[JobId] = []
         for payload_json in jobs.payloads:
             job_id = next(self.location.ids)
@@ -112,7 +110,7 @@ class DictDriver:
                 max_attempts=jobs.max_attempts,
                 run_at=run_at,
                 expires_at=expires_at,
-                enqueued_at=at,
+                enqueued_at=now,
                 lease_expires_at=None,
                 claimed_by=None,
                 visibility_timeout_s=jobs.visibility_timeout_s,
@@ -144,12 +142,12 @@ class DictDriver:
         claim's token, one more attempt, leased until now + its stamped
         visibility timeout (C3). Finding and taking is one step (C4).
         """
-        at = _at(now)
-        rows = [row for row in self.location.rows.values() if row.job.queue == queue and self._claimable(row.job, at)]
+        assert now is not None
+        rows = [row for row in self.location.rows.values() if row.job.queue == queue and self._claimable(row.job, now)]
         taken = sorted(rows, key=lambda row: c2_order_key(row.job))[:n]
         for row in taken:
             job = row.job
-            lease = at + timedelta(seconds=job.visibility_timeout_s)
+            lease = now + timedelta(seconds=job.visibility_timeout_s)
             row.job = replace(
                 job, state=JobState.PROCESSING, claimed_by=worker_id, attempts=job.attempts + 1, lease_expires_at=lease
             )
@@ -158,7 +156,8 @@ class DictDriver:
 
     async def ack(self, queue: str, job_id: JobId, token: str, now: datetime | None) -> bool:
         """Delete the job if the claim still holds it (H1, H2); the fence and the delete are one step."""
-        row = self._held(queue, job_id, token, _at(now))
+        assert now is not None
+        row = self._held(queue, job_id, token, now)
         if row is None:
             return False
         del self.location.rows[row.job.id]
@@ -171,40 +170,40 @@ class DictDriver:
 
         The kit already chose the delay and whether the job dies instead (R4).
         """
-        at = _at(now)
-        row = self._held(queue, job_id, token, at)
+        assert now is not None
+        row = self._held(queue, job_id, token, now)
         if row is None:
             return False
         error = row.job.last_error if last_error is None else last_error
-        run_at = at + timedelta(seconds=delay_s)
+        run_at = now + timedelta(seconds=delay_s)
         row.settle(replace(row.job, state=JobState.READY, run_at=run_at, last_error=error))
         return True
 
     async def dead_letter(self, queue: str, job_id: JobId, token: str, now: datetime | None, last_error: str) -> bool:
         """Under the fence: dead now with ``last_error`` (R4, D1); the claim is dropped."""
-        at = _at(now)
-        row = self._held(queue, job_id, token, at)
+        assert now is not None
+        row = self._held(queue, job_id, token, now)
         if row is None:
             return False
-        row.settle(replace(row.job, state=JobState.DEAD, last_error=last_error, died_at=at))
+        row.settle(replace(row.job, state=JobState.DEAD, last_error=last_error, died_at=now))
         return True
 
     async def heartbeat(self, queue: str, job_id: JobId, token: str, now: datetime | None, lease_s: float) -> bool:
         """Under the fence: lease until now + ``lease_s``, a reset from now, not an addition to the old lease (H3)."""
-        at = _at(now)
-        row = self._held(queue, job_id, token, at)
+        assert now is not None
+        row = self._held(queue, job_id, token, now)
         if row is None:
             return False
-        row.job = replace(row.job, lease_expires_at=at + timedelta(seconds=lease_s))
+        row.job = replace(row.job, lease_expires_at=now + timedelta(seconds=lease_s))
         return True
 
     async def ack_batch(self, queue: str, job_ids: Sequence[JobId], now: datetime | None) -> int:
         """Delete each listed job of ``queue`` that is processing under a live lease, whoever holds it (B1)."""
-        at = _at(now)
+        assert now is not None
         acked = 0
         for job_id in job_ids:
             row = self._row(queue, job_id)
-            if row is not None and row.leased(at):
+            if row is not None and row.leased(now):
                 del self.location.rows[row.job.id]
                 acked += 1
         return acked
@@ -229,18 +228,18 @@ class DictDriver:
         kept until a later sweep, even with a retention of 0. Returns how many
         jobs moved to dead.
         """
-        at = _at(now)
+        assert now is not None
         moved = 0
         for row in [row for row in self.location.rows.values() if row.job.queue == queue]:
             job, lease, keep_s = row.job, row.job.lease_expires_at, row.job.dead_letter_retention_s
             if job.state is JobState.DEAD:
-                if keep_s is not None and job.died_at is not None and job.died_at + timedelta(seconds=keep_s) <= at:
+                if keep_s is not None and job.died_at is not None and job.died_at + timedelta(seconds=keep_s) <= now:
                     del self.location.rows[job.id]
-            elif job.expires_at is not None and job.expires_at <= at:
-                row.settle(replace(job, state=JobState.DEAD, last_error=expired_error, died_at=at))
+            elif job.expires_at is not None and job.expires_at <= now:
+                row.settle(replace(job, state=JobState.DEAD, last_error=expired_error, died_at=now))
                 moved += 1
-            elif lease is not None and lease <= at and job.attempts >= job.max_attempts:
-                row.settle(replace(job, state=JobState.DEAD, last_error=exhausted_error, died_at=at))
+            elif lease is not None and lease <= now and job.attempts >= job.max_attempts:
+                row.settle(replace(job, state=JobState.DEAD, last_error=exhausted_error, died_at=now))
                 moved += 1
         return moved
 
