@@ -1,4 +1,4 @@
-"""``alkstore_sqlite.open_store(synchronous=...)``: the knob P3's decision in docs/contract.md points users to.
+"""``alkstore_sqlite.open_store(synchronous=...)``: the knob DEC-sqlite-synchronous (contract P3) points users to.
 
 ``PRAGMA synchronous`` is a setting of one connection, so it is read back
 through the store's own connection (its private ``_db``): a second connection
