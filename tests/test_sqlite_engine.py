@@ -569,6 +569,7 @@ async def test_reopen_keeps_every_committed_change(db_path: Path, clock: ManualC
         assert await queue.cancel(leased)  # the newest id
         newest = await queue.enqueue("new")
         assert isinstance(leased, int)
+        assert isinstance(newest, int)
         assert newest > leased  # AUTOINCREMENT: ids of deleted jobs are never handed out again
 
 

@@ -14,20 +14,20 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
-_HIDING_PURGE_SQL = SqliteQueue.SWEEP_PURGE_SQL.replace("DELETE FROM jobs", "UPDATE jobs SET queue = '__purged'", 1)
-if _HIDING_PURGE_SQL == SqliteQueue.SWEEP_PURGE_SQL:
+_HIDING_PURGE_SQL = SqliteDriver.SWEEP_PURGE_SQL.replace("DELETE FROM jobs", "UPDATE jobs SET queue = '__purged'", 1)
+if _HIDING_PURGE_SQL == SqliteDriver.SWEEP_PURGE_SQL:
     raise RuntimeError("mutant is stale: the engine's purge no longer starts with 'DELETE FROM jobs'")
 
 
-class HidingPurgeQueue(SqliteQueue):
+class HidingPurgeDriver(SqliteDriver):
     SWEEP_PURGE_SQL: ClassVar[str] = _HIDING_PURGE_SQL
 
 
-adapter = sqlite_mutant("mut-sqlite-retention-hides", queue=HidingPurgeQueue)
+adapter = sqlite_mutant("mut-sqlite-retention-hides", driver=HidingPurgeDriver)
 MUTANT = Mutant(
     clause="X2",
     rows=("sweep_and_retention", "model_based"),
