@@ -64,19 +64,14 @@ class SqliteAdapter:
     store_class: ClassVar[type[SqliteStore]] = SqliteStore
     """The kit's store over it (a mutant whose fault no driver can reach puts a subclass here)."""
 
-    @property
-    def name(self) -> str:
-        return "sqlite"
+    name = "sqlite"
+    capabilities = frozenset(
+        {Capability.INJECTABLE_CLOCK, Capability.SHARED_LOCATION, Capability.MULTI_PROCESS, Capability.DURABLE}
+    )
 
     @property
     def version(self) -> str:
         return version("alkstore")
-
-    @property
-    def capabilities(self) -> frozenset[Capability]:
-        return frozenset(
-            {Capability.INJECTABLE_CLOCK, Capability.SHARED_LOCATION, Capability.MULTI_PROCESS, Capability.DURABLE}
-        )
 
     async def unavailable_reason(self) -> str | None:
         """``None`` unless the linked SQLite lacks ``RETURNING`` or the JSON functions."""

@@ -73,5 +73,5 @@ def shared_code_mutant(name: str, apply: Callable[[], None]) -> Any:
                 SharedCodeMutantAdapter.applied = True
             return await super().open_store(location, clock=clock, seed=seed)
 
-    SharedCodeMutantAdapter.name = name  # type: ignore[assignment]
+    SharedCodeMutantAdapter.name = name
     return SharedCodeMutantAdapter()

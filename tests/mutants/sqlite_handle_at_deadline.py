@@ -17,16 +17,14 @@ from typing import ClassVar
 from alkstore_sqlite import SqliteDriver
 from alkstore_sqlite.driver import FENCE
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
-_FENCE_AT_DEADLINE = FENCE.replace("lease_expires_at > :now", "lease_expires_at >= :now")
+_FENCE_AT_DEADLINE = mutated(FENCE, "lease_expires_at > :now", "lease_expires_at >= :now")
 
 
 def _at_deadline(sql: str) -> str:
-    """``sql`` with the looser fence; refuses to build a mutant identical to the engine."""
-    if not sql.rstrip().endswith(FENCE) or _FENCE_AT_DEADLINE == FENCE:
-        raise RuntimeError("mutant is stale: a handle statement no longer ends with the engine's FENCE")
-    return sql.rstrip().removesuffix(FENCE) + _FENCE_AT_DEADLINE
+    """``sql`` with the looser fence."""
+    return mutated(sql, FENCE, _FENCE_AT_DEADLINE)
 
 
 class AtDeadlineDriver(SqliteDriver):

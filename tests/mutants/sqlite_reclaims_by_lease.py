@@ -15,18 +15,16 @@ from typing import ClassVar
 
 from alkstore_sqlite import SqliteDriver
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 _LAPSED = "SELECT id, priority, run_at FROM jobs\n    WHERE queue = :queue AND state = 'processing'"
 _AT_DEADLINE = (
     "SELECT id, priority, lease_expires_at AS run_at FROM jobs\n    WHERE queue = :queue AND state = 'processing'"
 )
-if _LAPSED not in SqliteDriver.CLAIM_SQL:
-    raise RuntimeError("mutant is stale: the engine's CLAIM_SQL no longer selects lapsed leases as expected")
 
 
 class ReclaimAtDeadlineDriver(SqliteDriver):
-    CLAIM_SQL: ClassVar[str] = SqliteDriver.CLAIM_SQL.replace(_LAPSED, _AT_DEADLINE)
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, _LAPSED, _AT_DEADLINE)
 
 
 adapter = sqlite_mutant("mut-sqlite-reclaims-by-lease", driver=ReclaimAtDeadlineDriver)

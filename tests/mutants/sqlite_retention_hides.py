@@ -16,15 +16,13 @@ from typing import ClassVar
 
 from alkstore_sqlite import SqliteDriver
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
-
-_HIDING_PURGE_SQL = SqliteDriver.SWEEP_PURGE_SQL.replace("DELETE FROM jobs", "UPDATE jobs SET queue = '__purged'", 1)
-if _HIDING_PURGE_SQL == SqliteDriver.SWEEP_PURGE_SQL:
-    raise RuntimeError("mutant is stale: the engine's purge no longer starts with 'DELETE FROM jobs'")
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 
 class HidingPurgeDriver(SqliteDriver):
-    SWEEP_PURGE_SQL: ClassVar[str] = _HIDING_PURGE_SQL
+    SWEEP_PURGE_SQL: ClassVar[str] = mutated(
+        SqliteDriver.SWEEP_PURGE_SQL, "DELETE FROM jobs", "UPDATE jobs SET queue = '__purged'"
+    )
 
 
 adapter = sqlite_mutant("mut-sqlite-retention-hides", driver=HidingPurgeDriver)
