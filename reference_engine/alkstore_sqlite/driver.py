@@ -205,7 +205,7 @@ WHERE queue = :queue AND state = 'dead'
             return [written.lastrowid]
         params["payloads"] = json.dumps(list(payloads))
         rows = await self._db.fetch(self.ENQUEUE_MANY_SQL, params, bulk=True)
-        return sorted(row[0] for row in rows)  # RETURNING id, in no promised order
+        return sorted([row[0] for row in rows])  # RETURNING id, in no promised order
 
     async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
         """C1–C5, X1, C7: one UPDATE … RETURNING, one hop (shared for one job, its own for more)."""
@@ -256,7 +256,7 @@ WHERE queue = :queue AND state = 'dead'
 
     async def ack_batch(self, queue: str, job_ids: Sequence[JobId], now: datetime | None) -> int:
         """B1: one DELETE over a JSON array of ids, one hop (shared for one id, its own for more)."""
-        row_ids = sorted(row_id for job_id in job_ids if (row_id := int_job_id(job_id)) is not None)
+        row_ids = sorted([row_id for job_id in job_ids if (row_id := int_job_id(job_id)) is not None])
         if not row_ids:
             return 0
         params = {"queue": queue, "now": self._epoch_us(self._now(now)), "ids": json.dumps(row_ids)}
