@@ -459,6 +459,28 @@ async def test_closed_store_refuses_everything(db_path: Path, clock: ManualClock
     assert stored_rows(db_path, "state = 'processing'") == 1
 
 
+@pytest.mark.asyncio
+async def test_close_lets_the_ops_already_let_through_finish(db_path: Path, clock: ManualClock) -> None:
+    """S3: an op that passed the closed check before ``close()`` runs on the open connection, however it queues.
+
+    The database has no closed check of its own: it relies on every such op
+    being in the statement gate's line before the shutdown asks for the gate.
+    """
+    store = await open_store(db_path, clock=clock)
+    queue = store.queue("closing")
+    singles = [asyncio.ensure_future(queue.enqueue(n)) for n in range(20)]
+    batch = asyncio.ensure_future(queue.enqueue_many(list(range(5))))
+    sweep = asyncio.ensure_future(queue.sweep_expired())
+    last = asyncio.ensure_future(queue.enqueue("last"))
+    await asyncio.sleep(0)  # each op runs to its first await: past the kit's check, into the gate's line
+    await store.close()
+    await asyncio.gather(*singles, batch, sweep, last)
+    assert len(batch.result()) == 5
+    assert stored_rows(db_path) == 26
+    with pytest.raises(StoreClosed):
+        await queue.enqueue("late")
+
+
 # --- several stores, several processes, reopen ------------------------------------------------
 
 
@@ -569,6 +591,7 @@ async def test_reopen_keeps_every_committed_change(db_path: Path, clock: ManualC
         assert await queue.cancel(leased)  # the newest id
         newest = await queue.enqueue("new")
         assert isinstance(leased, int)
+        assert isinstance(newest, int)
         assert newest > leased  # AUTOINCREMENT: ids of deleted jobs are never handed out again
 
 

@@ -1,7 +1,7 @@
 """``alkstore_sqlite.open_store(synchronous=...)``: the knob DEC-sqlite-synchronous (contract P3) points users to.
 
 ``PRAGMA synchronous`` is a setting of one connection, so it is read back
-through the store's own connection (its private ``_db``): a second connection
+through the store's own connection (``store.driver.db``): a second connection
 on the same file would show its own default, not what the store runs with.
 SQLite reports NORMAL as 1 and FULL as 2.
 """
@@ -21,7 +21,7 @@ PRAGMA_VALUES: dict[Synchronous, int] = {"NORMAL": 1, "FULL": 2}
 
 
 async def _synchronous_in_effect(store: SqliteStore) -> int:
-    rows = await store._db.fetch("test", "PRAGMA synchronous", {})
+    rows = await store.driver.db.fetch("PRAGMA synchronous", {})
     return int(rows[0][0])
 
 

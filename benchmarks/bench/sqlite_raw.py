@@ -1,10 +1,10 @@
 """The SQLite engine's own SQL through the bare drivers: aiosqlite, and stdlib ``sqlite3``.
 
 The baseline of each path runs exactly the statements the engine runs —
-``SqliteQueue``'s and ``SqliteJobHandle``'s SQL constants, with the same
-parameters and the same PRAGMAs — and nothing else but the JSON encoding and
-decoding of payloads: no validation, no ``Job`` snapshots, no handles. That is
-the most a store on that driver could do.
+``SqliteDriver``'s SQL constants, with the same parameters and the same
+PRAGMAs — and nothing else but the JSON encoding and decoding of payloads: no
+validation, no ``Job`` snapshots, no handles. That is the most a store on
+that driver could do.
 
 aiosqlite: all workers share one connection (one thread), as the engine's
 workers share one store; each call is one thread hop. Stdlib ``sqlite3`` runs
@@ -21,8 +21,7 @@ import time
 from typing import Any
 
 import aiosqlite
-from alkstore_sqlite.handle import SqliteJobHandle
-from alkstore_sqlite.queue import SqliteQueue
+from alkstore_sqlite.driver import SqliteDriver
 from alkstore_sqlite.schema import BUSY_TIMEOUT_MS, CONNECTION_PRAGMAS
 
 from alkstore_contract.registry import load_adapter
@@ -78,32 +77,32 @@ class AiosqliteDriver:
         self._conn = conn
 
     async def enqueue(self, worker: int, item: Payload) -> None:
-        await self._conn.execute(SqliteQueue.ENQUEUE_SQL, {**_stamps(_now_us()), "payload": _encode(item)})
+        await self._conn.execute(SqliteDriver.ENQUEUE_SQL, {**_stamps(_now_us()), "payload": _encode(item)})
 
     async def enqueue_many(self, worker: int, items: list[Payload]) -> None:
         texts = json.dumps([_encode(item) for item in items])
-        await self._conn.execute_fetchall(SqliteQueue.ENQUEUE_MANY_SQL, {**_stamps(_now_us()), "payloads": texts})
+        await self._conn.execute_fetchall(SqliteDriver.ENQUEUE_MANY_SQL, {**_stamps(_now_us()), "payloads": texts})
 
     async def claim_one_ack(self, worker: int) -> int:
         params = _claim_params(worker, 1)
-        rows = list(await self._conn.execute_fetchall(SqliteQueue.CLAIM_SQL, params))
+        rows = list(await self._conn.execute_fetchall(SqliteDriver.CLAIM_SQL, params))
         if not rows:
             return 0
         json.loads(rows[0][2])
         fence = {"id": rows[0][0], "token": params["token"], "now": _now_us()}
-        cursor = await self._conn.execute(SqliteJobHandle.ACK_SQL, fence)
+        cursor = await self._conn.execute(SqliteDriver.ACK_SQL, fence)
         if cursor.rowcount != 1:
             raise RuntimeError("raw ack failed")
         return 1
 
     async def claim_batch_ack(self, worker: int, n: int) -> int:
-        rows = list(await self._conn.execute_fetchall(SqliteQueue.CLAIM_SQL, _claim_params(worker, n)))
+        rows = list(await self._conn.execute_fetchall(SqliteDriver.CLAIM_SQL, _claim_params(worker, n)))
         if not rows:
             return 0
         for row in rows:
             json.loads(row[2])
         ids = json.dumps(sorted(row[0] for row in rows))
-        cursor = await self._conn.execute(SqliteQueue.ACK_BATCH_SQL, {"queue": QUEUE, "now": _now_us(), "ids": ids})
+        cursor = await self._conn.execute(SqliteDriver.ACK_BATCH_SQL, {"queue": QUEUE, "now": _now_us(), "ids": ids})
         return cursor.rowcount
 
     async def warm_up(self, workers: int) -> None:
@@ -127,31 +126,31 @@ class StdlibDriver:
         self._conn = conn
 
     async def enqueue(self, worker: int, item: Payload) -> None:
-        self._conn.execute(SqliteQueue.ENQUEUE_SQL, {**_stamps(_now_us()), "payload": _encode(item)})
+        self._conn.execute(SqliteDriver.ENQUEUE_SQL, {**_stamps(_now_us()), "payload": _encode(item)})
 
     async def enqueue_many(self, worker: int, items: list[Payload]) -> None:
         texts = json.dumps([_encode(item) for item in items])
-        self._conn.execute(SqliteQueue.ENQUEUE_MANY_SQL, {**_stamps(_now_us()), "payloads": texts}).fetchall()
+        self._conn.execute(SqliteDriver.ENQUEUE_MANY_SQL, {**_stamps(_now_us()), "payloads": texts}).fetchall()
 
     async def claim_one_ack(self, worker: int) -> int:
         params = _claim_params(worker, 1)
-        rows: list[Any] = self._conn.execute(SqliteQueue.CLAIM_SQL, params).fetchall()
+        rows: list[Any] = self._conn.execute(SqliteDriver.CLAIM_SQL, params).fetchall()
         if not rows:
             return 0
         json.loads(rows[0][2])
         fence = {"id": rows[0][0], "token": params["token"], "now": _now_us()}
-        if self._conn.execute(SqliteJobHandle.ACK_SQL, fence).rowcount != 1:
+        if self._conn.execute(SqliteDriver.ACK_SQL, fence).rowcount != 1:
             raise RuntimeError("raw ack failed")
         return 1
 
     async def claim_batch_ack(self, worker: int, n: int) -> int:
-        rows: list[Any] = self._conn.execute(SqliteQueue.CLAIM_SQL, _claim_params(worker, n)).fetchall()
+        rows: list[Any] = self._conn.execute(SqliteDriver.CLAIM_SQL, _claim_params(worker, n)).fetchall()
         if not rows:
             return 0
         for row in rows:
             json.loads(row[2])
         ids = json.dumps(sorted(row[0] for row in rows))
-        return self._conn.execute(SqliteQueue.ACK_BATCH_SQL, {"queue": QUEUE, "now": _now_us(), "ids": ids}).rowcount
+        return self._conn.execute(SqliteDriver.ACK_BATCH_SQL, {"queue": QUEUE, "now": _now_us(), "ids": ids}).rowcount
 
     async def warm_up(self, workers: int) -> None:
         return None

@@ -17,6 +17,7 @@ from typing import ClassVar
 from alkstore_contract.adapter import Capability
 from alkstore_contract.clock import Clock
 from alkstore_contract.surface import Store
+from alkstore_sqlite.driver import SqliteDriver
 from alkstore_sqlite.schema import BUSY_TIMEOUT_MS
 from alkstore_sqlite.store import SqliteStore
 
@@ -58,21 +59,19 @@ def _missing_feature() -> str | None:
 class SqliteAdapter:
     """Who the SQLite engine is, what it can do, and how the suite gets a fresh file for it."""
 
+    driver_class: ClassVar[type[SqliteDriver]] = SqliteDriver
+    """The storage the stores run on (the project's broken-engine mutants put a subclass here)."""
     store_class: ClassVar[type[SqliteStore]] = SqliteStore
+    """The kit's store over it (a mutant whose fault no driver can reach puts a subclass here)."""
 
-    @property
-    def name(self) -> str:
-        return "sqlite"
+    name = "sqlite"
+    capabilities = frozenset(
+        {Capability.INJECTABLE_CLOCK, Capability.SHARED_LOCATION, Capability.MULTI_PROCESS, Capability.DURABLE}
+    )
 
     @property
     def version(self) -> str:
         return version("alkstore")
-
-    @property
-    def capabilities(self) -> frozenset[Capability]:
-        return frozenset(
-            {Capability.INJECTABLE_CLOCK, Capability.SHARED_LOCATION, Capability.MULTI_PROCESS, Capability.DURABLE}
-        )
 
     async def unavailable_reason(self) -> str | None:
         """``None`` unless the linked SQLite lacks ``RETURNING`` or the JSON functions."""
@@ -88,7 +87,7 @@ class SqliteAdapter:
         return str(Path(directory) / LOCATION_FILE_NAME)
 
     async def open_store(self, location: str, *, clock: Clock | None = None, seed: int | None = None) -> Store:
-        return await self.store_class.open(location, clock=clock, seed=seed)
+        return await self.store_class.open(location, clock=clock, seed=seed, driver_class=self.driver_class)
 
     async def count_stored_jobs(self, location: str) -> int:
         return await asyncio.to_thread(_count_jobs, Path(location))

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 import aiosqlite
 
-from alkstore_sqlite.rows import Row
+from alkstore_sqlite.columns import Row
 
 Params = Mapping[str, object]
 

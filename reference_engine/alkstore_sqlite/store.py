@@ -1,21 +1,17 @@
-"""The store: an open alkstore SQLite file, and ``open_store`` to get one."""
+"""The store: an open alkstore SQLite file (the kit's store over a ``SqliteDriver``), and ``open_store`` to get one."""
 
 from __future__ import annotations
 
 import os
-import random
-from types import TracebackType
-from typing import ClassVar, Self
+from typing import Self
 
 from alkstore_contract.clock import Clock, SystemClock
-from alkstore_contract.types import QueueOpts, validate_queue_opts
-from alkstore_contract.validation import validate_queue_name
-from alkstore_sqlite.database import SqliteDatabase
-from alkstore_sqlite.queue import SqliteQueue
+from alkstore_contract.kit import KitStore
+from alkstore_sqlite.driver import SqliteDriver
 from alkstore_sqlite.schema import DEFAULT_SYNCHRONOUS, Synchronous, validate_synchronous
 
 
-class SqliteStore:
+class SqliteStore(KitStore[SqliteDriver]):
     """An open alkstore SQLite file.
 
     Any number of stores, in any number of processes, may share one file: every
@@ -29,12 +25,6 @@ class SqliteStore:
     ``async with await open_store(path) as store:``, or call ``close()``.
     """
 
-    queue_class: ClassVar[type[SqliteQueue]] = SqliteQueue
-    database_class: ClassVar[type[SqliteDatabase]] = SqliteDatabase
-
-    def __init__(self, db: SqliteDatabase) -> None:
-        self._db = db
-
     @classmethod
     async def open(
         cls,
@@ -43,43 +33,24 @@ class SqliteStore:
         clock: Clock | None = None,
         seed: int | None = None,
         synchronous: Synchronous = DEFAULT_SYNCHRONOUS,
+        driver_class: type[SqliteDriver] = SqliteDriver,
     ) -> Self:
-        """Open (creating if needed) the file at ``path``; see ``open_store``."""
-        mode = validate_synchronous(synchronous)
-        db = await cls.database_class.connect(
-            path, clock=clock if clock is not None else SystemClock(), rng=random.Random(seed), synchronous=mode
-        )
-        return cls(db)
+        """Open (creating if needed) the file at ``path`` on a ``driver_class``; see ``open_store``.
+
+        The store is made only once the file is open, so a clock the kit
+        refuses closes the connection again before the error goes out.
+        """
+        driver = await driver_class.open(path, synchronous=validate_synchronous(synchronous))
+        try:
+            return cls(driver, clock=clock if clock is not None else SystemClock(), seed=seed)
+        except BaseException:
+            await driver.close()
+            raise
 
     @property
     def location(self) -> str:
         """The file this store is open on."""
-        return self._db.location
-
-    def queue(self, name: str, opts: QueueOpts | None = None) -> SqliteQueue:
-        """S1: a handle on queue ``name`` stamping ``opts`` (default ``QueueOpts()``); no I/O."""
-        self._db.check_open("queue")
-        validate_queue_name(name)
-        return self.queue_class(self._db, name, validate_queue_opts(opts))
-
-    @property
-    def closed(self) -> bool:
-        return self._db.closed
-
-    async def close(self) -> None:
-        """S3: refuse every further op, let running ones finish, close the file. Idempotent."""
-        await self._db.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
+        return self.driver.location
 
 
 async def open_store(

@@ -119,24 +119,55 @@ def mem_mutant(name: str, *, driver: type[Any]) -> Any:
 def sqlite_mutant(
     name: str,
     *,
+    driver: type[Any] | None = None,
+    store: type[Any] | None = None,
     queue: type[Any] | None = None,
     handle: type[Any] | None = None,
-    database: type[Any] | None = None,
 ) -> Any:
-    """An adapter of the SQLite engine named ``name`` whose queue, handle and/or database classes are replaced.
+    """An adapter of the SQLite engine named ``name``, its storage and/or the kit's front replaced.
 
-    Saves each SQLite mutant the subclass chain (adapter → store → queue → handle, store → database).
+    ``driver``: a ``SqliteDriver`` subclass, where an SQLite mutant's fault
+    belongs: the storage. The others are for the few faults no driver can
+    reach because the kit owns that part of every op (the random source, the
+    closed-store check, argument resolution, the one-shot handle): ``store``
+    a ``SqliteStore`` subclass, ``queue`` a ``KitQueue`` subclass its
+    ``queue()`` returns, ``handle`` a ``KitJobHandle`` subclass its claims
+    return.
     """
-    from alkstore_sqlite import SqliteAdapter, SqliteQueue, SqliteStore
+    from alkstore_sqlite import SqliteAdapter, SqliteStore
 
-    queue_attrs: dict[str, Any] = {} if handle is None else {"handle_class": handle}
-    queue_class = type("MutantQueue", (queue or SqliteQueue,), queue_attrs)
-    store_attrs: dict[str, Any] = {"queue_class": queue_class}
-    if database is not None:
-        store_attrs["database_class"] = database
-    store_class = type("MutantStore", (SqliteStore,), store_attrs)
-    adapter_class = type("MutantAdapter", (SqliteAdapter,), {"store_class": store_class, "name": name})
-    return adapter_class()
+    from alkstore_contract.kit import KitQueue
+
+    attrs: dict[str, Any] = {"name": name}
+    if driver is not None:
+        attrs["driver_class"] = driver
+    if handle is not None:
+        queue = _handing_out(queue or KitQueue, handle)
+    if queue is not None:
+        store = _queue_of(store or SqliteStore, queue)
+    if store is not None:
+        attrs["store_class"] = store
+    return type("MutantAdapter", (SqliteAdapter,), attrs)()
+
+
+def _handing_out(queue: type[Any], handle: type[Any]) -> type[Any]:
+    """``queue`` whose claims return ``handle`` objects on the same claim (job and token)."""
+
+    async def _claim(self: Any, op: str, worker_id: object, n: object) -> list[Any]:
+        claimed = await queue._claim(self, op, worker_id, n)
+        return [handle(self, each.job, each._token) for each in claimed]
+
+    return type("MutantQueue", (queue,), {"_claim": _claim})
+
+
+def _queue_of(store: type[Any], queue: type[Any]) -> type[Any]:
+    """``store`` whose ``queue()`` returns ``queue`` objects on the name and options it checked."""
+
+    def make_queue(self: Any, name: str, opts: Any = None) -> Any:
+        checked = store.queue(self, name, opts)
+        return queue(self, checked.name, checked.opts)
+
+    return type("MutantStore", (store,), {"queue": make_queue})
 
 
 def postgres_mutant(

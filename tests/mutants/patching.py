@@ -15,13 +15,16 @@ Where to patch: a name is looked up where its caller finds it.
   globals at each call, and ``backoff_range_s`` reads ``backoff_cap_s`` there
   too: those two are patched in ``alkstore_contract.backoff``.
 - ``resolution`` does ``from alkstore_contract.backoff import
-  backoff_delay_s``: its own binding is the one ``resolve_retry`` calls, so a
-  replaced ``backoff_delay_s`` goes into ``alkstore_contract.resolution``.
-- The ``LAST_ERROR_*`` strings: ``resolve_retry`` (R4) and ``fail_error`` (D1)
-  read ``resolution``'s globals, but each engine's queue module imports
-  ``LAST_ERROR_EXPIRED`` and ``LAST_ERROR_MAX_ATTEMPTS`` by name for its sweep
-  (X2): ``rebind`` sets a string in ``resolution`` and in every engine module
-  of ``ENGINE_STRING_HOLDERS`` that has it, as if the shared source had said it.
+  backoff_delay_s``: its own binding is the one ``decide_retry`` (the kit's
+  retry) and ``resolve_retry`` call, so a replaced ``backoff_delay_s`` goes
+  into ``alkstore_contract.resolution``.
+- The ``LAST_ERROR_*`` strings: ``decide_retry``/``resolve_retry`` (R4) and
+  ``fail_error`` (D1) read ``resolution``'s globals, but the kit's front (which
+  passes them into each driver's ``sweep``) and the engines not on the kit
+  import ``LAST_ERROR_EXPIRED`` and ``LAST_ERROR_MAX_ATTEMPTS`` by name for
+  their sweep (X2): ``rebind`` sets a string in ``resolution`` and in every
+  module of ``ENGINE_STRING_HOLDERS`` that has it, as if the shared source had
+  said it.
 
 No row reads any of these: the rows take their expected values from
 ``alkstore_contract.expected``, which this module never touches.
@@ -36,7 +39,7 @@ from typing import Any
 from alkstore_contract.clock import Clock
 from alkstore_contract.surface import Store
 
-ENGINE_STRING_HOLDERS = ("alkstore_contract.kit.front", "alkstore_sqlite.queue", "alkstore_postgres.queue")
+ENGINE_STRING_HOLDERS = ("alkstore_contract.kit.front", "alkstore_postgres.queue")
 """The engine modules that import ``LAST_ERROR_*`` strings by name (grep ``LAST_ERROR_``)."""
 
 
@@ -70,5 +73,5 @@ def shared_code_mutant(name: str, apply: Callable[[], None]) -> Any:
                 SharedCodeMutantAdapter.applied = True
             return await super().open_store(location, clock=clock, seed=seed)
 
-    SharedCodeMutantAdapter.name = name  # type: ignore[assignment]
+    SharedCodeMutantAdapter.name = name
     return SharedCodeMutantAdapter()

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 
-class LapsedAckQueue(SqliteQueue):
-    ACK_BATCH_SQL: ClassVar[str] = mutated(SqliteQueue.ACK_BATCH_SQL, " AND lease_expires_at > :now", "")
+class LapsedAckDriver(SqliteDriver):
+    ACK_BATCH_SQL: ClassVar[str] = mutated(SqliteDriver.ACK_BATCH_SQL, " AND lease_expires_at > :now", "")
 
 
-adapter = sqlite_mutant("mut-sqlite-ack-batch-lapsed", queue=LapsedAckQueue)
+adapter = sqlite_mutant("mut-sqlite-ack-batch-lapsed", driver=LapsedAckDriver)
 MUTANT = Mutant(
     clause="B1",
     rows=("batch_ack_and_cancel",),

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteJobHandle
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
-class UnfencedAckHandle(SqliteJobHandle):
+class UnfencedAckDriver(SqliteDriver):
     ACK_SQL: ClassVar[str] = "DELETE FROM jobs WHERE id = :id AND state = 'processing' AND lease_expires_at > :now"
 
 
-adapter = sqlite_mutant("mut-sqlite-ack-unfenced", handle=UnfencedAckHandle)
+adapter = sqlite_mutant("mut-sqlite-ack-unfenced", driver=UnfencedAckDriver)
 MUTANT = Mutant(
     clause="H5",
     rows=("lease_validity",),

@@ -1,17 +1,20 @@
 """Mutant: the backoff draws over ``[0, cap]`` (full jitter) — breaks R2.
 
 contract R2: equal jitter, ``d`` uniform over ``[cap/2, cap]``: half the delay is
-guaranteed. This engine's random source widens every draw to ``[0, cap]``, so
+guaranteed. This store's random source widens every draw to ``[0, cap]``, so
 half the retries come back sooner than the curve allows (some at once). The
 ``backoff_curve_equivalence`` row catches it when a delay falls below ``cap/2``.
+
+The random source is the kit's (``KitStore.rng``, read by every retry), not
+the driver's: no driver sees a draw, only the delay it gave. So the fault is
+in the engine's store, ``SqliteStore``.
 """
 
 from __future__ import annotations
 
 import random
 
-from aiosqlite import Connection
-from alkstore_sqlite.database import SqliteDatabase
+from alkstore_sqlite import SqliteDriver, SqliteStore
 
 from alkstore_contract.clock import Clock
 from tests.mutants.catalog import Mutant, sqlite_mutant
@@ -24,12 +27,17 @@ class FromZeroRandom(random.Random):
         return super().uniform(0.0, b)
 
 
-class FullJitterDatabase(SqliteDatabase):
-    def __init__(self, conn: Connection, *, location: str, clock: Clock, rng: random.Random) -> None:
-        super().__init__(conn, location=location, clock=clock, rng=FromZeroRandom(rng.getrandbits(64)))
+class FullJitterStore(SqliteStore):
+    def __init__(self, driver: SqliteDriver, *, clock: Clock | None, seed: int | None) -> None:
+        super().__init__(driver, clock=clock, seed=seed)
+        self._from_zero = FromZeroRandom(seed)
+
+    @property
+    def rng(self) -> random.Random:
+        return self._from_zero
 
 
-adapter = sqlite_mutant("mut-sqlite-backoff-full-jitter", database=FullJitterDatabase)
+adapter = sqlite_mutant("mut-sqlite-backoff-full-jitter", store=FullJitterStore)
 MUTANT = Mutant(
     clause="R2",
     rows=("backoff_curve_equivalence",),

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 
-class UnscopedCancelQueue(SqliteQueue):
-    CANCEL_SQL: ClassVar[str] = mutated(SqliteQueue.CANCEL_SQL, " AND queue = :queue", "")
+class UnscopedCancelDriver(SqliteDriver):
+    CANCEL_SQL: ClassVar[str] = mutated(SqliteDriver.CANCEL_SQL, " AND queue = :queue", "")
 
 
-adapter = sqlite_mutant("mut-sqlite-cancel-any-queue", queue=UnscopedCancelQueue)
+adapter = sqlite_mutant("mut-sqlite-cancel-any-queue", driver=UnscopedCancelDriver)
 MUTANT = Mutant(
     clause="S4",
     rows=("batch_ack_and_cancel",),

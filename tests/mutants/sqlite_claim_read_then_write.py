@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import secrets
+from datetime import datetime
 
-from alkstore_sqlite import SqliteJobHandle, SqliteQueue
-from alkstore_sqlite.rows import JOB_COLUMN_LIST, claim_order_key, decode_job
+from alkstore_sqlite import SqliteDriver
+from alkstore_sqlite.columns import JOB_COLUMN_LIST, decode_job
 
-from alkstore_contract.instants import to_epoch_us
-from alkstore_contract.validation import validate_batch_size, validate_worker_id
+from alkstore_contract.types import Job
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 PICK_SQL = """
@@ -35,25 +34,17 @@ RETURNING {JOB_COLUMN_LIST}
 """
 
 
-class ReadThenWriteQueue(SqliteQueue):
-    async def _claim(self, op: str, worker_id: object, n: object) -> list[SqliteJobHandle]:
-        self._db.check_open(op)
-        worker = validate_worker_id(worker_id)
-        count = validate_batch_size(n)
-        if count <= 0:
-            return []
-        now = to_epoch_us(self._db.now())
-        picked = await self._db.fetch(op, PICK_SQL, {"queue": self.name, "now": now, "n": count})
+class ReadThenWriteDriver(SqliteDriver):
+    async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
+        now_us = self._epoch_us(self._now(now))
+        picked = await self.db.fetch(PICK_SQL, {"queue": queue, "now": now_us, "n": n})
         await asyncio.sleep(0.001)
-        token = secrets.token_hex(16)
         ids = json.dumps([row[0] for row in picked])
-        params = {"ids": ids, "now": now, "worker_id": worker, "token": token}
-        rows = await self._db.fetch(op, MARK_SQL, params)
-        rows.sort(key=claim_order_key)
-        return [self.handle_class(self._db, decode_job(row), token) for row in rows]
+        rows = await self.db.fetch(MARK_SQL, {"ids": ids, "now": now_us, "worker_id": worker_id, "token": token})
+        return [decode_job(row) for row in rows]
 
 
-adapter = sqlite_mutant("mut-sqlite-claim-read-then-write", queue=ReadThenWriteQueue)
+adapter = sqlite_mutant("mut-sqlite-claim-read-then-write", driver=ReadThenWriteDriver)
 MUTANT = Mutant(
     clause="C4",
     rows=("exactly_once",),

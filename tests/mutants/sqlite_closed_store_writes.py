@@ -7,6 +7,10 @@ queue op still refuse, but a handle claimed before the close can heartbeat,
 retry, fail and ack after it: the closed store goes on writing.
 ``validation_and_closed_store``'s S3 leg catches it.
 
+Two parts, because the kit owns one of them: the driver's ``close`` lingers
+(storage), and the store's closed check (the kit's ``check_open``, which no
+driver can bypass) lets handle ops through.
+
 The connection is closed for real when the grace period ends, or when the
 event loop shuts down first (the closing task is cancelled and closes it on
 its way out), so no connection thread outlives the loop.
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 
-from alkstore_sqlite.database import SqliteDatabase
+from alkstore_sqlite import SqliteDriver, SqliteStore
 
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
@@ -24,17 +28,12 @@ HANDLE_OPS = frozenset({"ack", "retry", "fail", "heartbeat"})
 GRACE_S = 30.0
 
 
-class LingeringDatabase(SqliteDatabase):
-    """Closing marks the store closed but closes the connection only later; handle ops ignore the mark."""
+class LingeringDriver(SqliteDriver):
+    """Closing returns at once; the connection is closed only later."""
 
     _closer: asyncio.Task[None] | None = None
 
-    def check_open(self, op: str) -> None:
-        if op not in HANDLE_OPS:
-            super().check_open(op)
-
     async def close(self) -> None:
-        self._closed = True
         if self._closer is None:
             self._closer = asyncio.ensure_future(self._close_later())
 
@@ -45,7 +44,13 @@ class LingeringDatabase(SqliteDatabase):
             await super().close()
 
 
-adapter = sqlite_mutant("mut-sqlite-closed-store-writes", database=LingeringDatabase)
+class HandleOpsIgnoreClosedStore(SqliteStore):
+    def check_open(self, op: str) -> None:
+        if op not in HANDLE_OPS:
+            super().check_open(op)
+
+
+adapter = sqlite_mutant("mut-sqlite-closed-store-writes", driver=LingeringDriver, store=HandleOpsIgnoreClosedStore)
 MUTANT = Mutant(
     clause="S3",
     rows=("validation_and_closed_store",),

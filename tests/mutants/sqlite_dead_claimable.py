@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 READY_ARM = "state = 'ready' AND run_at <= :now"
 
 
-class DeadClaimableQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, READY_ARM, "state != 'processing' AND run_at <= :now")
+class DeadClaimableDriver(SqliteDriver):
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, READY_ARM, "state != 'processing' AND run_at <= :now")
 
 
-adapter = sqlite_mutant("mut-sqlite-dead-claimable", queue=DeadClaimableQueue)
+adapter = sqlite_mutant("mut-sqlite-dead-claimable", driver=DeadClaimableDriver)
 MUTANT = Mutant(
     clause="D2",
     rows=("dead_letter",),

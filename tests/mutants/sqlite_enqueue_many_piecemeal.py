@@ -4,6 +4,11 @@ Each payload is encoded only when its turn comes and stored by its own
 auto-committed ``INSERT`` (with its own clock read), so a bad payload in the
 middle of a batch raises after the payloads before it are already stored: half
 a batch lands. ``enqueue_many_atomic``'s atomicity leg checks the oracle's count.
+
+The kit encodes every payload of a batch before it calls the driver, so a
+driver never meets the bad payload: a driver storing a batch piecemeal would
+show only if storage failed half way, which no row provokes on SQLite. The
+fault is in the queue the engine's store returns.
 """
 
 from __future__ import annotations
@@ -11,14 +16,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from alkstore_contract.errors import InvalidArgument
+from alkstore_contract.kit import KitQueue
 from alkstore_contract.validation import Duration, JobId
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
-class PiecemealQueue(SqliteQueue):
+class PiecemealQueue(KitQueue[SqliteDriver]):
     async def enqueue_many(
         self,
         payloads: Sequence[object],
@@ -29,7 +35,7 @@ class PiecemealQueue(SqliteQueue):
         max_attempts: int | None = None,
         priority: int = 0,
     ) -> list[JobId]:
-        self._db.check_open("enqueue_many")
+        self._store.check_open("enqueue_many")
         if not isinstance(payloads, list | tuple):
             raise InvalidArgument(f"payloads={type(payloads).__name__}: must be a list or tuple of payloads")
         ids: list[JobId] = []

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
-from alkstore_sqlite.queue import NOT_EXPIRED
+from alkstore_sqlite import SqliteDriver
+from alkstore_sqlite.driver import NOT_EXPIRED
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 FILTER = f"AND {NOT_EXPIRED}"
 
 
-class NoExpiryQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, FILTER, "")
+class NoExpiryDriver(SqliteDriver):
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, FILTER, "")
 
 
-adapter = sqlite_mutant("mut-sqlite-expired-claimable", queue=NoExpiryQueue)
+adapter = sqlite_mutant("mut-sqlite-expired-claimable", driver=NoExpiryDriver)
 MUTANT = Mutant(
     clause="X1",
     rows=("claim_order",),

@@ -2,8 +2,8 @@
 
 contract C2's last key is enqueue order ASC. This engine's claim breaks ties by
 ``id DESC`` (LIFO), so of two jobs due at the same instant the later one runs
-first. (Its handles are still re-sorted in Python, so a batch that takes every
-tied job looks right; successive ``claim_one`` calls do not.) The
+first. (The kit still sorts the handles, so a batch that takes every tied job
+looks right; successive ``claim_one`` calls do not.) The
 ``claim_order`` row catches it on jobs sharing a run_at.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
@@ -19,11 +19,11 @@ FIFO = "ORDER BY priority DESC, run_at, id"
 LIFO = "ORDER BY priority DESC, run_at, id DESC"
 
 
-class LifoQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, FIFO, LIFO)
+class LifoDriver(SqliteDriver):
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, FIFO, LIFO)
 
 
-adapter = sqlite_mutant("mut-sqlite-fifo-broken", queue=LifoQueue)
+adapter = sqlite_mutant("mut-sqlite-fifo-broken", driver=LifoDriver)
 MUTANT = Mutant(
     clause="C2",
     rows=("claim_order",),

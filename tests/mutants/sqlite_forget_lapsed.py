@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
-from alkstore_sqlite.queue import NOT_EXPIRED
-from alkstore_sqlite.rows import JOB_COLUMN_LIST
+from alkstore_sqlite import SqliteDriver
+from alkstore_sqlite.columns import JOB_COLUMN_LIST
+from alkstore_sqlite.driver import NOT_EXPIRED
 
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
-class ReadyOnlyQueue(SqliteQueue):
+class ReadyOnlyDriver(SqliteDriver):
     CLAIM_SQL: ClassVar[str] = f"""
 UPDATE jobs
 SET state = 'processing', attempts = attempts + 1, claimed_by = :worker_id, token = :token,
@@ -32,7 +32,7 @@ RETURNING {JOB_COLUMN_LIST}
 """
 
 
-adapter = sqlite_mutant("mut-sqlite-forget-lapsed", queue=ReadyOnlyQueue)
+adapter = sqlite_mutant("mut-sqlite-forget-lapsed", driver=ReadyOnlyDriver)
 MUTANT = Mutant(
     clause="C1",
     rows=("crash_recovery",),

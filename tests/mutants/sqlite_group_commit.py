@@ -14,8 +14,9 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from alkstore_sqlite import SqliteDriver
+from alkstore_sqlite.columns import Row
 from alkstore_sqlite.database import Params, SqliteDatabase, Transaction, Written
-from alkstore_sqlite.rows import Row
 
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
@@ -27,9 +28,8 @@ class GroupCommitDatabase(SqliteDatabase):
 
     _timer: asyncio.Task[None] | None = None
 
-    async def _join(self, op: str) -> None:
+    async def _join(self) -> None:
         async with self._gate.shared():
-            self.check_open(op)
             await self._begin_group()
 
     async def _begin_group(self) -> None:
@@ -49,25 +49,24 @@ class GroupCommitDatabase(SqliteDatabase):
             self._timer = None
             await self._conn.execute("COMMIT")
 
-    async def write(self, op: str, sql: str, params: Params, *, bulk: bool = False) -> Written:
-        await self._join(op)
-        return await super().write(op, sql, params, bulk=bulk)
+    async def write(self, sql: str, params: Params, *, bulk: bool = False) -> Written:
+        await self._join()
+        return await super().write(sql, params, bulk=bulk)
 
-    async def fetch(self, op: str, sql: str, params: Params, *, bulk: bool = False) -> list[Row]:
+    async def fetch(self, sql: str, params: Params, *, bulk: bool = False) -> list[Row]:
         if not sql.lstrip().upper().startswith("SELECT"):
-            await self._join(op)
-        return await super().fetch(op, sql, params, bulk=bulk)
+            await self._join()
+        return await super().fetch(sql, params, bulk=bulk)
 
     @asynccontextmanager
-    async def transaction(self, op: str) -> AsyncIterator[Transaction]:
+    async def transaction(self) -> AsyncIterator[Transaction]:
         """A multi-statement op joins the group too, instead of committing on its own."""
         async with self._gate.exclusive():
-            self.check_open(op)
             await self._begin_group()
             yield Transaction(self._conn)
 
     async def close(self) -> None:
-        if not self.closed:
+        if self._closing is None:
             timer = self._timer
             async with self._gate.exclusive():
                 await self._commit()
@@ -76,7 +75,11 @@ class GroupCommitDatabase(SqliteDatabase):
         await super().close()
 
 
-adapter = sqlite_mutant("mut-sqlite-group-commit", database=GroupCommitDatabase)
+class GroupCommitDriver(SqliteDriver):
+    database_class = GroupCommitDatabase
+
+
+adapter = sqlite_mutant("mut-sqlite-group-commit", driver=GroupCommitDriver)
 MUTANT = Mutant(
     clause="P3",
     rows=("durability",),

@@ -14,30 +14,27 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteJobHandle
-from alkstore_sqlite.handle import FENCE
+from alkstore_sqlite import SqliteDriver
+from alkstore_sqlite.driver import FENCE
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
-_FENCE_AT_DEADLINE = FENCE.replace("lease_expires_at > :now", "lease_expires_at >= :now")
+_FENCE_AT_DEADLINE = mutated(FENCE, "lease_expires_at > :now", "lease_expires_at >= :now")
 
 
 def _at_deadline(sql: str) -> str:
-    """``sql`` with the looser fence; refuses to build a mutant identical to the engine."""
-    if not sql.rstrip().endswith(FENCE) or _FENCE_AT_DEADLINE == FENCE:
-        raise RuntimeError("mutant is stale: a handle statement no longer ends with the engine's FENCE")
-    return sql.rstrip().removesuffix(FENCE) + _FENCE_AT_DEADLINE
+    """``sql`` with the looser fence."""
+    return mutated(sql, FENCE, _FENCE_AT_DEADLINE)
 
 
-class AtDeadlineHandle(SqliteJobHandle):
-    ACK_SQL: ClassVar[str] = _at_deadline(SqliteJobHandle.ACK_SQL)
-    RETRY_READY_SQL: ClassVar[str] = _at_deadline(SqliteJobHandle.RETRY_READY_SQL)
-    RETRY_DEAD_SQL: ClassVar[str] = _at_deadline(SqliteJobHandle.RETRY_DEAD_SQL)
-    FAIL_SQL: ClassVar[str] = _at_deadline(SqliteJobHandle.FAIL_SQL)
-    HEARTBEAT_SQL: ClassVar[str] = _at_deadline(SqliteJobHandle.HEARTBEAT_SQL)
+class AtDeadlineDriver(SqliteDriver):
+    ACK_SQL: ClassVar[str] = _at_deadline(SqliteDriver.ACK_SQL)
+    RETRY_READY_SQL: ClassVar[str] = _at_deadline(SqliteDriver.RETRY_READY_SQL)
+    DEAD_LETTER_SQL: ClassVar[str] = _at_deadline(SqliteDriver.DEAD_LETTER_SQL)
+    HEARTBEAT_SQL: ClassVar[str] = _at_deadline(SqliteDriver.HEARTBEAT_SQL)
 
 
-adapter = sqlite_mutant("mut-sqlite-handle-at-deadline", handle=AtDeadlineHandle)
+adapter = sqlite_mutant("mut-sqlite-handle-at-deadline", driver=AtDeadlineDriver)
 MUTANT = Mutant(
     clause="H1",
     rows=("lease_validity",),

@@ -16,23 +16,22 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteJobHandle
-from alkstore_sqlite.handle import FENCE
+from alkstore_sqlite import SqliteDriver
+from alkstore_sqlite.driver import FENCE
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 _FENCE_UNEXPIRED = f"{FENCE} AND (expires_at IS NULL OR expires_at > :now)"
 
 
-class ExpiryFencedHandle(SqliteJobHandle):
-    ACK_SQL: ClassVar[str] = mutated(SqliteJobHandle.ACK_SQL, FENCE, _FENCE_UNEXPIRED)
-    RETRY_READY_SQL: ClassVar[str] = mutated(SqliteJobHandle.RETRY_READY_SQL, FENCE, _FENCE_UNEXPIRED)
-    RETRY_DEAD_SQL: ClassVar[str] = mutated(SqliteJobHandle.RETRY_DEAD_SQL, FENCE, _FENCE_UNEXPIRED)
-    FAIL_SQL: ClassVar[str] = mutated(SqliteJobHandle.FAIL_SQL, FENCE, _FENCE_UNEXPIRED)
-    HEARTBEAT_SQL: ClassVar[str] = mutated(SqliteJobHandle.HEARTBEAT_SQL, FENCE, _FENCE_UNEXPIRED)
+class ExpiryFencedDriver(SqliteDriver):
+    ACK_SQL: ClassVar[str] = mutated(SqliteDriver.ACK_SQL, FENCE, _FENCE_UNEXPIRED)
+    RETRY_READY_SQL: ClassVar[str] = mutated(SqliteDriver.RETRY_READY_SQL, FENCE, _FENCE_UNEXPIRED)
+    DEAD_LETTER_SQL: ClassVar[str] = mutated(SqliteDriver.DEAD_LETTER_SQL, FENCE, _FENCE_UNEXPIRED)
+    HEARTBEAT_SQL: ClassVar[str] = mutated(SqliteDriver.HEARTBEAT_SQL, FENCE, _FENCE_UNEXPIRED)
 
 
-adapter = sqlite_mutant("mut-sqlite-handle-refuses-expired", handle=ExpiryFencedHandle)
+adapter = sqlite_mutant("mut-sqlite-handle-refuses-expired", driver=ExpiryFencedDriver)
 MUTANT = Mutant(
     clause="H1",
     rows=("lease_validity", "model_based"),

@@ -11,20 +11,20 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteJobHandle
-from alkstore_sqlite.handle import FENCE
+from alkstore_sqlite import SqliteDriver
+from alkstore_sqlite.driver import FENCE
 
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
-class AddingHeartbeatHandle(SqliteJobHandle):
+class AddingHeartbeatDriver(SqliteDriver):
     # :lease_expires_at is now + extend, so (:lease_expires_at - :now) is extend in microseconds.
     HEARTBEAT_SQL: ClassVar[str] = (
         f"UPDATE jobs SET lease_expires_at = lease_expires_at + (:lease_expires_at - :now) WHERE {FENCE}"
     )
 
 
-adapter = sqlite_mutant("mut-sqlite-heartbeat-adds", handle=AddingHeartbeatHandle)
+adapter = sqlite_mutant("mut-sqlite-heartbeat-adds", driver=AddingHeartbeatDriver)
 MUTANT = Mutant(
     clause="H3",
     rows=("lease_validity",),

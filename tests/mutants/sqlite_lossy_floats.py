@@ -1,6 +1,6 @@
 """Mutant: payload floats are stored to 7 significant digits (as a float32 would keep them) — breaks E8.
 
-``enqueue`` rounds every float of the payload before encoding it, the way an
+The driver rounds every float of a payload before it stores it, the way an
 engine that serialises with ``"%.7g"`` or keeps numbers in a 32-bit column
 would. Round numbers (``0.1``, ``2.5``, ``1e308``) survive; ``0.1 + 0.2``,
 ``math.pi`` or ``-1/3`` do not read back equal. ``validation_and_closed_store``'s
@@ -9,11 +9,14 @@ E8 leg catches it.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from datetime import datetime
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
-from alkstore_contract.validation import Duration
+from alkstore_contract.kit import NewJobs
+from alkstore_contract.validation import JobId
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
@@ -28,23 +31,13 @@ def _rounded(value: object) -> object:
     return value
 
 
-class LossyQueue(SqliteQueue):
-    async def enqueue(
-        self,
-        payload: object,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
-    ) -> int:
-        return await super().enqueue(
-            _rounded(payload), delay=delay, run_at=run_at, expires=expires, max_attempts=max_attempts, priority=priority
-        )
+class LossyDriver(SqliteDriver):
+    async def insert(self, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
+        lossy = [json.dumps(_rounded(json.loads(text))) for text in jobs.payloads]
+        return await super().insert(queue, dataclasses.replace(jobs, payloads=lossy), now)
 
 
-adapter = sqlite_mutant("mut-sqlite-lossy-floats", queue=LossyQueue)
+adapter = sqlite_mutant("mut-sqlite-lossy-floats", driver=LossyDriver)
 MUTANT = Mutant(
     clause="E8",
     rows=("validation_and_closed_store",),

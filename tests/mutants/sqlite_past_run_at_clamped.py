@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
@@ -19,12 +19,12 @@ VERBATIM = ":run_at, :expires_at, :enqueued_at"
 CLAMPED = "MAX(:run_at, :enqueued_at), :expires_at, :enqueued_at"
 
 
-class ClampingQueue(SqliteQueue):
-    ENQUEUE_SQL: ClassVar[str] = mutated(SqliteQueue.ENQUEUE_SQL, VERBATIM, CLAMPED)
-    ENQUEUE_MANY_SQL: ClassVar[str] = mutated(SqliteQueue.ENQUEUE_MANY_SQL, VERBATIM, CLAMPED)
+class ClampingDriver(SqliteDriver):
+    ENQUEUE_SQL: ClassVar[str] = mutated(SqliteDriver.ENQUEUE_SQL, VERBATIM, CLAMPED)
+    ENQUEUE_MANY_SQL: ClassVar[str] = mutated(SqliteDriver.ENQUEUE_MANY_SQL, VERBATIM, CLAMPED)
 
 
-adapter = sqlite_mutant("mut-sqlite-past-run-at-clamped", queue=ClampingQueue)
+adapter = sqlite_mutant("mut-sqlite-past-run-at-clamped", driver=ClampingDriver)
 MUTANT = Mutant(
     clause="E3",
     rows=("enqueue_opts_resolution",),

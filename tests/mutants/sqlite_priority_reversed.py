@@ -2,8 +2,8 @@
 
 contract C2: priority DESC, then ready time ASC, then enqueue order ASC. This
 engine's claim orders by ``priority ASC``, so urgent work waits behind the
-backlog. (Its handles are still re-sorted in Python, so a batch that takes the
-whole queue looks right; successive ``claim_one`` calls do not.) The
+backlog. (The kit still sorts the handles, so a batch that takes the whole
+queue looks right; successive ``claim_one`` calls do not.) The
 ``claim_order`` row catches it in the order of successive claims.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
@@ -19,11 +19,11 @@ RIGHT = "ORDER BY priority DESC"
 REVERSED = "ORDER BY priority ASC"
 
 
-class LowFirstQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, RIGHT, REVERSED)
+class LowFirstDriver(SqliteDriver):
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, RIGHT, REVERSED)
 
 
-adapter = sqlite_mutant("mut-sqlite-priority-reversed", queue=LowFirstQueue)
+adapter = sqlite_mutant("mut-sqlite-priority-reversed", driver=LowFirstDriver)
 MUTANT = Mutant(
     clause="C2",
     rows=("claim_order",),

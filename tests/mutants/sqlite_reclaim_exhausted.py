@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 GUARD = "AND attempts < max_attempts "
 
 
-class UnguardedQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, GUARD, "")
+class UnguardedDriver(SqliteDriver):
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, GUARD, "")
 
 
-adapter = sqlite_mutant("mut-sqlite-reclaim-exhausted", queue=UnguardedQueue)
+adapter = sqlite_mutant("mut-sqlite-reclaim-exhausted", driver=UnguardedDriver)
 MUTANT = Mutant(
     clause="C7",
     rows=("crash_recovery",),

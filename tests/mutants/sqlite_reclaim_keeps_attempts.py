@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
@@ -18,11 +18,11 @@ COUNTED = "attempts = attempts + 1"
 FIRST_CLAIMS_ONLY = "attempts = CASE WHEN state = 'processing' THEN attempts ELSE attempts + 1 END"
 
 
-class FreeReclaimQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, COUNTED, FIRST_CLAIMS_ONLY)
+class FreeReclaimDriver(SqliteDriver):
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, COUNTED, FIRST_CLAIMS_ONLY)
 
 
-adapter = sqlite_mutant("mut-sqlite-reclaim-keeps-attempts", queue=FreeReclaimQueue)
+adapter = sqlite_mutant("mut-sqlite-reclaim-keeps-attempts", driver=FreeReclaimDriver)
 MUTANT = Mutant(
     clause="C3",
     rows=("lease_validity",),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
@@ -18,11 +18,11 @@ COUNTED = "attempts = attempts + 1"
 RESET = "attempts = CASE WHEN state = 'processing' THEN 1 ELSE attempts + 1 END"
 
 
-class ResettingQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, COUNTED, RESET)
+class ResettingDriver(SqliteDriver):
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, COUNTED, RESET)
 
 
-adapter = sqlite_mutant("mut-sqlite-reclaim-resets-attempts", queue=ResettingQueue)
+adapter = sqlite_mutant("mut-sqlite-reclaim-resets-attempts", driver=ResettingDriver)
 MUTANT = Mutant(
     clause="C3",
     rows=("crash_recovery",),

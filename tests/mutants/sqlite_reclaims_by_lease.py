@@ -13,23 +13,21 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 _LAPSED = "SELECT id, priority, run_at FROM jobs\n    WHERE queue = :queue AND state = 'processing'"
 _AT_DEADLINE = (
     "SELECT id, priority, lease_expires_at AS run_at FROM jobs\n    WHERE queue = :queue AND state = 'processing'"
 )
-if _LAPSED not in SqliteQueue.CLAIM_SQL:
-    raise RuntimeError("mutant is stale: the engine's CLAIM_SQL no longer selects lapsed leases as expected")
 
 
-class ReclaimAtDeadlineQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = SqliteQueue.CLAIM_SQL.replace(_LAPSED, _AT_DEADLINE)
+class ReclaimAtDeadlineDriver(SqliteDriver):
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, _LAPSED, _AT_DEADLINE)
 
 
-adapter = sqlite_mutant("mut-sqlite-reclaims-by-lease", queue=ReclaimAtDeadlineQueue)
+adapter = sqlite_mutant("mut-sqlite-reclaims-by-lease", driver=ReclaimAtDeadlineDriver)
 MUTANT = Mutant(
     clause="C2",
     rows=("claim_order",),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
@@ -26,11 +26,11 @@ _READY_FIRST = (
 )
 
 
-class ReclaimLastQueue(SqliteQueue):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteQueue.CLAIM_SQL, _MERGED, _READY_FIRST)
+class ReclaimLastDriver(SqliteDriver):
+    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, _MERGED, _READY_FIRST)
 
 
-adapter = sqlite_mutant("mut-sqlite-reclaims-last", queue=ReclaimLastQueue)
+adapter = sqlite_mutant("mut-sqlite-reclaims-last", driver=ReclaimLastDriver)
 MUTANT = Mutant(
     clause="C2",
     rows=("model_based", "claim_order"),

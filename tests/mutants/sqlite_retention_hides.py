@@ -14,20 +14,18 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
-from tests.mutants.catalog import Mutant, sqlite_mutant
-
-_HIDING_PURGE_SQL = SqliteQueue.SWEEP_PURGE_SQL.replace("DELETE FROM jobs", "UPDATE jobs SET queue = '__purged'", 1)
-if _HIDING_PURGE_SQL == SqliteQueue.SWEEP_PURGE_SQL:
-    raise RuntimeError("mutant is stale: the engine's purge no longer starts with 'DELETE FROM jobs'")
+from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 
-class HidingPurgeQueue(SqliteQueue):
-    SWEEP_PURGE_SQL: ClassVar[str] = _HIDING_PURGE_SQL
+class HidingPurgeDriver(SqliteDriver):
+    SWEEP_PURGE_SQL: ClassVar[str] = mutated(
+        SqliteDriver.SWEEP_PURGE_SQL, "DELETE FROM jobs", "UPDATE jobs SET queue = '__purged'"
+    )
 
 
-adapter = sqlite_mutant("mut-sqlite-retention-hides", queue=HidingPurgeQueue)
+adapter = sqlite_mutant("mut-sqlite-retention-hides", driver=HidingPurgeDriver)
 MUTANT = Mutant(
     clause="X2",
     rows=("sweep_and_retention", "model_based"),

@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 PURGE_CONDITION = "died_at + dead_letter_retention_us <= :now"
 
 
-class NoPurgeQueue(SqliteQueue):
-    SWEEP_PURGE_SQL: ClassVar[str] = mutated(SqliteQueue.SWEEP_PURGE_SQL, PURGE_CONDITION, f"{PURGE_CONDITION} AND 0")
+class NoPurgeDriver(SqliteDriver):
+    SWEEP_PURGE_SQL: ClassVar[str] = mutated(SqliteDriver.SWEEP_PURGE_SQL, PURGE_CONDITION, f"{PURGE_CONDITION} AND 0")
 
 
-adapter = sqlite_mutant("mut-sqlite-retention-ignored", queue=NoPurgeQueue)
+adapter = sqlite_mutant("mut-sqlite-retention-ignored", driver=NoPurgeDriver)
 MUTANT = Mutant(
     clause="X2",
     rows=("sweep_and_retention",),

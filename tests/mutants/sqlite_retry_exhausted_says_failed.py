@@ -2,30 +2,34 @@
 
 A retry that runs out of attempts without an error stores ``"failed"`` (one
 default string shared by every way a job dies) instead of ``"max attempts
-exceeded"``. A retry WITH an error, ``fail()`` and the sweep are untouched, so
-only a row that retries a job on its last attempt without an error sees it:
-``dead_letter``'s R4 leg.
+exceeded"``. The kit sends both that retry and ``fail()`` to the driver's one
+``dead_letter``; this driver rewrites the exhausted retry's string there. A
+retry WITH an error, ``fail()`` and the sweep (which gets its strings through
+``sweep``) are untouched, so only a row that retries a job on its last attempt
+without an error sees it: ``dead_letter``'s R4 leg.
 """
 
 from __future__ import annotations
 
-from alkstore_sqlite import SqliteJobHandle
-from alkstore_sqlite.database import Params
+from datetime import datetime
+
+from alkstore_sqlite import SqliteDriver
 
 from alkstore_contract.resolution import LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
+from alkstore_contract.validation import JobId
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
-class OneDefaultHandle(SqliteJobHandle):
+class OneDefaultDriver(SqliteDriver):
     """Rewrites the dead-letter string of an exhausted retry just before the statement runs."""
 
-    async def _fenced(self, op: str, sql: str, params: Params, now_us: int) -> bool:
-        if op == "retry" and params.get("last_error") == LAST_ERROR_MAX_ATTEMPTS:
-            params = {**params, "last_error": LAST_ERROR_FAILED}
-        return await super()._fenced(op, sql, params, now_us)
+    async def dead_letter(self, queue: str, job_id: JobId, token: str, now: datetime | None, last_error: str) -> bool:
+        if last_error == LAST_ERROR_MAX_ATTEMPTS:
+            last_error = LAST_ERROR_FAILED
+        return await super().dead_letter(queue, job_id, token, now, last_error)
 
 
-adapter = sqlite_mutant("mut-sqlite-retry-exhausted-says-failed", handle=OneDefaultHandle)
+adapter = sqlite_mutant("mut-sqlite-retry-exhausted-says-failed", driver=OneDefaultDriver)
 MUTANT = Mutant(
     clause="R4",
     rows=("dead_letter",),

@@ -5,14 +5,18 @@ contract H4: once one of them has returned, any further op on the handle raises
 second ``ack`` quietly returns False and a handle kept past a ``retry(delay=0)``
 goes on issuing statements against the job. The ``lease_validity`` row catches
 it by expecting ``HandleSpent``.
+
+Handles are the kit's (``KitJobHandle`` keeps them one-shot, and a driver only
+sees the fenced statements), so the fault is in the handle the engine's
+claims return.
 """
 
 from __future__ import annotations
 
-from alkstore_sqlite import SqliteJobHandle
-from alkstore_sqlite.database import SqliteDatabase
+from alkstore_sqlite import SqliteDriver
 
 from alkstore_contract.handles import OneShot
+from alkstore_contract.kit import KitJobHandle, KitQueue
 from alkstore_contract.types import Job
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
@@ -29,10 +33,10 @@ class NeverSpent(OneShot):
         return None
 
 
-class ReusableHandle(SqliteJobHandle):
-    def __init__(self, db: SqliteDatabase, job: Job, token: str) -> None:
-        super().__init__(db, job, token)
-        self._one_shot = NeverSpent(job.id)
+class ReusableHandle(KitJobHandle[SqliteDriver]):
+    def __init__(self, queue: KitQueue[SqliteDriver], job: Job, token: str) -> None:
+        super().__init__(queue, job, token)
+        self._once = NeverSpent(job.id)
 
 
 adapter = sqlite_mutant("mut-sqlite-reusable-handle", handle=ReusableHandle)

@@ -4,19 +4,25 @@ contract E2: ``delay`` wins over ``run_at`` (ready time = now + delay). This eng
 drops the delay whenever a ``run_at`` is given, so a job meant to run in 90 s
 waits for a ``run_at`` a month away (or runs at once on a past one). The
 ``enqueue_opts_resolution`` row catches it by ``run_at - enqueued_at != delay``.
+
+The kit resolves the two options before the driver is called and hands it the
+delay alone (``NewJobs.run_at`` is ``None`` when a delay is given), so no
+driver can prefer the ``run_at``: the fault is in the queue the engine's store
+returns.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
-from alkstore_contract.validation import Duration
+from alkstore_contract.kit import KitQueue
+from alkstore_contract.validation import Duration, JobId
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
-class RunAtWinsQueue(SqliteQueue):
+class RunAtWinsQueue(KitQueue[SqliteDriver]):
     async def enqueue(
         self,
         payload: object,
@@ -26,7 +32,7 @@ class RunAtWinsQueue(SqliteQueue):
         expires: Duration | None = None,
         max_attempts: int | None = None,
         priority: int = 0,
-    ) -> int:
+    ) -> JobId:
         return await super().enqueue(
             payload,
             delay=None if run_at is not None else delay,

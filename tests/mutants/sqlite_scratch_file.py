@@ -1,31 +1,28 @@
 """Mutant: the file is treated as scratch space, deleted when its last store closes — breaks P3.
 
 While any store has the file open nothing looks wrong, and a killed process
-leaves the file behind. But the store that closes last (SQLite then folds the
-WAL back and removes it) also deletes the database file, so a clean close
-followed by a reopen finds an empty queue: every committed job is lost. The
-``durability`` row's close-and-reopen leg catches it.
+leaves the file behind. But the driver that closes the file last (SQLite then
+folds the WAL back and removes it) also deletes the database file, so a clean
+close followed by a reopen finds an empty queue: every committed job is lost.
+The ``durability`` row's close-and-reopen leg catches it.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import ClassVar
 
-from alkstore_sqlite import SqliteAdapter, SqliteStore
+from alkstore_sqlite import SqliteDriver
 
-from tests.mutants.catalog import Mutant
+from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
-class ScratchFileStore(SqliteStore):
-    """A store whose close deletes the file when no other connection still has it open."""
+class ScratchFileDriver(SqliteDriver):
+    """A driver whose close deletes the file when no other connection still has it open."""
 
     async def close(self) -> None:
-        was_open = not self.closed
         await super().close()
-        if was_open:
-            await asyncio.to_thread(_delete_if_last, Path(self.location))
+        await asyncio.to_thread(_delete_if_last, Path(self.location))
 
 
 def _delete_if_last(path: Path) -> None:
@@ -35,15 +32,7 @@ def _delete_if_last(path: Path) -> None:
             leftover.unlink(missing_ok=True)
 
 
-class ScratchFileAdapter(SqliteAdapter):
-    store_class: ClassVar[type[SqliteStore]] = ScratchFileStore
-
-    @property
-    def name(self) -> str:
-        return "mut-sqlite-scratch-file"
-
-
-adapter = ScratchFileAdapter()
+adapter = sqlite_mutant("mut-sqlite-scratch-file", driver=ScratchFileDriver)
 MUTANT = Mutant(
     clause="P3",
     rows=("durability",),

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 
-class SweepBoundaryQueue(SqliteQueue):
-    SWEEP_EXPIRE_SQL: ClassVar[str] = mutated(SqliteQueue.SWEEP_EXPIRE_SQL, "expires_at <= :now", "expires_at < :now")
+class SweepBoundaryDriver(SqliteDriver):
+    SWEEP_EXPIRE_SQL: ClassVar[str] = mutated(SqliteDriver.SWEEP_EXPIRE_SQL, "expires_at <= :now", "expires_at < :now")
 
 
-adapter = sqlite_mutant("mut-sqlite-sweep-expiry-boundary", queue=SweepBoundaryQueue)
+adapter = sqlite_mutant("mut-sqlite-sweep-expiry-boundary", driver=SweepBoundaryDriver)
 MUTANT = Mutant(
     clause="X2",
     rows=("model_based", "sweep_and_retention"),

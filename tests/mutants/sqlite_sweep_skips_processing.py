@@ -11,18 +11,18 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 
-class ReadyOnlySweepQueue(SqliteQueue):
+class ReadyOnlySweepDriver(SqliteDriver):
     SWEEP_EXPIRE_SQL: ClassVar[str] = mutated(
-        SqliteQueue.SWEEP_EXPIRE_SQL, "state IN ('ready', 'processing')", "state = 'ready'"
+        SqliteDriver.SWEEP_EXPIRE_SQL, "state IN ('ready', 'processing')", "state = 'ready'"
     )
 
 
-adapter = sqlite_mutant("mut-sqlite-sweep-skips-processing", queue=ReadyOnlySweepQueue)
+adapter = sqlite_mutant("mut-sqlite-sweep-skips-processing", driver=ReadyOnlySweepDriver)
 MUTANT = Mutant(
     clause="X2",
     rows=("sweep_and_retention",),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from alkstore_sqlite import SqliteQueue
+from alkstore_sqlite import SqliteDriver
 
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
@@ -19,12 +19,12 @@ EXACT = ":run_at, :expires_at, :enqueued_at"
 WHOLE_SECONDS = "(:run_at / 1000000) * 1000000, (:expires_at / 1000000) * 1000000, (:enqueued_at / 1000000) * 1000000"
 
 
-class WholeSecondQueue(SqliteQueue):
-    ENQUEUE_SQL: ClassVar[str] = mutated(SqliteQueue.ENQUEUE_SQL, EXACT, WHOLE_SECONDS)
-    ENQUEUE_MANY_SQL: ClassVar[str] = mutated(SqliteQueue.ENQUEUE_MANY_SQL, EXACT, WHOLE_SECONDS)
+class WholeSecondDriver(SqliteDriver):
+    ENQUEUE_SQL: ClassVar[str] = mutated(SqliteDriver.ENQUEUE_SQL, EXACT, WHOLE_SECONDS)
+    ENQUEUE_MANY_SQL: ClassVar[str] = mutated(SqliteDriver.ENQUEUE_MANY_SQL, EXACT, WHOLE_SECONDS)
 
 
-adapter = sqlite_mutant("mut-sqlite-whole-second-instants", queue=WholeSecondQueue)
+adapter = sqlite_mutant("mut-sqlite-whole-second-instants", driver=WholeSecondDriver)
 MUTANT = Mutant(
     clause="T1",
     rows=("enqueue_opts_resolution",),

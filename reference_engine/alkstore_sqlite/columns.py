@@ -1,21 +1,25 @@
-"""Between ``jobs`` rows and the contract's values: row → ``Job``, ids, instants, durations.
+"""Between ``jobs`` columns and the contract's values: a row → ``Job``, instants and durations as integers.
 
 Rows arrive as plain tuples in ``JOB_COLUMNS`` order (the connection has no
 row factory: a tuple costs less to make and to index than a ``sqlite3.Row``),
 and a claim of a hundred jobs decodes a hundred rows, so ``decode_job`` is
-written for speed: positional indexes, a dict for the state, remembered
-instants, and ``Job`` built from positional arguments.
+written for speed: a dict for the state, remembered instants, and ``Job``
+built from positional arguments. Instants are stored as integer microseconds
+since the epoch (``alkstore_contract.instants``); the two durations SQL adds
+to an instant are stored in microseconds too, rounded by the kit's
+``duration_us`` exactly as ``datetime + timedelta`` rounds.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from alkstore_contract.instants import from_epoch_us
+from alkstore_contract.kit import duration_us
 from alkstore_contract.types import JOB_FIELDS, Job, JobState
-from alkstore_contract.validation import INT64_MAX, INT64_MIN, decode_payload
+from alkstore_contract.validation import decode_payload
 
 Row = tuple[Any, ...]
 """One result row, its values in the order of the statement's column list."""
@@ -25,30 +29,12 @@ JOB_COLUMNS = JOB_FIELDS
 
 JOB_COLUMN_LIST = ", ".join(JOB_COLUMNS)
 
-_ID, _PRIORITY, _RUN_AT = JOB_COLUMNS.index("id"), JOB_COLUMNS.index("priority"), JOB_COLUMNS.index("run_at")
 _STATES = {state.value: state for state in JobState}
-
-_ONE_US = timedelta(microseconds=1)
-
-
-def duration_us(seconds: float) -> int:
-    """``seconds`` as whole microseconds, rounded exactly as ``datetime + timedelta(seconds=…)`` rounds."""
-    return timedelta(seconds=seconds) // _ONE_US
 
 
 def optional_duration_us(seconds: float | None) -> int | None:
+    """``duration_us`` of a duration the caller may leave unset (the dead-letter retention)."""
     return None if seconds is None else duration_us(seconds)
-
-
-def as_row_id(job_id: object) -> int | None:
-    """The rowid a job id can name, or ``None`` when no job of this engine can have it.
-
-    This engine's ids are ints; a str (another engine's kind of id) or an int
-    beyond SQLite's 64-bit range is simply not found (decision 7), never an error.
-    """
-    if isinstance(job_id, bool) or not isinstance(job_id, int):
-        return None
-    return job_id if INT64_MIN <= job_id <= INT64_MAX else None
 
 
 @lru_cache(maxsize=1024)
@@ -98,8 +84,3 @@ def decode_job(row: Row) -> Job:
         last_error,
         None if died_at is None else _instant(died_at),
     )
-
-
-def claim_order_key(row: Row) -> tuple[int, int, int]:
-    """C2 order — priority DESC, ready time ASC, id ASC — for rows ``RETURNING`` gave back unordered."""
-    return (-row[_PRIORITY], row[_RUN_AT], row[_ID])
