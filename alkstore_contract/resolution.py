@@ -1,7 +1,9 @@
 """How options turn into stored values (contract E1–E7, R1–R4, D1), written once.
 
-Engines call these with the ``now`` they read for the operation and store the
-result verbatim; the arithmetic never depends on the engine.
+The kit's front (``alkstore_contract.kit``) calls these, so every engine on it
+stores the same values; an engine implementing the surface itself calls them
+too. What depends on ``now`` is left relative (``NewJobs``, ``RetryDecision``),
+so a driver that keeps time itself (a server's clock) adds the one ``now`` it reads.
 """
 
 from __future__ import annotations
@@ -58,18 +60,34 @@ class EnqueueOptions:
 
 
 @dataclass(frozen=True, slots=True)
-class NewJob:
-    """Everything an engine stores for one enqueue, resolved from one ``now``."""
+class NewJobs:
+    """The jobs of one ``enqueue``/``enqueue_many`` call, resolved but for ``now`` (E1–E7, E11).
 
-    payload_json: str
+    Every job of one call shares every stamp but its payload. ``run_at`` is the
+    absolute instant the caller gave; when it is ``None`` the jobs are ready at
+    ``now + delay_s`` (``delay_s`` is 0 without a delay). ``expires_s`` is
+    relative to ``now``. A driver stores these verbatim; ``run_at_from`` and
+    ``expires_at_from`` do the arithmetic for a driver that has ``now`` in hand.
+    """
+
+    payloads: Sequence[str]
+    """The payloads' JSON texts, in input order."""
     priority: int
     max_attempts: int
-    run_at: datetime
-    expires_at: datetime | None
-    enqueued_at: datetime
+    run_at: datetime | None
+    delay_s: float
+    expires_s: float | None
     visibility_timeout_s: float
     backoff_base_s: float
     dead_letter_retention_s: float | None
+
+    def run_at_from(self, now: datetime) -> datetime:
+        """E2/E3: the ready time of these jobs when enqueued at ``now``."""
+        return self.run_at if self.run_at is not None else now + timedelta(seconds=self.delay_s)
+
+    def expires_at_from(self, now: datetime) -> datetime | None:
+        """E4: the expiry instant of these jobs when enqueued at ``now``, or ``None``."""
+        return None if self.expires_s is None else now + timedelta(seconds=self.expires_s)
 
 
 def resolve_new_jobs(payload_jsons: Sequence[str], options: EnqueueOptions, opts: QueueOpts) -> NewJobs:
@@ -117,58 +135,6 @@ def encode_payloads(payloads: Sequence[object]) -> list[str]:
     return [encode_payload(payload) for payload in payloads]
 
 
-def resolve_new_job(payload_json: str, options: EnqueueOptions, opts: QueueOpts, now: datetime) -> NewJob:
-    """contract E1–E7: stamps from ``opts``; delay wins over run_at; expires is relative to ``now``."""
-    if options.delay_s is not None:
-        run_at = now + timedelta(seconds=options.delay_s)
-    elif options.run_at is not None:
-        run_at = options.run_at
-    else:
-        run_at = now
-    return NewJob(
-        payload_json=payload_json,
-        priority=options.priority,
-        max_attempts=options.max_attempts if options.max_attempts is not None else opts.max_attempts,
-        run_at=run_at,
-        expires_at=None if options.expires_s is None else now + timedelta(seconds=options.expires_s),
-        enqueued_at=now,
-        visibility_timeout_s=opts.visibility_timeout_s,
-        backoff_base_s=opts.backoff_base_s,
-        dead_letter_retention_s=opts.dead_letter_retention_s,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class RetryOutcome:
-    """What a valid ``retry()`` does: back to ready at ``run_at``, or dead (R1, R4)."""
-
-    dead: bool
-    run_at: datetime | None
-    last_error: str | None
-
-
-def resolve_retry(
-    *,
-    attempts: int,
-    max_attempts: int,
-    backoff_base_s: float,
-    error: str | None,
-    delay_s: float | None,
-    now: datetime,
-    rng: random.Random,
-) -> RetryOutcome:
-    """contract R1–R4. ``attempts`` is the count after the claim being retried."""
-    if attempts >= max_attempts:
-        return RetryOutcome(dead=True, run_at=None, last_error=error if error is not None else LAST_ERROR_MAX_ATTEMPTS)
-    seconds = delay_s if delay_s is not None else backoff_delay_s(attempts, backoff_base_s, rng)
-    return RetryOutcome(dead=False, run_at=now + timedelta(seconds=seconds), last_error=error)
-
-
 def fail_error(error: str | None) -> str:
     """contract D1: the stored ``last_error`` of ``fail()``."""
     return error if error is not None else LAST_ERROR_FAILED
-
-
-# Last, once every name above exists: importing the kit runs its front, which imports names from this
-# module, so `import alkstore_contract.resolution` before the kit would otherwise be an import cycle.
-from alkstore_contract.kit.driver import NewJobs  # noqa: E402

@@ -6,8 +6,9 @@ clock=..., seed=...)``; the kit does the rest the contract asks of every
 engine in the same way.
 """
 
-from alkstore_contract.kit.driver import NewJobs, StorageDriver, c2_order_key, duration_us, int_job_id, job_from_row
+from alkstore_contract.kit.driver import StorageDriver, c2_order_key, duration_us, int_job_id, job_from_row
 from alkstore_contract.kit.front import KitJobHandle, KitQueue, KitStore
+from alkstore_contract.resolution import NewJobs
 
 __all__ = [
     "KitJobHandle",

@@ -23,45 +23,14 @@ an error (``int_job_id`` does this for integer ids).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from alkstore_contract.resolution import NewJobs
 from alkstore_contract.types import Job, JobState
 from alkstore_contract.validation import INT64_MAX, INT64_MIN, JobId, decode_payload
 
 _ONE_US = timedelta(microseconds=1)
-
-
-@dataclass(frozen=True, slots=True)
-class NewJobs:
-    """The jobs of one ``enqueue``/``enqueue_many`` call, resolved but for ``now`` (E1–E7, E11).
-
-    Every job of one call shares every stamp but its payload. ``run_at`` is the
-    absolute instant the caller gave; when it is ``None`` the jobs are ready at
-    ``now + delay_s`` (``delay_s`` is 0 without a delay). ``expires_s`` is
-    relative to ``now``. A driver stores these verbatim; ``run_at_from`` and
-    ``expires_at_from`` do the arithmetic for a driver that has ``now`` in hand.
-    """
-
-    payloads: Sequence[str]
-    """The payloads' JSON texts, in input order."""
-    priority: int
-    max_attempts: int
-    run_at: datetime | None
-    delay_s: float
-    expires_s: float | None
-    visibility_timeout_s: float
-    backoff_base_s: float
-    dead_letter_retention_s: float | None
-
-    def run_at_from(self, now: datetime) -> datetime:
-        """E2/E3: the ready time of these jobs when enqueued at ``now``."""
-        return self.run_at if self.run_at is not None else now + timedelta(seconds=self.delay_s)
-
-    def expires_at_from(self, now: datetime) -> datetime | None:
-        """E4: the expiry instant of these jobs when enqueued at ``now``, or ``None``."""
-        return None if self.expires_s is None else now + timedelta(seconds=self.expires_s)
 
 
 class StorageDriver(Protocol):

@@ -40,10 +40,11 @@ so no skew between the row's clock and the engine's can blur it: the claim's
 ``now`` in that bracket puts it in range.
 
 When it fails, check that ``retry`` calls ``alkstore_contract.resolution.
-resolve_retry`` with the CLAIMED attempts (after the claim's increment), the
-job's stamped base and the store's own ``random.Random`` (not a fresh or global
-one), adds the delay to the op's one clock read, and stores ``run_at`` in
-microseconds; that it clears the lease, claimant and token in the same write.
+decide_retry`` (the kit does) with the CLAIMED attempts (after the claim's
+increment), the job's stamped base and the store's own ``random.Random`` (not a
+fresh or global one); that the driver adds the delay to the op's one ``now`` and
+stores ``run_at`` in microseconds, clearing the lease, claimant and token in the
+same write.
 """
 
 from __future__ import annotations

@@ -25,9 +25,10 @@ Legs, each on a queue of its own:
   in UTC; ``get_job`` of a cancelled id, an id never issued, or an id of
   another kind → None.
 
-When it fails, check the engine's ``enqueue``: it must read its clock ONCE and
-pass that ``now`` to ``alkstore_contract.resolution.resolve_new_job`` (not
-re-implement it), store the result verbatim (instants as integer microseconds,
+When it fails, check the engine's ``enqueue``: it must read its clock ONCE,
+resolve the options with ``alkstore_contract.resolution.resolve_new_jobs`` (the
+kit does; do not re-implement it), store the result verbatim from that one
+``now`` (instants as integer microseconds,
 durations not rounded, priority as a 64-bit integer), and ``get_job`` must read
 the stamps back from the job row, never from the queue handle.
 """

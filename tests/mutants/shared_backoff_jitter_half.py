@@ -5,7 +5,7 @@ R5: the jitter really spreads. Here ``backoff_delay_s`` draws its jitter on
 ``[0, cap/4]`` instead of ``[0, cap/2]``: every delay still lies in R2's range,
 but none in its upper half. ``resolution`` imported ``backoff_delay_s`` by name,
 so the replacement goes into ``alkstore_contract.resolution``, where
-``decide_retry`` (the kit's retry) and ``resolve_retry`` look it up. Applied on
+``decide_retry`` (the kit's retry) looks it up. Applied on
 the adapter's first ``open_store`` (see ``patching``).
 ``backoff_curve_equivalence``'s jitter leg sees both halves not filled.
 """
