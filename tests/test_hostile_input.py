@@ -1176,26 +1176,11 @@ The message names the argument (``payloads``, or ``payload`` and the path to
 the bad value), shows the value with ``describe_value`` (which never raises,
 DEC-bounds) and states the rule (E8, E11, DEC-enqueue-many-input).
 """
-FRONTS_NOT_YET_ON_THE_KIT = {
-    ("sqlite", "payloads: a dict whose repr raises"),
-    ("sqlite", "payloads: an int of 5001 digits"),
-    ("sqlite", "payloads: a set"),
-    ("sqlite", "payloads: a str"),
-    ("postgres", "payloads: a dict whose repr raises"),
-    ("postgres", "payloads: an int of 5001 digits"),
-}
-"""Batches the sqlite and postgres fronts of before issue 17 refuse in words of their own (``payloads=set``) or
-with another error (Postgres formats ``{payloads!r}``: ``ValueError``, ``RuntimeError``). Strict: each entry fails
-as soon as its engine runs on the kit, and is then deleted."""
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE_BATCHES))
-def test_enqueue_many_refuses_a_hostile_batch_alike(
-    harness: Harness, case: str, request: pytest.FixtureRequest
-) -> None:
+def test_enqueue_many_refuses_a_hostile_batch_alike(harness: Harness, case: str) -> None:
     """E8, E11: the documented error with the documented message, and nothing stored, on every engine."""
-    if (harness.engine, case) in FRONTS_NOT_YET_ON_THE_KIT:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=f"{harness.engine} is not on the kit yet"))
     make, error, message = HOSTILE_BATCHES[case]
 
     async def check() -> None:

@@ -133,7 +133,7 @@ WHERE queue = :queue AND state = 'processing' AND lease_expires_at > :now
 """
     CANCEL_SQL: ClassVar[str] = "DELETE FROM jobs WHERE id = :id AND queue = :queue"
     GET_JOB_SQL: ClassVar[str] = f"SELECT {JOB_COLUMN_LIST} FROM jobs WHERE id = :id AND queue = :queue"
-    # The sweep, X2 in decision 8's order: (a) purge, (b) expire, (c) dead-letter exhausted leases.
+    # The sweep, X2 in the order DEC-sweep-order gives: (a) purge, (b) expire, (c) dead-letter exhausted leases.
     SWEEP_PURGE_SQL: ClassVar[str] = """
 DELETE FROM jobs
 WHERE queue = :queue AND state = 'dead'
