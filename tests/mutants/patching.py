@@ -36,7 +36,7 @@ from typing import Any
 from alkstore_contract.clock import Clock
 from alkstore_contract.surface import Store
 
-ENGINE_STRING_HOLDERS = ("alkstore_contract.kit.front", "alkstore_sqlite.queue", "alkstore_postgres.queue")
+ENGINE_STRING_HOLDERS = ("alkstore_contract.kit.front", "alkstore_sqlite.queue")
 """The engine modules that import ``LAST_ERROR_*`` strings by name (grep ``LAST_ERROR_``)."""
 
 
