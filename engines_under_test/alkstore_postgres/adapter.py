@@ -50,6 +50,7 @@ DSN_OPTION = AdapterOption(
     ini="alkstore_pg_dsn",
     env=DSN_ENV,
     help="Postgres server for the postgres engine",
+    default=DEFAULT_DSN,
     metavar="DSN",
     redact=redact_dsn,
 )
