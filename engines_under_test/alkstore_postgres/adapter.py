@@ -190,18 +190,16 @@ class PgAdapter:
 
     async def open_store(self, location: str, *, clock: Clock | None = None, seed: int | None = None) -> Store:
         """A ``PgStore`` on the location's schema; typed ``Store`` so mypy checks the engine against the contract."""
-        from alkstore_postgres.store import open_store_on
+        from alkstore_postgres.store import store_on
 
         parsed = Location.decode(location)
-        return await open_store_on(
-            self._driver_class(),
+        driver = await self._driver_class().open(
             parsed.dsn,
             schema=parsed.schema,
-            clock=clock,
-            seed=seed,
             op_timeout_s=parsed.op_timeout_s or DEFAULT_OP_TIMEOUT_S,
             connect_timeout_s=parsed.connect_timeout_s or DEFAULT_CONNECT_TIMEOUT_S,
         )
+        return await store_on(driver, clock=clock, seed=seed)
 
     async def count_stored_jobs(self, location: str) -> int:
         """The oracle: ``count(*)`` of the location's jobs table over a bare connection."""

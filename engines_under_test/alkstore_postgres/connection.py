@@ -1,4 +1,4 @@
-"""A store's connections: how its pool is made, and which errors mean the server was lost.
+"""A store's connections: what they are called, how they are released, and which errors mean the server was lost.
 
 Connections are released to the pool without asyncpg's reset query. The pool
 "resets" every connection it gets back by sending ``SELECT
@@ -14,8 +14,6 @@ before and apart from the reset query.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import asyncpg
 
@@ -65,19 +63,3 @@ class StatelessConnection(asyncpg.Connection):  # type: ignore[misc]  # asyncpg 
     def _get_reset_query(self) -> str:
         """The same for asyncpg < 0.30, which asked this private method; it still prefixes a ROLLBACK when needed."""
         return ""
-
-
-async def create_pool(
-    dsn: str, *, schema: str, min_size: int, max_size: int, op_timeout_s: float, connect_timeout_s: float
-) -> Any:
-    """The pool of one store: its connections named for ``schema``, every statement bounded by ``op_timeout_s``."""
-    return await asyncpg.create_pool(
-        dsn,
-        min_size=min_size,
-        max_size=max_size,
-        timeout=connect_timeout_s,
-        command_timeout=op_timeout_s,
-        server_settings={"application_name": application_name(schema)},
-        # Released without asyncpg's reset query: one round trip per operation, not two.
-        connection_class=StatelessConnection,
-    )

@@ -39,44 +39,23 @@ async def open_store(
     ``op_timeout_s`` and ``connect_timeout_s`` bound every operation during an
     outage (``alkstore_postgres.driver`` says how).
     """
-    return await open_store_on(
-        PgDriver,
+    driver = await PgDriver.open(
         dsn,
         schema=schema,
-        clock=clock,
-        seed=seed,
         min_size=min_size,
         max_size=max_size,
         op_timeout_s=op_timeout_s,
         connect_timeout_s=connect_timeout_s,
     )
+    return await store_on(driver, clock=clock, seed=seed)
 
 
-async def open_store_on(
-    driver_class: type[PgDriver],
-    dsn: str,
-    *,
-    schema: str = DEFAULT_SCHEMA,
-    clock: Clock | None = None,
-    seed: int | None = None,
-    min_size: int = 1,
-    max_size: int = 10,
-    op_timeout_s: float = DEFAULT_OP_TIMEOUT_S,
-    connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
-) -> PgStore:
-    """``open_store`` on a driver of ``driver_class`` (the adapter's: a mutant puts a subclass there).
+async def store_on(driver: PgDriver, *, clock: Clock | None, seed: int | None) -> PgStore:
+    """The store over an open ``driver`` (the adapter's ``driver_class``: a mutant puts a subclass there).
 
     The kit refuses a bad ``clock`` when the store is built, after the pool
-    exists; the pool is then closed again, so a refused store holds nothing.
+    exists; the driver is then closed again, so a refused store holds nothing.
     """
-    driver = await driver_class.open(
-        dsn,
-        schema=schema,
-        min_size=min_size,
-        max_size=max_size,
-        op_timeout_s=op_timeout_s,
-        connect_timeout_s=connect_timeout_s,
-    )
     try:
         return PgStore(driver, clock=clock, seed=seed)
     except BaseException:
