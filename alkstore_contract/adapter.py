@@ -20,6 +20,16 @@ Two members are optional, and so not part of the protocol below:
   clock across boundaries by whole units of it, and the certificate names it.
   An engine must keep instants consistently at its resolution; one that
   declares 1 µs and truncates to milliseconds fails T1.
+- ``options: Sequence[AdapterOption]`` with ``def configure(self, values:
+  Mapping[str, str | None]) -> None``: settings the engine takes from the
+  pytest command line, the ini file or the environment (a server's DSN),
+  declared as data. The suite's plugin registers each as an option paired
+  with an ini key for every installed engine, resolves it (option, then
+  environment variable, then ini key, then default), and calls ``configure``
+  once per session with every declared option's value under its ini key
+  (``None`` when nothing set it and it has no default). So an engine needs
+  no pytest plugin of its own and never imports the suite; outside pytest an
+  adapter reads its own defaults.
 
 An adapter whose engine declares ``networked`` also has the four members of
 ``NetworkedAdapter`` below: where a location's server is, the same location
@@ -30,6 +40,8 @@ a DSN with another host and port; see the Postgres engine's adapter.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
@@ -69,6 +81,54 @@ def time_resolution_us(adapter: object) -> int:
             f"time_resolution_us={value!r}: an adapter declares 1 (µs), 1000 (ms) or 1000000 (s), or nothing for 1 µs"
         )
     return int(value)
+
+
+@dataclass(frozen=True, slots=True)
+class AdapterOption:
+    """One setting an adapter declares (its optional ``options``): an option, its ini key, its environment variable."""
+
+    flag: str
+    """The command-line option, ``--alkstore-`` and the engine's words (``--alkstore-pg-dsn``)."""
+    ini: str
+    """Its ini key (``alkstore_pg_dsn``), also its key in the values ``configure`` receives."""
+    env: str | None
+    """The environment variable that sets it (``ALKSTORE_PG_DSN``), or ``None``."""
+    help: str
+    """One line for ``pytest --help``, shared by the option and the ini key."""
+    default: str | None = None
+    """Its value when nothing sets it; ``None`` leaves the choice to the adapter."""
+    metavar: str = "VALUE"
+    redact: Callable[[str], str] | None = None
+    """How the report header shows a value (a DSN with its password masked); ``None`` shows it as given."""
+
+
+@runtime_checkable
+class ConfigurableAdapter(Protocol):
+    """An adapter with the optional ``options`` and ``configure`` members (see the module docstring)."""
+
+    @property
+    def options(self) -> Sequence[AdapterOption]:
+        """The settings this adapter takes; the plugin registers each once per installed engine."""
+        ...
+
+    def configure(self, values: Mapping[str, str | None]) -> None:
+        """Take every declared option's value, keyed by its ini key; ``None``: not set, no default."""
+        ...
+
+
+def declared_options(adapter: object) -> tuple[AdapterOption, ...]:
+    """The options ``adapter`` declares (none when it has no ``options``); a malformed declaration raises."""
+    if not hasattr(adapter, "options"):
+        return ()
+    if not isinstance(adapter, ConfigurableAdapter):
+        raise ValueError("options: an adapter declaring options also has configure(values)")
+    options = tuple(adapter.options)
+    for option in options:
+        if not isinstance(option, AdapterOption):
+            raise ValueError(f"options: {type(option).__name__} is not an AdapterOption")
+        if not option.flag.startswith("--alkstore-"):
+            raise ValueError(f"options: {option.flag} must start with --alkstore- (one namespace for the suite)")
+    return options
 
 
 CAPABILITY_CLAUSES: dict[Capability, str] = {

@@ -21,6 +21,12 @@ pytest.register_assert_rewrite("alkstore_contract.rows")
 from typing import Any  # noqa: E402
 
 from alkstore_contract.adapter import Capability, EngineAdapter, time_resolution_us  # noqa: E402
+from alkstore_contract.engine_options import (  # noqa: E402
+    add_engine_options,
+    configure_adapter,
+    configure_installed,
+    restore_adapters,
+)
 from alkstore_contract.harness import SYSTEM_UNIT_S  # noqa: E402
 from alkstore_contract.registry import UnknownEngine, load_adapter  # noqa: E402
 from alkstore_contract.run import NODE_PREFIX, SESSION_PLUGIN_NAME, Engine, SuiteSession  # noqa: E402
@@ -32,6 +38,7 @@ TICK_KEY = "alkstore_tick"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+    add_engine_options(parser)
 
 
 def _clock_mode(settings: SuiteSettings, adapter: EngineAdapter) -> str:
@@ -42,6 +49,7 @@ def _clock_mode(settings: SuiteSettings, adapter: EngineAdapter) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "alkstore_row(name, clauses, required): a contract row of the alkstore suite")
+    configure_installed(config)
     settings = load_settings(config)
     if not settings.active:
         return
@@ -53,9 +61,10 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from exc
         try:
             time_resolution_us(adapter)
+            options = configure_adapter(config, adapter)
         except ValueError as exc:
             raise pytest.UsageError(f"engine {spec!r}: {exc}") from exc
-        engines.append(Engine(spec=spec, adapter=adapter, clock=_clock_mode(settings, adapter)))
+        engines.append(Engine(spec=spec, adapter=adapter, clock=_clock_mode(settings, adapter), options=options))
     names = [engine.name for engine in engines]
     if len(set(names)) != len(names):
         raise pytest.UsageError(f"--alkstore-engine: two engines share a name: {names}")
@@ -69,6 +78,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.args[:] = [anchor + arg[len(NODE_PREFIX) :] if arg.startswith(prefix) else arg for arg in config.args]
     if not any(arg == anchor or arg.startswith(anchor + "::") for arg in config.args):
         config.args.append(anchor)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Hand the adapters back what they had, so a nested in-process session leaves the outer one's settings alone."""
+    restore_adapters(config)
 
 
 def _tick(config: pytest.Config, settings: SuiteSettings, engines: list[Engine]) -> tuple[float, str]:

@@ -29,6 +29,7 @@ from alkstore_contract.adapter import (
     EngineAdapter,
     time_resolution_us,
 )
+from alkstore_contract.engine_options import ResolvedOption
 from alkstore_contract.harness import RowContext
 from alkstore_contract.ledger import CURRENT, Gap, Ledger
 from alkstore_contract.report import EngineInfo, RowResult, build_report, write_report
@@ -51,6 +52,8 @@ class Engine:
     spec: str
     adapter: EngineAdapter
     clock: str
+    options: tuple[ResolvedOption, ...] = ()
+    """The engine's own options as this session resolved them (its adapter's ``options``)."""
     _probe: tuple[str | None, str | None] | None = None
 
     @property
@@ -166,6 +169,7 @@ class SuiteSession:
                 f"clock={engine.clock}; time resolution {TIME_RESOLUTIONS_US[engine.resolution_us]}; "
                 f"capabilities: {caps}"
             )
+            lines.extend(f"alkstore engine {engine.name} {resolved.echo()}" for resolved in engine.options)
         return lines
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

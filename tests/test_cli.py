@@ -242,5 +242,5 @@ def test_certify_runs_under_its_own_empty_configuration(hostile_dir: Path) -> No
 
 
 def test_the_postgres_dsn_line_only_in_runs_with_postgres(hostile_dir: Path) -> None:
-    assert "alkstore postgres DSN" not in _certify("mem", hostile_dir)
-    assert "alkstore postgres DSN: " in _certify("postgres", hostile_dir)
+    assert "--alkstore-pg-dsn" not in _certify("mem", hostile_dir)
+    assert "alkstore engine postgres --alkstore-pg-dsn=" in _certify("postgres", hostile_dir)

@@ -989,6 +989,29 @@ def test_ints_beyond_the_str_conversion_limit(harness: Harness) -> None:
     example(harness, "ints of more than 4300 digits", check_huge_ints(harness))
 
 
+class _Unshowable:
+    """A value whose ``repr`` raises, as a hostile or broken caller object may."""
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr for you")
+
+
+async def check_enqueue_many_of_a_non_list(h: Harness) -> None:
+    """E11: ``payloads`` that is no list is InvalidArgument whatever it is, never an error from showing it (issue 17).
+
+    The Postgres engine once formatted ``{payloads!r}``: an int beyond the str
+    conversion limit raised ``ValueError`` there, an object whose ``repr``
+    raises gave ``RuntimeError``.
+    """
+    for payloads in (SMALLEST_HUGE_INT, _Unshowable(), "not a list", {"a": 1}):
+        with pytest.raises(InvalidArgument, match="payloads="):
+            await h.queue.enqueue_many(payloads)  # type: ignore[arg-type]
+
+
+def test_enqueue_many_of_a_non_list(harness: Harness) -> None:
+    example(harness, "enqueue_many of something other than a list", check_enqueue_many_of_a_non_list(harness))
+
+
 async def check_durations_beyond_a_float(h: Harness) -> None:
     """E9: an int duration no float can hold is InvalidArgument, not OverflowError."""
     queue = h.queue

@@ -28,10 +28,10 @@ import asyncpg
 import pytest
 import pytest_asyncio
 from alkstore_postgres import PgAdapter, PgStore, SchemaVersionError, ServerConnectionError, adapter, open_store
+from alkstore_postgres.adapter import DSN_OPTION
+from alkstore_postgres.connection import application_name
 from alkstore_postgres.location import Location, new_schema_name, outage_bound_s, quote_ident
-from alkstore_postgres.queue import PgQueue
 from alkstore_postgres.schema import LATEST_VERSION, ensure_schema
-from alkstore_postgres.store import application_name
 
 from alkstore_contract import (
     Capability,
@@ -347,9 +347,8 @@ async def test_claim_query_is_an_index_scan_on_a_large_backlog(stores: OpenStore
     await store.queue("backlog").enqueue_many([{"n": i} for i in range(50_000)])
     await store.queue("other").enqueue_many([{"n": i} for i in range(2_000)])
     await bare.execute(f"ANALYZE {quote_ident(schema)}.jobs")
-    plan = "\n".join(
-        row[0] for row in await bare.fetch(f"EXPLAIN {store.sql(PgQueue.CLAIM_SQL)}", None, "backlog", 10, "w", "token")
-    )
+    claim = store.driver.sql(store.driver.CLAIM_SQL)
+    plan = "\n".join(row[0] for row in await bare.fetch(f"EXPLAIN {claim}", None, "backlog", 10, "w", "token"))
     assert "Seq Scan on jobs" not in plan, plan
     assert "Index Scan using jobs_ready_claim on jobs" in plan, plan
     assert "Index Scan using jobs_processing_lease on jobs" in plan, plan
@@ -528,7 +527,7 @@ async def test_timeouts_are_validated_before_connecting() -> None:
 @pytest.mark.asyncio
 async def test_unavailable_reason_names_the_dsn_and_the_error() -> None:
     unreachable = PgAdapter()
-    unreachable.configure("postgresql://nobody:secret@127.0.0.1:1/nowhere")
+    unreachable.configure({DSN_OPTION.ini: "postgresql://nobody:secret@127.0.0.1:1/nowhere"})
     reason = await unreachable.unavailable_reason()
     assert reason is not None
     assert "postgresql://nobody:***@127.0.0.1:1/nowhere" in reason
@@ -536,12 +535,12 @@ async def test_unavailable_reason_names_the_dsn_and_the_error() -> None:
     assert "Error" in reason
 
 
-def test_options_module_imports_without_asyncpg() -> None:
+def test_the_adapter_imports_without_asyncpg() -> None:
     """pytest must start, and the adapter must explain itself, where the postgres extra is missing."""
     code = (
         "import asyncio, sys\n"
         "sys.modules['asyncpg'] = None\n"
-        "import alkstore_postgres.pytest_options\n"
+        "import alkstore_contract.plugin\n"
         "from alkstore_postgres import adapter\n"
         "print(asyncio.run(adapter.unavailable_reason()))\n"
     )
@@ -576,4 +575,4 @@ def test_dsn_precedence_is_option_then_env_then_ini(pytester: pytest.Pytester, m
             "-p", "no:cacheprovider", "--alkstore-engine=postgres", "-k", "test_dsn", *args
         )
         result.assert_outcomes(passed=1)
-        result.stdout.fnmatch_lines([f"alkstore postgres DSN: {expected} (from {source})"])
+        result.stdout.fnmatch_lines([f"alkstore engine postgres --alkstore-pg-dsn={expected} (from {source})"])

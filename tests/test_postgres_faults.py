@@ -44,8 +44,9 @@ from typing import Any
 import asyncpg
 import pytest
 from alkstore_postgres import PgAdapter, ServerConnectionError, adapter
+from alkstore_postgres.adapter import DSN_OPTION
+from alkstore_postgres.connection import application_name
 from alkstore_postgres.location import Location, quote_ident
-from alkstore_postgres.store import application_name
 
 from alkstore_contract.history import Handout, Release, Verdict, check_history, handout_from_job
 from alkstore_contract.surface import Queue
@@ -314,7 +315,7 @@ async def test_cluster_restart_with_an_open_store(tmp_path: Path) -> None:
 
 async def _restart_under_load(dsn: str, base: Path, bindir: Path) -> None:
     pg = PgAdapter()
-    pg.configure(dsn)
+    pg.configure({DSN_OPTION.ini: dsn})
     location = await pg.create_location()
     store = await pg.open_store(location, seed=12)
     try:

@@ -22,7 +22,6 @@ import pytest
 import pytest_asyncio
 from alkstore_postgres import PgStore, adapter, open_store
 from alkstore_postgres.location import Location, quote_ident
-from alkstore_postgres.queue import PgQueue
 from alkstore_postgres.upkeep import BASE_THRESHOLD, Upkeep
 
 from alkstore_contract import ManualClock, QueueOpts
@@ -74,9 +73,8 @@ async def claim_buffers(store: PgStore, dsn: str) -> int:
     try:
         transaction = conn.transaction()
         await transaction.start()
-        plan: Any = await conn.fetchval(
-            f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {store.sql(PgQueue.CLAIM_SQL)}", None, "q", 1, "w", "t"
-        )
+        claim = store.driver.sql(store.driver.CLAIM_SQL)
+        plan: Any = await conn.fetchval(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {claim}", None, "q", 1, "w", "t")
         await transaction.rollback()
     finally:
         await conn.close()
@@ -87,8 +85,8 @@ async def claim_buffers(store: PgStore, dsn: str) -> int:
 @pytest.mark.asyncio
 async def test_claims_stay_cheap_after_a_churn(store: PgStore, dsn: str) -> None:
     await churn(store, CHURN)
-    await store.upkeep.idle()
-    assert store.upkeep.vacuums >= 1
+    await store.driver.upkeep.idle()
+    assert store.driver.upkeep.vacuums >= 1
     touched = await claim_buffers(store, dsn)
     assert touched <= PAGES_WITH_UPKEEP, f"one claim touched {touched} buffers after {CHURN:,} jobs went through"
 
@@ -96,7 +94,7 @@ async def test_claims_stay_cheap_after_a_churn(store: PgStore, dsn: str) -> None
 @pytest.mark.asyncio
 async def test_without_upkeep_the_same_claim_wades_through_dead_entries(store: PgStore, dsn: str) -> None:
     """The check above can fail: with the vacuum switched off, the claim reads every dead entry's page."""
-    store.upkeep = NoUpkeep(None, "unused")
+    store.driver.upkeep = NoUpkeep(None, "unused")
     await churn(store, CHURN)
     touched = await claim_buffers(store, dsn)
     assert touched > 2 * PAGES_WITH_UPKEEP, f"one claim touched only {touched} buffers without any vacuum"
@@ -104,14 +102,14 @@ async def test_without_upkeep_the_same_claim_wades_through_dead_entries(store: P
 
 @pytest.mark.asyncio
 async def test_close_cancels_a_vacuum_in_flight(store: PgStore) -> None:
-    store.upkeep.note(BASE_THRESHOLD)
+    store.driver.upkeep.note(BASE_THRESHOLD)
     await store.close()
     assert store.closed
 
 
 @pytest.mark.asyncio
 async def test_a_failed_vacuum_is_logged_not_raised(store: PgStore, caplog: pytest.LogCaptureFixture) -> None:
-    upkeep = Upkeep(store._pool, '"no_such_schema".jobs')
+    upkeep = Upkeep(store.driver._pool, '"no_such_schema".jobs')
     with caplog.at_level(logging.WARNING, logger="alkstore_postgres.upkeep"):
         upkeep.note(BASE_THRESHOLD)
         await upkeep.idle()
@@ -139,7 +137,7 @@ async def test_purge_reads_only_the_dead_jobs_past_retention(dsn: str, schema: s
             transaction = conn.transaction()
             await transaction.start()
             plan = await conn.fetchval(
-                f"EXPLAIN (ANALYZE, FORMAT JSON) {store.sql(PgQueue.SWEEP_SQL)}", clock.now(), "q", "e", "m"
+                f"EXPLAIN (ANALYZE, FORMAT JSON) {store.driver.sql(store.driver.SWEEP_SQL)}", clock.now(), "q", "e", "m"
             )
             await transaction.rollback()
         finally:

@@ -1,12 +1,12 @@
 """The Postgres engine's own SQL through bare asyncpg connections, one per worker.
 
-Each path runs exactly the statements the engine runs — ``PgQueue``'s and
-``PgJobHandle``'s SQL, rendered for the location's schema, with the same
-parameters (the server's clock: ``$1`` is NULL) — and nothing else but the
-JSON encoding and decoding of payloads. Each worker has its own connection,
-so there is no pool to acquire from and no reset on release: the driver's own
-limit. asyncpg prepares each statement once per connection and caches it, as
-it does for the engine.
+Each path runs exactly the statements the engine runs — ``PgDriver``'s SQL,
+rendered for the location's schema, with the same parameters (the server's
+clock: ``$1`` is NULL) — and nothing else but the JSON encoding and decoding
+of payloads. Each worker has its own connection, so there is no pool to
+acquire from and no reset on release: the driver's own limit. asyncpg
+prepares each statement once per connection and caches it, as it does for
+the engine.
 """
 
 from __future__ import annotations
@@ -16,25 +16,13 @@ import secrets
 from typing import Any
 
 import asyncpg
-from alkstore_postgres.handle import PgJobHandle
+from alkstore_postgres.driver import PgDriver
 from alkstore_postgres.location import Location, quote_ident
-from alkstore_postgres.queue import PgQueue
-from alkstore_postgres.rows import JOB_COLUMNS
+from alkstore_postgres.statements import render
 
 from alkstore_contract.registry import load_adapter
 from bench.engines import QUEUE
 from bench.workload import Driver, Payload
-
-
-def _render(template: str, schema: str) -> str:
-    """A template as ``PgStore.sql`` renders it."""
-    quoted = quote_ident(schema)
-    return template.format(
-        jobs=f"{quoted}.jobs",
-        schema=quoted,
-        columns=", ".join(JOB_COLUMNS),
-        j_columns=", ".join(f"j.{column}" for column in JOB_COLUMNS),
-    )
 
 
 def _encode(item: Payload) -> str:
@@ -48,14 +36,14 @@ class AsyncpgDriver:
         self._location = location
         self._dsn = dsn
         self._conns: list[Any] = [first]
-        self._insert = _render(PgQueue.INSERT_SQL, schema)
-        self._claim = _render(PgQueue.CLAIM_SQL, schema)
-        self._ack = _render(PgJobHandle.ACK_SQL, schema)
-        self._ack_batch = _render(PgQueue.ACK_BATCH_SQL, schema)
+        self._insert = render(PgDriver.INSERT_SQL, schema)
+        self._claim = render(PgDriver.CLAIM_SQL, schema)
+        self._ack = render(PgDriver.ACK_SQL, schema)
+        self._ack_batch = render(PgDriver.ACK_BATCH_SQL, schema)
         self._count = f"SELECT count(*) FROM {quote_ident(schema)}.jobs"
 
     async def _insert_rows(self, worker: int, texts: list[str]) -> None:
-        await self._conns[worker].fetch(self._insert, None, QUEUE, 0, 3, None, 0, None, None, 300.0, 5.0, None, texts)
+        await self._conns[worker].fetch(self._insert, None, QUEUE, 0, 3, None, 0, None, 300.0, 5.0, None, texts)
 
     async def enqueue(self, worker: int, item: Payload) -> None:
         await self._insert_rows(worker, [_encode(item)])

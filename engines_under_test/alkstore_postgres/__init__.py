@@ -5,9 +5,11 @@ Postgres database; with ``clock=None`` every operation reads the database
 server's clock (contract T3). ``adapter`` is what the conformance suite loads
 (entry point ``alkstore.engines``: ``postgres``).
 
-The adapter and the pytest options import without asyncpg, so the engine is
-listed, and explains that the ``postgres`` extra is missing, wherever alkstore
-is installed; the store classes import asyncpg and load on first use.
+The store is the engine kit's (``alkstore_contract.kit``) over ``PgDriver``,
+which runs one SQL statement per storage step. The adapter imports without
+asyncpg, so the engine is listed, and explains that the ``postgres`` extra is
+missing, wherever alkstore is installed; the store and driver import asyncpg
+and load on first use.
 """
 
 from __future__ import annotations
@@ -19,23 +21,20 @@ from alkstore_postgres.adapter import DEFAULT_DSN, DSN_ENV, PgAdapter, adapter
 from alkstore_postgres.errors import SchemaVersionError, ServerConnectionError
 
 if TYPE_CHECKING:
-    from alkstore_postgres.handle import PgJobHandle
-    from alkstore_postgres.queue import PgQueue
+    from alkstore_postgres.driver import PgDriver
     from alkstore_postgres.store import PgStore, open_store
 
 _LAZY = {
     "open_store": "alkstore_postgres.store",
     "PgStore": "alkstore_postgres.store",
-    "PgQueue": "alkstore_postgres.queue",
-    "PgJobHandle": "alkstore_postgres.handle",
+    "PgDriver": "alkstore_postgres.driver",
 }
 
 __all__ = [
     "DEFAULT_DSN",
     "DSN_ENV",
     "PgAdapter",
-    "PgJobHandle",
-    "PgQueue",
+    "PgDriver",
     "PgStore",
     "SchemaVersionError",
     "ServerConnectionError",

@@ -4,11 +4,11 @@ This module imports asyncpg only inside the coroutines that talk to a server,
 so the engine stays registered, and says why it cannot run, on a machine
 without the ``postgres`` extra.
 
-Which server: ``--alkstore-pg-dsn`` (pytest) beats ``$ALKSTORE_PG_DSN``, which
-beats the ``alkstore_pg_dsn`` ini value, which beats ``DEFAULT_DSN``. The
-environment beats the ini file because the ini is checked in while the
-environment is the machine's (``ci/postgres.sh`` prints the DSN CI exports).
-Each location carries its own DSN, so a worker process needs none of this.
+Which server: the adapter declares ``DSN_OPTION`` (``--alkstore-pg-dsn``, ini
+``alkstore_pg_dsn``, ``$ALKSTORE_PG_DSN``), which the suite's plugin registers
+and resolves (option, then environment, then ini) and hands to ``configure``;
+outside pytest, ``$ALKSTORE_PG_DSN``, else ``DEFAULT_DSN``. Each location
+carries its own DSN, so a worker process needs none of this.
 
 The engine is ``networked`` (contract N1–N5): ``location_via`` swaps the DSN's
 host and port for the suite's fault proxy and gives the location short
@@ -20,14 +20,16 @@ follow from those timeouts (``alkstore_postgres.location.outage_bound_s``).
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from importlib.metadata import version as distribution_version
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from alkstore_contract.adapter import Capability
+from alkstore_contract.adapter import AdapterOption, Capability
 from alkstore_contract.clock import Clock
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.surface import Store
+from alkstore_contract.validation import describe_value
 from alkstore_postgres.location import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_OP_TIMEOUT_S,
@@ -39,10 +41,19 @@ from alkstore_postgres.location import (
 )
 
 if TYPE_CHECKING:
-    from alkstore_postgres.store import PgStore
+    from alkstore_postgres.driver import PgDriver
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 DSN_ENV = "ALKSTORE_PG_DSN"
+DSN_OPTION = AdapterOption(
+    flag="--alkstore-pg-dsn",
+    ini="alkstore_pg_dsn",
+    env=DSN_ENV,
+    help="Postgres server for the postgres engine",
+    default=DEFAULT_DSN,
+    metavar="DSN",
+    redact=redact_dsn,
+)
 CONNECT_TIMEOUT_S = 5.0
 NETWORK_OP_TIMEOUT_S = 0.5
 """The statement timeout of stores on a ``location_via`` location."""
@@ -62,8 +73,11 @@ async def _connect(dsn: str) -> Any:
 class PgAdapter:
     """Adapter of the ``postgres`` engine (entry point ``alkstore.engines``: ``postgres``)."""
 
-    store_class: type[PgStore] | None = None
-    """The store class ``open_store`` uses; ``None`` means ``PgStore`` (imported on first use)."""
+    driver_class: type[PgDriver] | None = None
+    """The storage the stores run on; ``None`` means ``PgDriver`` (imported on first use, as it needs asyncpg).
+
+    The project's broken-engine mutants put a subclass here."""
+    options = (DSN_OPTION,)
 
     def __init__(self) -> None:
         self._dsn: str | None = None
@@ -102,7 +116,9 @@ class PgAdapter:
         """The host and port in the location's DSN (5432 when it names none)."""
         parts = urlsplit(Location.decode(location).dsn)
         if not parts.hostname:
-            raise InvalidArgument(f"location={location!r}: its DSN names no TCP host, so it cannot be proxied")
+            raise InvalidArgument(
+                f"location={describe_value(location)}: its DSN names no TCP host, so it cannot be proxied"
+            )
         return parts.hostname, parts.port or 5432
 
     def location_via(self, location: str, host: str, port: int) -> str:
@@ -123,21 +139,16 @@ class PgAdapter:
         """The server new locations are made on: the configured DSN, else ``$ALKSTORE_PG_DSN``, else the default."""
         return self._dsn or os.environ.get(DSN_ENV) or DEFAULT_DSN
 
-    @property
-    def configured_dsn(self) -> str | None:
-        """What ``configure`` set, ``None`` when the environment or the default decides."""
-        return self._dsn
+    def configure(self, values: Mapping[str, str | None]) -> None:
+        """Point new locations at the DSN the suite resolved (``None`` returns to the environment or the default)."""
+        self._dsn = values.get(DSN_OPTION.ini)
 
-    def configure(self, dsn: str | None) -> None:
-        """Point new locations at ``dsn`` (``None`` returns to the environment or the default)."""
-        self._dsn = dsn
+    def _driver_class(self) -> type[PgDriver]:
+        if self.driver_class is not None:
+            return self.driver_class
+        from alkstore_postgres.driver import PgDriver
 
-    def _store_class(self) -> type[PgStore]:
-        if self.store_class is not None:
-            return self.store_class
-        from alkstore_postgres.store import PgStore
-
-        return PgStore
+        return PgDriver
 
     async def unavailable_reason(self) -> str | None:
         """``None`` when asyncpg is installed and the server answers within 5 s, else why not."""
@@ -179,15 +190,16 @@ class PgAdapter:
 
     async def open_store(self, location: str, *, clock: Clock | None = None, seed: int | None = None) -> Store:
         """A ``PgStore`` on the location's schema; typed ``Store`` so mypy checks the engine against the contract."""
+        from alkstore_postgres.store import store_on
+
         parsed = Location.decode(location)
-        return await self._store_class().open(
+        driver = await self._driver_class().open(
             parsed.dsn,
             schema=parsed.schema,
-            clock=clock,
-            seed=seed,
             op_timeout_s=parsed.op_timeout_s or DEFAULT_OP_TIMEOUT_S,
             connect_timeout_s=parsed.connect_timeout_s or DEFAULT_CONNECT_TIMEOUT_S,
         )
+        return await store_on(driver, clock=clock, seed=seed)
 
     async def count_stored_jobs(self, location: str) -> int:
         """The oracle: ``count(*)`` of the location's jobs table over a bare connection."""

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from alkstore_contract.errors import InvalidArgument
+from alkstore_contract.validation import describe_value
 
 DEFAULT_OP_TIMEOUT_S = 10.0
 """How long one statement may run before a store gives up on it (asyncpg's ``command_timeout``)."""
@@ -32,16 +33,17 @@ LOCATION_SCHEMA_PREFIX = "alk_"
 def validate_schema_name(schema: object) -> str:
     """A schema name Postgres stores as given: a non-empty str of at most 63 UTF-8 bytes, no NUL."""
     if not isinstance(schema, str) or not schema:
-        raise InvalidArgument(f"schema={schema!r}: must be a non-empty str")
+        raise InvalidArgument(f"schema={describe_value(schema)}: must be a non-empty str")
     if "\x00" in schema:
-        raise InvalidArgument(f"schema={schema!r}: must not contain NUL")
+        raise InvalidArgument(f"schema={describe_value(schema)}: must not contain NUL")
     try:
         size = len(schema.encode("utf-8"))
     except UnicodeEncodeError as exc:
-        raise InvalidArgument(f"schema={schema!r}: must be encodable as UTF-8") from exc
+        raise InvalidArgument(f"schema={describe_value(schema)}: must be encodable as UTF-8") from exc
     if size > MAX_IDENTIFIER_BYTES:
         raise InvalidArgument(
-            f"schema={schema!r}: at most {MAX_IDENTIFIER_BYTES} bytes (Postgres would truncate it), got {size}"
+            f"schema={describe_value(schema)}: at most {MAX_IDENTIFIER_BYTES} bytes "
+            f"(Postgres would truncate it), got {size}"
         )
     return schema
 
@@ -83,7 +85,9 @@ def _optional_seconds(text: str, data: dict[str, Any], key: str) -> float | None
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise InvalidArgument(f"location={text!r}: {key} must be a positive number of seconds, got {value!r}")
+        raise InvalidArgument(
+            f"location={describe_value(text)}: {key} must be a positive number of seconds, got {describe_value(value)}"
+        )
     return float(value)
 
 
@@ -108,13 +112,13 @@ class Location:
     def decode(cls, text: object) -> Location:
         """Parse what ``encode`` wrote; anything else is an ``InvalidArgument`` naming ``location``."""
         if not isinstance(text, str):
-            raise InvalidArgument(f"location={text!r}: a Postgres location is a JSON str")
+            raise InvalidArgument(f"location={describe_value(text)}: a Postgres location is a JSON str")
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise InvalidArgument(f"location={text!r}: not JSON ({exc})") from exc
+            raise InvalidArgument(f"location={describe_value(text)}: not JSON ({exc})") from exc
         if not isinstance(data, dict) or not isinstance(data.get("dsn"), str):
-            raise InvalidArgument(f'location={text!r}: expected {{"dsn": str, "schema": str}}')
+            raise InvalidArgument(f'location={describe_value(text)}: expected {{"dsn": str, "schema": str}}')
         return cls(
             dsn=data["dsn"],
             schema=validate_schema_name(data.get("schema")),

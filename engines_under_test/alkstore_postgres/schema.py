@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from alkstore_contract.validation import describe_value
 from alkstore_postgres.errors import SchemaVersionError
 from alkstore_postgres.location import quote_ident
 
@@ -156,8 +157,8 @@ async def _read_version(conn: Any, schema: str) -> int | None:
 def _check_not_newer(schema: str, version: int) -> None:
     if version > LATEST_VERSION:
         raise SchemaVersionError(
-            f"schema {schema!r} is at version {version}, newer than this alkstore knows ({LATEST_VERSION}); "
-            "upgrade alkstore rather than open it with an older engine"
+            f"schema {describe_value(schema)} is at version {version}, newer than this alkstore knows "
+            f"({LATEST_VERSION}); upgrade alkstore rather than open it with an older engine"
         )
 
 

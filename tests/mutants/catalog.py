@@ -170,22 +170,11 @@ def _queue_of(store: type[Any], queue: type[Any]) -> type[Any]:
     return type("MutantStore", (store,), {"queue": make_queue})
 
 
-def postgres_mutant(
-    name: str,
-    *,
-    store: type[Any] | None = None,
-    queue: type[Any] | None = None,
-    handle: type[Any] | None = None,
-) -> Any:
-    """An adapter of the Postgres engine named ``name`` whose store, queue and/or handle classes are replaced.
+def postgres_mutant(name: str, *, driver: type[Any]) -> Any:
+    """An adapter of the Postgres engine named ``name`` whose stores run on ``driver`` (a ``PgDriver`` subclass).
 
-    Saves each Postgres mutant the subclass chain (adapter → store → queue → handle). The classes load
-    asyncpg, so a Postgres mutant module imports them itself; this helper only wires them together.
+    The driver loads asyncpg, so a Postgres mutant module imports ``PgDriver`` itself.
     """
-    from alkstore_postgres import PgAdapter, PgQueue, PgStore
+    from alkstore_postgres import PgAdapter
 
-    queue_attrs: dict[str, Any] = {} if handle is None else {"handle_class": handle}
-    queue_class = type("MutantQueue", (queue or PgQueue,), queue_attrs)
-    store_class = type("MutantStore", (store or PgStore,), {"queue_class": queue_class})
-    adapter_class = type("MutantAdapter", (PgAdapter,), {"store_class": store_class, "name": name})
-    return adapter_class()
+    return type("MutantAdapter", (PgAdapter,), {"driver_class": driver, "name": name})()

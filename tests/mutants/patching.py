@@ -16,15 +16,14 @@ Where to patch: a name is looked up where its caller finds it.
   too: those two are patched in ``alkstore_contract.backoff``.
 - ``resolution`` does ``from alkstore_contract.backoff import
   backoff_delay_s``: its own binding is the one ``decide_retry`` (the kit's
-  retry) and ``resolve_retry`` call, so a replaced ``backoff_delay_s`` goes
-  into ``alkstore_contract.resolution``.
-- The ``LAST_ERROR_*`` strings: ``decide_retry``/``resolve_retry`` (R4) and
-  ``fail_error`` (D1) read ``resolution``'s globals, but the kit's front (which
-  passes them into each driver's ``sweep``) and the engines not on the kit
-  import ``LAST_ERROR_EXPIRED`` and ``LAST_ERROR_MAX_ATTEMPTS`` by name for
-  their sweep (X2): ``rebind`` sets a string in ``resolution`` and in every
-  module of ``ENGINE_STRING_HOLDERS`` that has it, as if the shared source had
-  said it.
+  retry) calls, so a replaced ``backoff_delay_s`` goes into
+  ``alkstore_contract.resolution``.
+- The ``LAST_ERROR_*`` strings: ``decide_retry`` (R4) and ``fail_error`` (D1)
+  read ``resolution``'s globals, but the kit's front imports
+  ``LAST_ERROR_EXPIRED`` and ``LAST_ERROR_MAX_ATTEMPTS`` by name and passes
+  them into each driver's ``sweep`` (X2): ``rebind`` sets a string in
+  ``resolution`` and in every module of ``ENGINE_STRING_HOLDERS`` that has it,
+  as if the shared source had said it.
 
 No row reads any of these: the rows take their expected values from
 ``alkstore_contract.expected``, which this module never touches.
@@ -39,8 +38,11 @@ from typing import Any
 from alkstore_contract.clock import Clock
 from alkstore_contract.surface import Store
 
-ENGINE_STRING_HOLDERS = ("alkstore_contract.kit.front", "alkstore_postgres.queue")
-"""The engine modules that import ``LAST_ERROR_*`` strings by name (grep ``LAST_ERROR_``)."""
+ENGINE_STRING_HOLDERS = ("alkstore_contract.kit.front",)
+"""The modules besides ``resolution`` that import ``LAST_ERROR_*`` strings by name (grep ``LAST_ERROR_``).
+
+Only the kit's front: it hands them to every driver's ``sweep``, so no engine holds one.
+"""
 
 
 def patch(module_name: str, attr: str, value: object) -> None:
@@ -52,7 +54,7 @@ def patch(module_name: str, attr: str, value: object) -> None:
 
 
 def rebind(attr: str, value: str) -> None:
-    """Change the ``LAST_ERROR_*`` string ``attr`` in ``resolution`` and in every engine module that holds it."""
+    """Change the ``LAST_ERROR_*`` string ``attr`` in ``resolution`` and in every module that holds it by name."""
     patch("alkstore_contract.resolution", attr, value)
     for module_name in ENGINE_STRING_HOLDERS:
         module = importlib.import_module(module_name)

@@ -12,21 +12,25 @@ fenced-across-a-stall leg catches it; no row without a network fault can.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from alkstore_postgres import PgJobHandle, PgStore, ServerConnectionError
+from alkstore_postgres import PgDriver, ServerConnectionError
 
-from tests.mutants.catalog import Mutant, postgres_mutant
+from alkstore_contract.validation import JobId
+from tests.mutants.catalog import Mutant, mutated, postgres_mutant
 
-UNFENCED_ACK_SQL = (
-    "WITH clock AS (SELECT COALESCE($1::timestamptz, statement_timestamp()) AS now) "
-    "DELETE FROM {jobs} WHERE id = $2 AND $3::text IS NOT NULL AND state = 'processing' RETURNING id"
+UNFENCED_ACK_SQL = mutated(
+    PgDriver.ACK_SQL,
+    "token = $3 AND state = 'processing' AND lease_expires_at > (SELECT now FROM clock)",
+    "$3::text IS NOT NULL AND state = 'processing'",
 )
+"""The engine's ack with neither the token nor the lease in its fence: the job goes by id and state."""
 
 
-class OutageAwareStore(PgStore):
+class UnfencedAfterReconnectDriver(PgDriver):
     reconnected = False
-    """Set once an op of this store met an outage."""
+    """Set once a statement of this driver met an outage."""
 
     async def fetch(self, op: str, template: str, *args: object) -> list[Any]:
         try:
@@ -35,18 +39,13 @@ class OutageAwareStore(PgStore):
             self.reconnected = True
             raise
 
-
-class UnfencedAfterReconnectHandle(PgJobHandle):
-    async def _fenced(self, op: str, template: str, *args: object) -> bool:
-        store = self._queue.store
-        if op == "ack()" and isinstance(store, OutageAwareStore) and store.reconnected:
-            template = UNFENCED_ACK_SQL
-        return await super()._fenced(op, template, *args)
+    async def ack(self, queue: str, job_id: JobId, token: str, now: datetime | None) -> bool:
+        if not self.reconnected:
+            return await super().ack(queue, job_id, token, now)
+        return await self._fenced("ack", UNFENCED_ACK_SQL, job_id, token, now)
 
 
-adapter = postgres_mutant(
-    "mut-pg-ack-unfenced-after-reconnect", store=OutageAwareStore, handle=UnfencedAfterReconnectHandle
-)
+adapter = postgres_mutant("mut-pg-ack-unfenced-after-reconnect", driver=UnfencedAfterReconnectDriver)
 MUTANT = Mutant(
     clause="N5",
     rows=("network_faults",),

@@ -1,7 +1,7 @@
 """Mutant: an enqueue whose connection was reset is sent again on a fresh one — breaks N3.
 
 contract N3 (at most once): an op cut during its commit may or may not have taken
-effect, so an engine must not replay it behind the caller's back. This store
+effect, so an engine must not replay it behind the caller's back. This driver
 catches a connection reset during an enqueue and runs the INSERT again, the
 "helpful" retry every client library is tempted by: when the reset came after
 the server committed, the job is stored twice. The ``network_faults`` row's
@@ -10,24 +10,26 @@ cut-enqueue leg catches it (the oracle counts two jobs).
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
 
-from alkstore_postgres import PgStore, ServerConnectionError
+from alkstore_postgres import PgDriver, ServerConnectionError
 
+from alkstore_contract.kit import NewJobs
+from alkstore_contract.validation import JobId
 from tests.mutants.catalog import Mutant, postgres_mutant
 
 
-class RetryingStore(PgStore):
-    async def fetch(self, op: str, template: str, *args: object) -> list[Any]:
+class RetryingDriver(PgDriver):
+    async def insert(self, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
         try:
-            return await super().fetch(op, template, *args)
+            return await super().insert(queue, jobs, now)
         except ServerConnectionError as exc:
-            if not op.startswith("enqueue") or isinstance(exc.__cause__, TimeoutError):
+            if isinstance(exc.__cause__, TimeoutError):
                 raise
-            return await super().fetch(op, template, *args)
+            return await super().insert(queue, jobs, now)
 
 
-adapter = postgres_mutant("mut-pg-enqueue-retried", store=RetryingStore)
+adapter = postgres_mutant("mut-pg-enqueue-retried", driver=RetryingDriver)
 MUTANT = Mutant(
     clause="N3",
     rows=("network_faults",),

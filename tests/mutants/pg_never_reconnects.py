@@ -1,7 +1,7 @@
 """Mutant: the store keeps one connection for good and never replaces it — breaks N2.
 
 contract N2 (recovery without reopening): after an outage the same open store
-serves again within a bound. This store opens one connection of its own on
+serves again within a bound. This driver opens one connection of its own on
 first use (with the engine's timeouts) and runs every statement on it, one at
 a time; once an outage has broken it, every op raises ``StoreUnavailable``
 until the store is reopened. The ``network_faults`` row's partition and
@@ -15,13 +15,13 @@ import contextlib
 from typing import Any, Self
 
 import asyncpg
-from alkstore_postgres import PgStore
+from alkstore_postgres import PgDriver
 from alkstore_postgres.location import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_OP_TIMEOUT_S
 
 from tests.mutants.catalog import Mutant, postgres_mutant
 
 
-class OneConnectionStore(PgStore):
+class OneConnectionDriver(PgDriver):
     _dsn = ""
     _timeouts: tuple[float, float] = (DEFAULT_OP_TIMEOUT_S, DEFAULT_CONNECT_TIMEOUT_S)
     _connection: Any = None
@@ -29,13 +29,13 @@ class OneConnectionStore(PgStore):
 
     @classmethod
     async def open(cls, dsn: str, **kwargs: Any) -> Self:
-        store = await super().open(dsn, **kwargs)
-        store._dsn = dsn
-        store._timeouts = (
+        driver = await super().open(dsn, **kwargs)
+        driver._dsn = dsn
+        driver._timeouts = (
             kwargs.get("op_timeout_s", DEFAULT_OP_TIMEOUT_S),
             kwargs.get("connect_timeout_s", DEFAULT_CONNECT_TIMEOUT_S),
         )
-        return store
+        return driver
 
     async def _fetch(self, sql: str, *args: object) -> list[Any]:
         if self._lock is None:
@@ -56,7 +56,7 @@ class OneConnectionStore(PgStore):
         await super().close()
 
 
-adapter = postgres_mutant("mut-pg-never-reconnects", store=OneConnectionStore)
+adapter = postgres_mutant("mut-pg-never-reconnects", driver=OneConnectionDriver)
 MUTANT = Mutant(
     clause="N2",
     rows=("network_faults", "network_history"),

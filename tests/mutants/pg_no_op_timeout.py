@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from alkstore_postgres import PgStore
+from alkstore_postgres import PgDriver
 
 from tests.mutants.catalog import Mutant, postgres_mutant
 
@@ -20,14 +20,14 @@ NEVER_S = 10.0**6
 """Eleven days: as good as no timeout."""
 
 
-class PatientStore(PgStore):
+class PatientDriver(PgDriver):
     @classmethod
     async def open(cls, dsn: str, **kwargs: Any) -> Self:
         kwargs.update(op_timeout_s=NEVER_S, connect_timeout_s=NEVER_S)
         return await super().open(dsn, **kwargs)
 
 
-adapter = postgres_mutant("mut-pg-no-op-timeout", store=PatientStore)
+adapter = postgres_mutant("mut-pg-no-op-timeout", driver=PatientDriver)
 MUTANT = Mutant(
     clause="N1",
     rows=("network_faults", "network_history"),

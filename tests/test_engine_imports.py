@@ -1,0 +1,96 @@
+"""An engine never imports the suite: only the contract's engine-facing modules (issue 17).
+
+The suite (the plugin, the rows, the harness, the expected values, the
+report) judges engines; an engine that imported it could read the expected
+values it is checked against, or need pytest to run. So every import of
+``alkstore_contract`` in every engine package, the example's too, must name
+one of ``ENGINE_FACING`` — read from the source (an AST walk, so an import
+inside a function counts too), without importing the engines.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+ENGINE_PACKAGES = sorted(
+    path.parent
+    for pattern in ("reference_engine/*/__init__.py", "engines_under_test/*/__init__.py", "examples/*/*/__init__.py")
+    for path in REPO.glob(pattern)
+)
+ENGINE_FACING = frozenset(
+    {
+        "alkstore_contract",
+        "alkstore_contract.adapter",
+        "alkstore_contract.backoff",
+        "alkstore_contract.clock",
+        "alkstore_contract.errors",
+        "alkstore_contract.handles",
+        "alkstore_contract.instants",
+        "alkstore_contract.kit",
+        "alkstore_contract.resolution",
+        "alkstore_contract.surface",
+        "alkstore_contract.types",
+        "alkstore_contract.validation",
+    }
+)
+"""What an engine may import: the surface it implements, the kit, and the rules and helpers written once for it."""
+
+
+def contract_imports(path: Path) -> list[tuple[int, str]]:
+    """Every ``alkstore_contract`` module ``path`` imports, by line; ``from pkg import mod`` names ``pkg.mod``."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+            if node.module == "alkstore_contract":
+                found += [(node.lineno, f"alkstore_contract.{alias.name}") for alias in node.names]
+    return [(line, name) for line, name in found if name.partition(".")[0] == "alkstore_contract"]
+
+
+def suite_import(name: str) -> bool:
+    """Whether module ``name`` (or a name inside ``alkstore_contract``) lies outside the engine-facing part."""
+    if name in ENGINE_FACING or name.rpartition(".")[0] in ENGINE_FACING - {"alkstore_contract"}:
+        return False
+    module = REPO.joinpath(*name.split("."))
+    return module.with_suffix(".py").exists() or module.is_dir()
+
+
+def test_every_engine_package_is_scanned() -> None:
+    names = {path.name for path in ENGINE_PACKAGES}
+    assert {"alkstore_sqlite", "alkstore_mem", "alkstore_postgres", "alkstore_example_dict"} <= names
+
+
+@pytest.mark.parametrize("package", ENGINE_PACKAGES, ids=lambda path: path.name)
+def test_an_engine_imports_nothing_of_the_suite(package: Path) -> None:
+    offending = [
+        f"{path.relative_to(REPO)}:{line}: {name}"
+        for path in sorted(package.rglob("*.py"))
+        for line, name in contract_imports(path)
+        if suite_import(name)
+    ]
+    assert not offending, (
+        "an engine imports the suite (declare pytest options as the adapter's AdapterOption instead of a "
+        "plugin of its own; see alkstore_contract/adapter.py):\n" + "\n".join(offending)
+    )
+
+
+def test_the_scan_sees_a_suite_import(tmp_path: Path) -> None:
+    """The check above can fail: the imports the Postgres engine's old pytest plugin made are caught."""
+    module = tmp_path / "options.py"
+    module.write_text(
+        "from alkstore_contract.run import SESSION_PLUGIN_NAME\n"
+        "from alkstore_contract import rows\n"
+        "def later():\n"
+        "    import alkstore_contract.plugin\n"
+        "from alkstore_contract.validation import describe_value\n"
+        "from alkstore_contract import JobId\n",
+        encoding="utf-8",
+    )
+    found = [name for _, name in contract_imports(module) if suite_import(name)]
+    assert found == ["alkstore_contract.run", "alkstore_contract.rows", "alkstore_contract.plugin"]
