@@ -1,4 +1,4 @@
-"""An engine never imports the suite: only the contract's engine-facing modules (issue 17).
+"""An engine never imports the suite, and holds only storage: the front is the kit's (issue 17).
 
 The suite (the plugin, the rows, the harness, the expected values, the
 report) judges engines; an engine that imported it could read the expected
@@ -6,6 +6,11 @@ values it is checked against, or need pytest to run. So every import of
 ``alkstore_contract`` in every engine package, the example's too, must name
 one of ``ENGINE_FACING`` — read from the source (an AST walk, so an import
 inside a function counts too), without importing the engines.
+
+And within those modules, the names that make up a front — argument checks,
+payload encoding, option and retry resolution, one-shot handles, the
+contract's strings — are the kit's alone (``FRONT``): an engine importing one
+would be writing a front of its own again, and the copies would drift.
 """
 
 from __future__ import annotations
@@ -40,16 +45,59 @@ ENGINE_FACING = frozenset(
 """What an engine may import: the surface it implements, the kit, and the rules and helpers written once for it."""
 
 
+FRONT = frozenset(
+    {
+        *(
+            f"alkstore_contract.validation.{name}"
+            for name in (
+                "encode_payload",
+                "duration_seconds",
+                "optional_duration_seconds",
+                "validate_batch_size",
+                "validate_error",
+                "validate_instant",
+                "validate_job_id",
+                "validate_job_ids",
+                "validate_max_attempts",
+                "validate_priority",
+                "validate_queue_name",
+                "validate_worker_id",
+            )
+        ),
+        "alkstore_contract.types.validate_queue_opts",
+        "alkstore_contract.handles.OneShot",
+        *(
+            f"alkstore_contract.resolution.{name}"
+            for name in (
+                "EnqueueOptions",
+                "resolve_new_jobs",
+                "decide_retry",
+                "encode_payloads",
+                "fail_error",
+                "LAST_ERROR_EXPIRED",
+                "LAST_ERROR_FAILED",
+                "LAST_ERROR_MAX_ATTEMPTS",
+            )
+        ),
+    }
+)
+"""Names of engine-facing modules that are the kit's front; a driver uses ``NewJobs``, ``decode_payload``,
+``JobId`` and the like. ``handles.raise_if_closed`` stays open to drivers: storage that closes while a
+step waits for it refuses the step with the same ``StoreClosed`` message the kit gives before any I/O."""
+
+
 def contract_imports(path: Path) -> list[tuple[int, str]]:
-    """Every ``alkstore_contract`` module ``path`` imports, by line; ``from pkg import mod`` names ``pkg.mod``."""
+    """Every ``alkstore_contract`` module or name ``path`` imports, by line.
+
+    ``from pkg import x`` gives ``pkg`` and ``pkg.x`` (a module or a name in it).
+    """
     found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.append((node.lineno, node.module))
-            if node.module == "alkstore_contract":
-                found += [(node.lineno, f"alkstore_contract.{alias.name}") for alias in node.names]
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
     return [(line, name) for line, name in found if name.partition(".")[0] == "alkstore_contract"]
 
 
@@ -80,6 +128,20 @@ def test_an_engine_imports_nothing_of_the_suite(package: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("package", ENGINE_PACKAGES, ids=lambda path: path.name)
+def test_an_engine_holds_only_storage(package: Path) -> None:
+    offending = [
+        f"{path.relative_to(REPO)}:{line}: {name}"
+        for path in sorted(package.rglob("*.py"))
+        for line, name in contract_imports(path)
+        if name in FRONT
+    ]
+    assert not offending, (
+        "an engine imports the kit's front (validation, encoding, resolution, one-shot handles, the contract's "
+        "strings); implement alkstore_contract.kit.StorageDriver and let KitStore do it:\n" + "\n".join(offending)
+    )
+
+
 def test_the_scan_sees_a_suite_import(tmp_path: Path) -> None:
     """The check above can fail: the imports the Postgres engine's old pytest plugin made are caught."""
     module = tmp_path / "options.py"
@@ -94,3 +156,16 @@ def test_the_scan_sees_a_suite_import(tmp_path: Path) -> None:
     )
     found = [name for _, name in contract_imports(module) if suite_import(name)]
     assert found == ["alkstore_contract.run", "alkstore_contract.rows", "alkstore_contract.plugin"]
+
+
+def test_the_scan_sees_a_front_import(tmp_path: Path) -> None:
+    """The storage-only check can fail, and lets a driver's own names through."""
+    module = tmp_path / "queue.py"
+    module.write_text(
+        "from alkstore_contract.validation import validate_worker_id, decode_payload\n"
+        "from alkstore_contract.handles import OneShot, raise_if_closed\n"
+        "from alkstore_contract.kit import KitStore, NewJobs\n",
+        encoding="utf-8",
+    )
+    found = [name for _, name in contract_imports(module) if name in FRONT]
+    assert found == ["alkstore_contract.validation.validate_worker_id", "alkstore_contract.handles.OneShot"]
