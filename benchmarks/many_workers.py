@@ -84,8 +84,16 @@ async def new_location(engine: str, impl: str) -> str:
     return await load_adapter(engine).create_location()
 
 
-async def run_workers(driver: Driver, path: str, first: int, workers: int) -> tuple[int, Counter[str]]:
-    """``workers`` tasks doing ``path`` until a claim finds nothing: jobs through, and errors met by type."""
+MAX_ERRORS = 1_000
+"""Errors one run may meet before it stops: past that, the error is not contention but a fault."""
+
+
+async def run_workers(driver: Driver, path: str, workers: int) -> tuple[int, Counter[str]]:
+    """``workers`` tasks doing ``path`` until a claim finds nothing: jobs through, and errors met by type.
+
+    Workers are numbered 0 to ``workers - 1`` in every process: the number picks
+    the bare asyncpg driver's connection and names the claimant.
+    """
     errors: Counter[str] = Counter()
 
     async def worker(index: int) -> int:
@@ -98,13 +106,15 @@ async def run_workers(driver: Driver, path: str, first: int, workers: int) -> tu
                     got = await driver.claim_batch_ack(index, BATCH)
             except Exception as error:  # counted and shown: a lock error must not end the run
                 errors[f"{type(error).__name__}: {str(error)[:80]}"] += 1
+                if errors.total() > MAX_ERRORS:
+                    raise
                 continue
             if not got:
                 return done
             done += got
 
     await driver.warm_up(workers)
-    done = await asyncio.gather(*(worker(first + k) for k in range(workers)))
+    done = await asyncio.gather(*(worker(k) for k in range(workers)))
     return sum(done), errors
 
 
@@ -123,7 +133,11 @@ class Row:
 
     @property
     def label(self) -> str:
-        shape = f"{self.workers} workers" if self.processes == 1 else f"{self.processes} processes × {self.workers}"
+        shape = (
+            f"{self.workers} worker{'s' * (self.workers > 1)}"
+            if self.processes == 1
+            else f"{self.processes} processes × {self.workers}"
+        )
         return f"{self.engine} {self.impl} {self.path} {shape}"
 
     @property
@@ -145,7 +159,7 @@ async def _one_process(row: Row, location: str) -> tuple[int, float, Counter[str
     try:
         await driver.warm_up(row.workers)
         started = time.perf_counter()
-        done, errors = await run_workers(driver, row.path, 0, row.workers)
+        done, errors = await run_workers(driver, row.path, row.workers)
         return done, time.perf_counter() - started, errors
     finally:
         await driver.close()
@@ -167,13 +181,13 @@ async def _many_processes(row: Row, location: str, dsn: str) -> tuple[int, float
             sys.executable,
             __file__,
             "--child",
-            json.dumps([row.engine, row.impl, row.path, location, k * row.workers, row.workers]),
+            json.dumps([row.engine, row.impl, row.path, location, row.workers]),
             "--dsn",
             dsn,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
         )
-        for k in range(row.processes)
+        for _ in range(row.processes)
     ]
     try:
         for child in children:
@@ -198,14 +212,14 @@ async def _many_processes(row: Row, location: str, dsn: str) -> tuple[int, float
 
 async def child(spec: str) -> int:
     """One worker process: attach, warm up, say ``ready``, wait for ``go``, work, answer in JSON."""
-    engine, impl, path, location, first, workers = json.loads(spec)
+    engine, impl, path, location, workers = json.loads(spec)
     driver = await attach(engine, impl, location)
     try:
         await driver.warm_up(workers)
         sys.stdout.write("ready\n")
         sys.stdout.flush()
         await asyncio.to_thread(sys.stdin.readline)
-        done, errors = await run_workers(driver, path, first, workers)
+        done, errors = await run_workers(driver, path, workers)
     finally:
         await driver.close()
     sys.stdout.write(json.dumps({"done": done, "errors": errors}) + "\n")
