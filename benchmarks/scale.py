@@ -393,7 +393,7 @@ async def measure(engine: str, args: argparse.Namespace) -> dict[str, Any]:
     }
     if engine == "mem":
         result["mem_bytes_per_job"] = {
-            str(jobs): await mem_bytes_per_job(jobs) for jobs in sorted({args.backlogs[0], args.kept})
+            str(jobs): await mem_bytes_per_job(jobs) for jobs in sorted({*args.backlogs, args.kept})
         }
     return result
 
