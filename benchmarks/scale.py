@@ -156,15 +156,22 @@ async def _churn(scene: Scene, jobs: int, *, retry: bool) -> None:
         done += size
 
 
+KILL_CHUNK = 20_000
+"""Jobs killed per untimed sweep: one sweep moving a million is one statement past Postgres's op timeout."""
+
+
 async def _kill_expiring(scene: Scene, jobs: int, opts: QueueOpts | None = None) -> None:
-    """Add ``jobs`` jobs that expire, let them expire, and sweep them dead (untimed)."""
+    """Add ``jobs`` jobs that expire, let them expire, and sweep them dead (untimed), ``KILL_CHUNK`` at a time."""
     queue = scene.store.queue(QUEUE, opts)
-    for start in range(0, jobs, FILL_BATCH):
-        await queue.enqueue_many([payload(n) for n in range(start, min(start + FILL_BATCH, jobs))], expires=EXPIRES)
-    scene.clock.advance(PAST_EXPIRY)
-    moved = await scene.queue.sweep_expired()
-    if moved != jobs:
-        raise RuntimeError(f"{scene.label}: the sweep moved {moved} jobs, not the {jobs} that expired")
+    for chunk in range(0, jobs, KILL_CHUNK):
+        size = min(KILL_CHUNK, jobs - chunk)
+        for start in range(0, size, FILL_BATCH):
+            count = min(FILL_BATCH, size - start)
+            await queue.enqueue_many([payload(n) for n in range(start, start + count)], expires=EXPIRES)
+        scene.clock.advance(PAST_EXPIRY)
+        moved = await scene.queue.sweep_expired()
+        if moved != size:
+            raise RuntimeError(f"{scene.label}: the sweep moved {moved} jobs, not the {size} that expired")
 
 
 async def bytes_on_disk(engine: str, location: str) -> int | None:
