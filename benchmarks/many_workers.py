@@ -45,8 +45,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from alkstore_postgres import open_store as open_postgres_store
 from alkstore_postgres.adapter import DEFAULT_DSN, DSN_ENV
-from bench.engines import attach_engine
+from alkstore_postgres.location import Location
+from bench.engines import EngineDriver, attach_engine
 from bench.model import BATCH
 from bench.postgres_raw import attach_asyncpg
 from bench.report import ENGINE_ORDER
@@ -70,8 +72,16 @@ def _progress(text: str) -> None:
     sys.stderr.flush()
 
 
-async def attach(engine: str, impl: str, location: str) -> Driver:
-    """A driver of ``impl`` (``alkstore`` or the bare driver) on an existing location of ``engine``."""
+async def attach(engine: str, impl: str, location: str, workers: int = 1) -> Driver:
+    """A driver of ``impl`` (``alkstore`` or the bare driver) on an existing location of ``engine``.
+
+    A Postgres store's pool is sized to the process's workers (asyncpg's default pool holds 10), as
+    the bare driver has a connection per worker: the same concurrency at the server.
+    """
+    if impl == ENGINE and engine == "postgres":
+        parsed = Location.decode(location)
+        store = await open_postgres_store(parsed.dsn, schema=parsed.schema, max_size=max(workers, 1))
+        return EngineDriver(engine, location, store, owns_location=False)
     if impl == ENGINE:
         return await attach_engine(engine, location)
     return await (attach_aiosqlite if engine == "sqlite" else attach_asyncpg)(location)
@@ -155,7 +165,7 @@ async def _fill(engine: str, impl: str, location: str, jobs: int) -> None:
 
 
 async def _one_process(row: Row, location: str) -> tuple[int, float, Counter[str]]:
-    driver = await attach(row.engine, row.impl, location)
+    driver = await attach(row.engine, row.impl, location, row.workers)
     try:
         await driver.warm_up(row.workers)
         started = time.perf_counter()
@@ -213,7 +223,7 @@ async def _many_processes(row: Row, location: str, dsn: str) -> tuple[int, float
 async def child(spec: str) -> int:
     """One worker process: attach, warm up, say ``ready``, wait for ``go``, work, answer in JSON."""
     engine, impl, path, location, workers = json.loads(spec)
-    driver = await attach(engine, impl, location)
+    driver = await attach(engine, impl, location, workers)
     try:
         await driver.warm_up(workers)
         sys.stdout.write("ready\n")
