@@ -27,10 +27,13 @@ the system clock runs (Postgres passes the instant as a parameter either way).
 The load average is recorded at the start and end of each engine.
 
 Run: ``python benchmarks/scale.py [--engines sqlite,postgres,mem] [--max-backlog 1000000] [--churn N]
-[--runs 3] [--segments 1] [--json PATH] [--png PATH]`` (``--segments 20`` on mem, whose 1,000 claims take
-milliseconds: each run then times 20 segments, each prepared as the first); ``--quick`` is a
-seconds-long smoke run with tiny sizes (tests/test_scale_quick.py). Needs the ``bench`` extra
-(``pip install -e '.[bench]'``).
+[--runs 3] [--segments 1] [--figures F,G] [--timer wall|cpu] [--json PATH] [--png PATH]``.
+``--segments 20`` on mem, whose 1,000 claims take milliseconds: each run then times 20 segments, each
+prepared as the first. ``--figures`` times only the figures named, for a reduced run (``--churn 0``
+skips the churns; leaving out the purge skips its dead-kept queues). ``--timer cpu`` times mem and
+SQLite by this process's CPU time, which a shared machine's load moves far less than the wall clock.
+``--quick`` is a seconds-long smoke run with tiny sizes (tests/test_scale_quick.py). Needs the
+``bench`` extra (``pip install -e '.[bench]'``).
 """
 
 from __future__ import annotations
