@@ -27,10 +27,13 @@ the system clock runs (Postgres passes the instant as a parameter either way).
 The load average is recorded at the start and end of each engine.
 
 Run: ``python benchmarks/scale.py [--engines sqlite,postgres,mem] [--max-backlog 1000000] [--churn N]
-[--runs 3] [--segments 1] [--json PATH] [--png PATH]`` (``--segments 20`` on mem, whose 1,000 claims take
-milliseconds: each run then times 20 segments, each prepared as the first); ``--quick`` is a
-seconds-long smoke run with tiny sizes (tests/test_scale_quick.py). Needs the ``bench`` extra
-(``pip install -e '.[bench]'``).
+[--runs 3] [--segments 1] [--figures F,G] [--timer wall|cpu] [--json PATH] [--png PATH]``.
+``--segments 20`` on mem, whose 1,000 claims take milliseconds: each run then times 20 segments, each
+prepared as the first. ``--figures`` times only the figures named, for a reduced run (``--churn 0``
+skips the churns; leaving out the purge skips its dead-kept queues). ``--timer cpu`` times mem and
+SQLite by this process's CPU time, which a shared machine's load moves far less than the wall clock.
+``--quick`` is a seconds-long smoke run with tiny sizes (tests/test_scale_quick.py). Needs the
+``bench`` extra (``pip install -e '.[bench]'``).
 """
 
 from __future__ import annotations
@@ -156,15 +159,22 @@ async def _churn(scene: Scene, jobs: int, *, retry: bool) -> None:
         done += size
 
 
+KILL_CHUNK = 20_000
+"""Jobs killed per untimed sweep: one sweep moving a million is one statement past Postgres's op timeout."""
+
+
 async def _kill_expiring(scene: Scene, jobs: int, opts: QueueOpts | None = None) -> None:
-    """Add ``jobs`` jobs that expire, let them expire, and sweep them dead (untimed)."""
+    """Add ``jobs`` jobs that expire, let them expire, and sweep them dead (untimed), ``KILL_CHUNK`` at a time."""
     queue = scene.store.queue(QUEUE, opts)
-    for start in range(0, jobs, FILL_BATCH):
-        await queue.enqueue_many([payload(n) for n in range(start, min(start + FILL_BATCH, jobs))], expires=EXPIRES)
-    scene.clock.advance(PAST_EXPIRY)
-    moved = await scene.queue.sweep_expired()
-    if moved != jobs:
-        raise RuntimeError(f"{scene.label}: the sweep moved {moved} jobs, not the {jobs} that expired")
+    for chunk in range(0, jobs, KILL_CHUNK):
+        size = min(KILL_CHUNK, jobs - chunk)
+        for start in range(0, size, FILL_BATCH):
+            count = min(FILL_BATCH, size - start)
+            await queue.enqueue_many([payload(n) for n in range(start, start + count)], expires=EXPIRES)
+        scene.clock.advance(PAST_EXPIRY)
+        moved = await scene.queue.sweep_expired()
+        if moved != size:
+            raise RuntimeError(f"{scene.label}: the sweep moved {moved} jobs, not the {size} that expired")
 
 
 async def bytes_on_disk(engine: str, location: str) -> int | None:
@@ -219,10 +229,20 @@ async def mem_bytes_per_job(jobs: int) -> float:
 # The timed figures: one segment returns the work it did and the seconds that took.
 
 
-async def _time(work: Callable[[], Awaitable[int]]) -> tuple[int, float]:
-    started = time.perf_counter()
+TIMERS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.process_time}
+"""``--timer``: wall-clock seconds, or this process's CPU seconds (every thread: aiosqlite's too).
+
+On a shared machine the CPU time of mem and SQLite, whose work is all in this
+process, moves far less with other people's load than the wall clock does;
+Postgres does its work in the server, so its figures need the wall clock.
+"""
+
+
+async def _time(work: Callable[[], Awaitable[int]], timer: str) -> tuple[int, float]:
+    clock = TIMERS[timer]
+    started = clock()
     done = await work()
-    return done, time.perf_counter() - started
+    return done, clock() - started
 
 
 async def _top_up(scene: Scene, target: int) -> None:
@@ -297,13 +317,13 @@ async def run_figure(scene: Scene, name: str, args: argparse.Namespace) -> tuple
                 raise RuntimeError(f"{scene.label}: a purge-only sweep reported {moved} jobs moved")
             return 1
 
-        timed = await _time(work)
+        timed = await _time(work, args.timer)
         if (left := await adapter.count_stored_jobs(scene.location)) != stored - args.moved:
             raise RuntimeError(f"{scene.label}: the sweep left {left} of {stored} jobs, not {stored - args.moved}")
         return timed
     else:
         raise ValueError(f"unknown figure {name!r}")
-    timed = await _time(work)
+    timed = await _time(work, args.timer)
     if name.startswith("claim"):
         taken = args.ops if name == "claim_one+ack" else args.batch_calls * BATCH
         for _ in range(taken):
@@ -332,7 +352,7 @@ async def build(engine: str, args: argparse.Namespace) -> list[Scene]:
         _progress(f"{engine}: churn of {jobs:,} took {time.perf_counter() - started:,.0f} s")
         await _fill(scene, base)
         scenes.append(scene)
-    for kept in (base, args.kept):
+    for kept in (base, args.kept) if PURGE in args.figures else ():
         scene = await _open(engine, f"{_count(kept)} dead kept", "kept", kept)
         _progress(f"{engine}: {scene.label}")
         await _kill_expiring(scene, kept, QueueOpts(dead_letter_retention_s=KEEP_RETENTION))
@@ -343,8 +363,9 @@ async def build(engine: str, args: argparse.Namespace) -> list[Scene]:
     return scenes
 
 
-def figures_of(scene: Scene) -> tuple[str, ...]:
-    return (PURGE,) if scene.kind == "kept" else FIGURES if scene.kind == "backlog" else PATHS
+def figures_of(scene: Scene, chosen: list[str]) -> tuple[str, ...]:
+    every = (PURGE,) if scene.kind == "kept" else FIGURES if scene.kind == "backlog" else PATHS
+    return tuple(name for name in every if name in chosen)
 
 
 async def measure(engine: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -353,7 +374,7 @@ async def measure(engine: str, args: argparse.Namespace) -> dict[str, Any]:
     try:
         for run in range(args.runs):
             for scene in scenes:
-                for name in figures_of(scene):
+                for name in figures_of(scene, args.figures):
                     done, seconds = 0, 0.0
                     for _ in range(args.segments):
                         work, took = await run_figure(scene, name, args)
@@ -382,7 +403,7 @@ async def measure(engine: str, args: argparse.Namespace) -> dict[str, Any]:
     }
     if engine == "mem":
         result["mem_bytes_per_job"] = {
-            str(jobs): await mem_bytes_per_job(jobs) for jobs in sorted({args.backlogs[0], args.kept})
+            str(jobs): await mem_bytes_per_job(jobs) for jobs in sorted({*args.backlogs, args.kept})
         }
     return result
 
@@ -419,21 +440,22 @@ def _ratio_table(results: list[dict[str, Any]]) -> str:
     for result in results:
         scenes = [s for s in result["scenes"] if s["kind"] != "kept"]
         kept = [s for s in result["scenes"] if s["kind"] == "kept"]
-        base, base_kept = scenes[0], kept[0]
+        base = scenes[0]
         header = ["engine", "figure", f"{base['label']} (per s)", *(_column(s) for s in scenes[1:])]
         if not lines:
             lines.append("| " + " | ".join(header) + " |")
             lines.append("|---|---|" + "--:|" * (len(header) - 2))
-        for name in FIGURES:
+        for name in (name for name in FIGURES if name in base["figures"]):
             cells = [result["engine"], name, f"{base['figures'][name]['median']:,.1f}"]
             for scene in scenes[1:]:
                 figure = scene["figures"].get(name)
                 cells.append("—" if figure is None else _ratio(figure, base["figures"][name]))
             lines.append("| " + " | ".join(cells) + " |")
-        purge = [result["engine"], f"{PURGE} among dead kept", f"{base_kept['figures'][PURGE]['median']:,.1f}"]
-        purge.append(
-            ", ".join(f"{s['label']}: {_ratio(s['figures'][PURGE], base_kept['figures'][PURGE])}" for s in kept[1:])
-        )
+        if not kept:
+            continue
+        base_kept = kept[0]["figures"][PURGE]
+        purge = [result["engine"], f"{PURGE} among dead kept", f"{base_kept['median']:,.1f}"]
+        purge.append(", ".join(f"{s['label']}: {_ratio(s['figures'][PURGE], base_kept)}" for s in kept[1:]))
         lines.append("| " + " | ".join(purge) + " |" + " |" * (len(header) - len(purge)))
     return "\n".join(lines)
 
@@ -468,7 +490,7 @@ def draw(results: list[dict[str, Any]], path: Path, title: str) -> None:
     for (left, right), result in zip(axes, results, strict=True):
         backlogs = [s for s in result["scenes"] if s["kind"] == "backlog"]
         churned = [backlogs[0], *(s for s in result["scenes"] if s["kind"] in ("churn", "retry-churn"))]
-        for name in FIGURES:
+        for name in (name for name in FIGURES if name in backlogs[0]["figures"]):
             base = backlogs[0]["figures"][name]["median"]
             left.plot(
                 [s["size"] for s in backlogs], [s["figures"][name]["median"] / base for s in backlogs], "o-", label=name
@@ -516,6 +538,7 @@ async def main(args: argparse.Namespace) -> int:
             "runs": args.runs,
             "segments": args.segments,
         },
+        "timer": args.timer,
     }
     for engine in args.engines:
         if engine == "postgres" and (reason := await load_adapter("postgres").unavailable_reason()) is not None:
@@ -542,7 +565,7 @@ def render(meta: dict[str, Any], results: list[dict[str, Any]], png: Path | None
     )
     out.write(
         f"alkstore scale: {meta['machine']['cpus']} CPUs, Python {meta['machine']['python']}; {date}; "
-        f"median of {runs} runs; load average (1 min) {loads}\n`{command}`\n\n"
+        f"median of {runs} runs, {meta.get('timer', 'wall')} time; load average (1 min) {loads}\n`{command}`\n\n"
     )
     out.write(_ratio_table(results) + "\n\n" + _churns(results) + "\n\n" + _storage_table(results) + "\n")
     if png is not None:
@@ -572,6 +595,17 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         help="timed segments per run, each prepared as the first (claims: backlog topped up; sweeps: jobs to move); "
         "lengthens the timed window of fast engines without growing the backlog a claim starts from",
     )
+    parser.add_argument(
+        "--figures",
+        default=",".join((*FIGURES, PURGE)),
+        help="comma-separated figures to time (a reduced run); leaving out the purge skips its dead-kept queues",
+    )
+    parser.add_argument(
+        "--timer",
+        choices=sorted(TIMERS),
+        default="wall",
+        help="time each figure by the wall clock (default) or by this process's CPU time (mem, sqlite)",
+    )
     parser.add_argument("--dsn", default=os.environ.get(DSN_ENV, DEFAULT_DSN), help="Postgres DSN")
     parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test that runs in seconds")
     parser.add_argument("--json", type=Path, help="write the results as JSON here")
@@ -584,6 +618,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     args.engines = [name for name in args.engines.split(",") if name]
+    args.figures = [name for name in args.figures.split(",") if name]
+    if unknown := [f for f in args.figures if f not in (*FIGURES, PURGE)]:
+        parser.error(f"unknown figures: {', '.join(unknown)}; known: {', '.join((*FIGURES, PURGE))}")
     if unknown := [e for e in args.engines if e not in ENGINE_ORDER]:
         parser.error(f"unknown engines: {', '.join(unknown)}")
     if args.quick:

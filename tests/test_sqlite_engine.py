@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 from alkstore_sqlite import SchemaVersionError, SqliteStore, adapter, open_store
+from alkstore_sqlite.driver import SqliteDriver
 from alkstore_sqlite.gate import StatementGate
+from alkstore_sqlite.schema import MIGRATIONS, SCHEMA_VERSION
 
 from alkstore_contract import (
     Capability,
@@ -604,6 +606,69 @@ async def test_newer_layout_is_refused(db_path: Path) -> None:
     conn.close()
     with pytest.raises(SchemaVersionError, match="99"):
         await open_store(db_path)
+
+
+def _indexes(path: Path) -> dict[str, str]:
+    conn = sqlite3.connect(path)
+    try:
+        return dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"))
+    finally:
+        conn.close()
+
+
+@pytest.mark.asyncio
+async def test_layout_1_file_is_migrated_on_open_with_its_jobs(db_path: Path) -> None:
+    """A file written by layout 1 gets migration 2's sweep indexes on open; its jobs read back unchanged."""
+    conn = sqlite3.connect(db_path)
+    for statement in MIGRATIONS[0]:
+        conn.execute(statement)
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    assert "jobs_lease" in _indexes(db_path)
+    clock = ManualClock(START)
+    async with await open_store(db_path, clock=clock) as store:
+        queue = store.queue("q", QueueOpts(dead_letter_retention_s=60))
+        kept = await queue.enqueue("kept")
+        dying = await queue.enqueue("dying", expires=5)
+        clock.advance(timedelta(seconds=5))
+        assert await queue.sweep_expired() == 1
+        clock.advance(timedelta(seconds=60))
+        assert await queue.sweep_expired() == 0
+        assert await queue.get_job(dying) is None
+        job = await queue.get_job(kept)
+        assert job is not None
+        assert job.payload == "kept"
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    conn.close()
+    indexes = _indexes(db_path)
+    assert {"jobs_dead_purge", "jobs_live_expiry", "jobs_processing_lease"} <= set(indexes)
+    assert not {"jobs_lease", "jobs_expiry"} & set(indexes)
+
+
+def test_sweep_and_ack_batch_statements_use_their_indexes() -> None:
+    """The purge and expiry sweeps are range scans of their own indexes; ``ack_batch`` looks ids up by key.
+
+    SQLite uses an expression or partial index only where the statement says
+    the indexed terms word for word: a change to either side would silently
+    make the purge read every dead job kept, or ``ack_batch`` every job in flight.
+    """
+    conn = sqlite3.connect(":memory:")
+    for step in MIGRATIONS:
+        for statement in step:
+            conn.execute(statement)
+
+    def plan(sql: str, **params: object) -> str:
+        return " / ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
+
+    sweep = {"queue": "q", "now": 0, "last_error": "x"}
+    assert "USING INDEX jobs_dead_purge" in plan(SqliteDriver.SWEEP_PURGE_SQL, **sweep)
+    assert "USING INDEX jobs_live_expiry" in plan(SqliteDriver.SWEEP_EXPIRE_SQL, **sweep)
+    assert "USING INDEX jobs_processing_lease" in plan(SqliteDriver.SWEEP_EXHAUSTED_SQL, **sweep)
+    ack_batch = plan(SqliteDriver.ACK_BATCH_SQL, queue="q", now=0, ids="[1, 2]")
+    assert "USING INTEGER PRIMARY KEY" in ack_batch
+    assert "jobs_processing_lease" not in ack_batch
+    conn.close()
 
 
 # --- one connection, many tasks ---------------------------------------------------------------

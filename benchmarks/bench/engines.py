@@ -17,10 +17,11 @@ QUEUE = "bench"
 
 
 class EngineDriver:
-    """A store of one engine on a location of its own, dropped on close."""
+    """A store of one engine on a location; dropped on close when the driver owns it."""
 
-    def __init__(self, engine: str, location: str, store: Store) -> None:
+    def __init__(self, engine: str, location: str, store: Store, *, owns_location: bool = True) -> None:
         self._engine = engine
+        self._owns_location = owns_location
         self._location = location
         self._store = store
         self._queue: Queue = store.queue(QUEUE)
@@ -57,7 +58,8 @@ class EngineDriver:
 
     async def close(self) -> None:
         await self._store.close()
-        await load_adapter(self._engine).drop_location(self._location)
+        if self._owns_location:
+            await load_adapter(self._engine).drop_location(self._location)
 
 
 def engine_factory(engine: str) -> DriverFactory:
@@ -70,3 +72,9 @@ def engine_factory(engine: str) -> DriverFactory:
         return EngineDriver(engine, location, store)
 
     return open_driver
+
+
+async def attach_engine(engine: str, location: str) -> Driver:
+    """A store of ``engine`` on an existing location, which ``close`` leaves in place."""
+    store = await load_adapter(engine).open_store(location)
+    return EngineDriver(engine, location, store, owns_location=False)

@@ -30,10 +30,11 @@ def _encode(item: Payload) -> str:
 
 
 class AsyncpgDriver:
-    """The engine's statements on bare asyncpg connections, one per worker."""
+    """The engine's statements on bare asyncpg connections, one per worker; ``close`` drops a schema it owns."""
 
-    def __init__(self, location: str, dsn: str, schema: str, first: Any) -> None:
+    def __init__(self, location: str, dsn: str, schema: str, first: Any, *, owns_location: bool = True) -> None:
         self._location = location
+        self._owns_location = owns_location
         self._dsn = dsn
         self._conns: list[Any] = [first]
         self._insert = render(PgDriver.INSERT_SQL, schema)
@@ -83,7 +84,8 @@ class AsyncpgDriver:
     async def close(self) -> None:
         for conn in self._conns:
             await conn.close()
-        await load_adapter("postgres").drop_location(self._location)
+        if self._owns_location:
+            await load_adapter("postgres").drop_location(self._location)
 
 
 async def open_asyncpg() -> Driver:
@@ -91,3 +93,10 @@ async def open_asyncpg() -> Driver:
     location = await load_adapter("postgres").create_location()
     parsed = Location.decode(location)
     return AsyncpgDriver(location, parsed.dsn, parsed.schema, await asyncpg.connect(parsed.dsn))
+
+
+async def attach_asyncpg(location: str) -> Driver:
+    """The bare driver on a schema laid out by the engine, which its ``close`` leaves in place."""
+    parsed = Location.decode(location)
+    first = await asyncpg.connect(parsed.dsn)
+    return AsyncpgDriver(location, parsed.dsn, parsed.schema, first, owns_location=False)

@@ -70,11 +70,12 @@ async def _laid_out_location() -> str:
 
 
 class AiosqliteDriver:
-    """The engine's statements on one bare aiosqlite connection."""
+    """The engine's statements on one bare aiosqlite connection; ``close`` drops the file it owns."""
 
-    def __init__(self, location: str, conn: aiosqlite.Connection) -> None:
+    def __init__(self, location: str, conn: aiosqlite.Connection, *, owns_location: bool = True) -> None:
         self._location = location
         self._conn = conn
+        self._owns_location = owns_location
 
     async def enqueue(self, worker: int, item: Payload) -> None:
         await self._conn.execute(SqliteDriver.ENQUEUE_SQL, {**_stamps(_now_us()), "payload": _encode(item)})
@@ -115,7 +116,8 @@ class AiosqliteDriver:
 
     async def close(self) -> None:
         await self._conn.close()
-        await load_adapter("sqlite").drop_location(self._location)
+        if self._owns_location:
+            await load_adapter("sqlite").drop_location(self._location)
 
 
 class StdlibDriver:
@@ -164,12 +166,26 @@ class StdlibDriver:
         await load_adapter("sqlite").drop_location(self._location)
 
 
-async def open_aiosqlite() -> Driver:
-    location = await _laid_out_location()
+async def _connect(location: str) -> aiosqlite.Connection:
     conn = await aiosqlite.connect(location, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     for pragma in CONNECTION_PRAGMAS:
         await conn.execute(pragma)
-    return AiosqliteDriver(location, conn)
+    return conn
+
+
+async def open_aiosqlite() -> Driver:
+    location = await _laid_out_location()
+    return AiosqliteDriver(location, await _connect(location))
+
+
+async def new_aiosqlite_location() -> str:
+    """A fresh file laid out by the engine, for several processes' bare drivers to share."""
+    return await _laid_out_location()
+
+
+async def attach_aiosqlite(location: str) -> Driver:
+    """The bare driver on a file laid out by the engine, which its ``close`` leaves in place."""
+    return AiosqliteDriver(location, await _connect(location), owns_location=False)
 
 
 async def open_stdlib() -> Driver:

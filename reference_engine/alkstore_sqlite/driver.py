@@ -126,10 +126,12 @@ WHERE {FENCE}
 """
     DEAD_LETTER_SQL: ClassVar[str] = f"{_MOVE_TO_DEAD} {FENCE}\n"
     HEARTBEAT_SQL: ClassVar[str] = f"UPDATE jobs SET lease_expires_at = :lease_expires_at WHERE {FENCE}"
+    # The unary + keeps queue and lease off every index: found by the listed ids (primary key), the
+    # ack costs what the list is long, not what the queue has in flight (a jobs_processing_lease scan).
     ACK_BATCH_SQL: ClassVar[str] = """
 DELETE FROM jobs
-WHERE queue = :queue AND state = 'processing' AND lease_expires_at > :now
-  AND id IN (SELECT value FROM json_each(:ids))
+WHERE id IN (SELECT value FROM json_each(:ids))
+  AND +queue = :queue AND state = 'processing' AND +lease_expires_at > :now
 """
     CANCEL_SQL: ClassVar[str] = "DELETE FROM jobs WHERE id = :id AND queue = :queue"
     GET_JOB_SQL: ClassVar[str] = f"SELECT {JOB_COLUMN_LIST} FROM jobs WHERE id = :id AND queue = :queue"

@@ -13,8 +13,9 @@ every engine and model to the microsecond.
 (C2's last key) and are never reused after a delete (an old handle or a stale id
 in ``ack_batch`` can never hit a newer job).
 
-The layout's version lives in ``PRAGMA user_version``. A file written by a newer
-layout is refused rather than misread.
+The layout's version lives in ``PRAGMA user_version``: the number of steps of
+``MIGRATIONS`` applied. Opening a file applies the missing steps in one
+transaction; a file written by a newer layout is refused rather than misread.
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ import aiosqlite
 
 from alkstore_contract.errors import AlkstoreError, InvalidArgument
 from alkstore_contract.validation import describe_value
-
-SCHEMA_VERSION = 1
 
 BUSY_TIMEOUT_MS = 30_000
 """How long a statement waits for another connection's write lock before failing.
@@ -106,6 +105,33 @@ CREATE_INDEXES: tuple[str, ...] = (
     # Sweep (b): only jobs that can expire are indexed.
     "CREATE INDEX IF NOT EXISTS jobs_expiry ON jobs (queue, expires_at) WHERE expires_at IS NOT NULL",
 )
+"""Layout 1's indexes, as shipped: migration 2 replaces the last two."""
+
+SWEEP_INDEXES: tuple[str, ...] = (
+    # Sweep (a) as a range scan over the dead jobs whose retention is over, however many are kept.
+    # The expression and the WHERE are word for word those of the purge statement (queue.py's
+    # SWEEP_PURGE_SQL): SQLite uses an expression or partial index only for the very same terms.
+    "CREATE INDEX jobs_dead_purge ON jobs (queue, died_at + dead_letter_retention_us)"
+    " WHERE state = 'dead' AND dead_letter_retention_us IS NOT NULL",
+    # Sweep (b) over live jobs only: jobs_expiry also held every job that had died by expiry, and the
+    # sweep's range `expires_at <= now` read all of those that were still kept, on every sweep.
+    "DROP INDEX jobs_expiry",
+    "CREATE INDEX jobs_live_expiry ON jobs (queue, expires_at)"
+    " WHERE expires_at IS NOT NULL AND state IN ('ready', 'processing')",
+    # Leases only where there are any: as (queue, state, lease_expires_at) every ready job had an
+    # entry (with a NULL lease), one more index write per enqueue and per claim for nothing; the
+    # purge no longer reads it. The claim's lapsed branch and sweep (c) say `state = 'processing'`.
+    "DROP INDEX jobs_lease",
+    "CREATE INDEX jobs_processing_lease ON jobs (queue, lease_expires_at) WHERE state = 'processing'",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (CREATE_JOBS_TABLE, *CREATE_INDEXES),
+    SWEEP_INDEXES,
+)
+"""Step ``i`` brings a file from layout ``i`` to ``i + 1``; append steps, never edit shipped ones."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
 
 
 class SchemaVersionError(AlkstoreError):
@@ -115,9 +141,9 @@ class SchemaVersionError(AlkstoreError):
 async def prepare_connection(conn: aiosqlite.Connection, synchronous: Synchronous = DEFAULT_SYNCHRONOUS) -> None:
     """Set the connection's PRAGMAs and create the layout if the file has none yet.
 
-    The layout is created inside ``BEGIN IMMEDIATE``: it takes the write lock
-    before reading ``user_version``, so two processes opening one fresh file at
-    once create it exactly once (the second waits, then sees version 1).
+    The layout is created or migrated inside ``BEGIN IMMEDIATE``: it takes the
+    write lock before reading ``user_version``, so two processes opening one file
+    at once apply each step exactly once (the second waits, then sees the latest version).
     Runs once per store open, so its several thread hops do not matter.
     """
     for pragma in connection_pragmas(synchronous):
@@ -132,9 +158,9 @@ async def prepare_connection(conn: aiosqlite.Connection, synchronous: Synchronou
                 f"reads layout {SCHEMA_VERSION} and will not guess at a newer one"
             )
         if version < SCHEMA_VERSION:
-            await conn.execute(CREATE_JOBS_TABLE)
-            for statement in CREATE_INDEXES:
-                await conn.execute(statement)
+            for step in MIGRATIONS[version:]:
+                for statement in step:
+                    await conn.execute(statement)
             await conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         await conn.execute("COMMIT")
     except BaseException:

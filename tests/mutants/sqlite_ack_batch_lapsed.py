@@ -16,7 +16,7 @@ from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 
 class LapsedAckDriver(SqliteDriver):
-    ACK_BATCH_SQL: ClassVar[str] = mutated(SqliteDriver.ACK_BATCH_SQL, " AND lease_expires_at > :now", "")
+    ACK_BATCH_SQL: ClassVar[str] = mutated(SqliteDriver.ACK_BATCH_SQL, " AND +lease_expires_at > :now", "")
 
 
 adapter = sqlite_mutant("mut-sqlite-ack-batch-lapsed", driver=LapsedAckDriver)
