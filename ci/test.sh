@@ -14,19 +14,37 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Python may write its bytecode caches: with PYTHONDONTWRITEBYTECODE set (some machines set it), every pytest
+# process, each mutant's and each one a test starts, compiles again the modules pytest rewrites for its
+# assertions (alkstore's own, hypothesis's): about 2 CPU seconds a process, over a hundred processes.
+unset PYTHONDONTWRITEBYTECODE
+
 PYTHON="${PYTHON:-python3}"
 VENV="${ALKSTORE_VENV:-.venv}"
 STARTED=$SECONDS
 PHASE_STARTED=$SECONDS
 PHASES=6
 
+PHASE_CPU=0
+TIMES="$(mktemp)"
+trap 'rm -f "$TIMES"' EXIT
+
+cpu_ms() { # the CPU time (user + system, ms) of every child this shell has waited for, so far
+    times >"$TIMES" # not in a pipe: a subshell would count its own children, none
+    awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); total += t[1] * 60 + t[2] }
+                   printf "%d\n", total * 1000 }' "$TIMES"
+}
+
 phase() { # phase N "what": print the header of phase N
     PHASE_STARTED=$SECONDS
+    PHASE_CPU=$(cpu_ms)
     echo "== [$1/$PHASES] $2"
 }
 
-phase_done() {
-    echo "== done in $((SECONDS - PHASE_STARTED)) s ($((SECONDS - STARTED)) s so far)"
+phase_done() { # the CPU time lets a run on a busy machine be compared with one on a quiet machine
+    local cpu=$(($(cpu_ms) - PHASE_CPU))
+    echo "== done in $((SECONDS - PHASE_STARTED)) s, CPU $((cpu / 1000)).$((cpu % 1000 / 100)) s" \
+        "($((SECONDS - STARTED)) s so far)"
 }
 
 phase 1 "venv and install ($VENV)"
