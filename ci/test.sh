@@ -26,23 +26,26 @@ PHASE_STARTED=$SECONDS
 PHASES=6
 
 PHASE_CPU=0
+CPU_MS=0
 TIMES="$(mktemp)"
 trap 'rm -f "$TIMES"' EXIT
 
-cpu_ms() { # the CPU time (user + system, ms) of every child this shell has waited for, so far
-    times >"$TIMES" # not in a pipe: a subshell would count its own children, none
-    awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); total += t[1] * 60 + t[2] }
-                   printf "%d\n", total * 1000 }' "$TIMES"
+cpu_ms() { # CPU_MS: the CPU time (user + system, ms) of every child this shell has waited for, so far
+    times >"$TIMES" # in this shell: a subshell (a pipe, $(...)) would count its own children, none
+    CPU_MS=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); total += t[1] * 60 + t[2] }
+                            printf "%d\n", total * 1000 }' "$TIMES")
 }
 
 phase() { # phase N "what": print the header of phase N
     PHASE_STARTED=$SECONDS
-    PHASE_CPU=$(cpu_ms)
+    cpu_ms
+    PHASE_CPU=$CPU_MS
     echo "== [$1/$PHASES] $2"
 }
 
 phase_done() { # the CPU time lets a run on a busy machine be compared with one on a quiet machine
-    local cpu=$(($(cpu_ms) - PHASE_CPU))
+    cpu_ms
+    local cpu=$((CPU_MS - PHASE_CPU))
     echo "== done in $((SECONDS - PHASE_STARTED)) s, CPU $((cpu / 1000)).$((cpu % 1000 / 100)) s" \
         "($((SECONDS - STARTED)) s so far)"
 }
