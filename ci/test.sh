@@ -52,10 +52,17 @@ phase_done() { # the CPU time lets a run on a busy machine be compared with one 
 
 phase 1 "venv and install ($VENV)"
 if [ ! -x "$VENV/bin/python" ]; then
-    "$PYTHON" -m venv "$VENV"
+    if "$PYTHON" -m pip --version >/dev/null 2>&1; then
+        # The base Python's pip puts the current pip in: venv's own (ensurepip) would be replaced at once.
+        "$PYTHON" -m venv --without-pip "$VENV"
+        "$PYTHON" -m pip --python "$VENV/bin/python" install --quiet --no-compile --upgrade pip
+    else
+        "$PYTHON" -m venv "$VENV"
+        "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    fi
 fi
-"$VENV/bin/python" -m pip install --quiet --upgrade pip
-"$VENV/bin/python" -m pip install --quiet -e '.[test]'
+# --no-compile: a module's bytecode is written when it is first imported, and most installed modules never are.
+"$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test]'
 ALKSTORE_PG_DSN="$(bash ci/postgres.sh)"
 export ALKSTORE_PG_DSN ALKSTORE_REQUIRE=1
 echo "Postgres: $ALKSTORE_PG_DSN"
