@@ -87,7 +87,7 @@ phase 4 "the contract suite, manual clock: sqlite, mem, postgres; one line per r
 phase_done
 
 phase 5 "the project's tests (tests/, but the mutants)"
-"${PYTEST[@]}" --durations=5 --ignore=tests/test_mutants.py tests
+"${PYTEST[@]}" --dist loadgroup --durations=5 --ignore=tests/test_mutants.py tests
 phase_done
 
 phase 6 "the mutant catalog: each mutant in its own pytest process, stopped at its first failing row"
