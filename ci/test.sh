@@ -82,7 +82,12 @@ phase 3 "the contract suite, system clock: sqlite, postgres (on the server's clo
 phase_done
 
 phase 4 "the contract suite, manual clock: sqlite, mem, postgres; one line per row"
+# The sleeps each row asked for are recorded: tests/test_manual_clock_does_not_sleep.py (phase 5) reads them
+# instead of running the suite on the manual clock once more, and fails when the record is missing.
+export ALKSTORE_MANUAL_CLOCK_SLEEPS="$PWD/reports/manual-clock-sleeps.json"
+rm -f "$ALKSTORE_MANUAL_CLOCK_SLEEPS"
 "${PYTEST[@]}" -v --alkstore-require --alkstore-engine=sqlite,mem,postgres \
+    -p tests.manual_clock_sleeps --alkstore-sleep-record="$ALKSTORE_MANUAL_CLOCK_SLEEPS" \
     --alkstore-report=reports/suite-manual.json alkstore_contract/contract.suite
 phase_done
 
