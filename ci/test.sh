@@ -92,7 +92,7 @@ rm -f "$ALKSTORE_MANUAL_CLOCK_SLEEPS"
 phase_done
 
 phase 5 "the project's tests (tests/, but the mutants)"
-"${PYTEST[@]}" --dist loadgroup --durations=5 --ignore=tests/test_mutants.py tests
+"${PYTEST[@]}" --durations=5 --ignore=tests/test_mutants.py tests
 phase_done
 
 phase 6 "the mutant catalog: each mutant in its own pytest process, stopped at its first failing row"

@@ -11,8 +11,6 @@ anchor file and the report schema shipped inside the wheel.
 It takes about a minute (two wheel builds, a venv, two runs of the whole
 suite) and runs in the normal test run on purpose. The venv is built once per
 run: once per module, and shared by pytest-xdist workers behind a file lock.
-``ci/test.sh`` keeps the module on one worker (``--dist loadgroup``), so no
-worker sits waiting on that lock while the other builds.
 """
 
 from __future__ import annotations
@@ -36,8 +34,6 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "alkstore_example_dict"
 ENGINE = "example-dict"
 TIMEOUT_S = 600
-pytestmark = pytest.mark.xdist_group("third-party")
-
 SKIPPED_FOR_CAPABILITY = {
     "durability": "engine 'example-dict' does not declare 'durable' (P3), which row durability needs",
     "crash_recovery": "engine 'example-dict' does not declare 'multi_process' (P2), which row crash_recovery needs",
