@@ -84,15 +84,18 @@ class FreshVenv:
 
 
 def _build(root: Path) -> FreshVenv:
-    """Build both wheels, make a venv, install the wheels (their dependencies come from the package index)."""
+    """Build both wheels, make a venv, install the wheels (their dependencies come from the package index).
+
+    The venv gets no pip of its own: this venv's pip installs into it (``pip --python``), which spares
+    ensurepip's copy of pip, which nothing here would run.
+    """
     wheels = root / "wheels"
-    for source in (REPO, EXAMPLE):
-        _checked([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(wheels), str(source)], root)
+    pip = [sys.executable, "-m", "pip"]
+    _checked([*pip, "wheel", "--no-deps", "--quiet", "-w", str(wheels), str(REPO), str(EXAMPLE)], root)
     venv = FreshVenv(root / "venv")
-    _checked([sys.executable, "-m", "venv", "--clear", str(venv.path)], root)
-    _checked(
-        [str(venv.path / "bin" / "python"), "-m", "pip", "install", "--quiet", *map(str, wheels.glob("*.whl"))], root
-    )
+    _checked([sys.executable, "-m", "venv", "--clear", "--without-pip", str(venv.path)], root)
+    python = str(venv.path / "bin" / "python")
+    _checked([*pip, "--python", python, "install", "--quiet", *map(str, wheels.glob("*.whl"))], root)
     return venv
 
 

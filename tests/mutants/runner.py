@@ -35,8 +35,10 @@ SEED = 20261129
 
 INHERITED_NOT = ("ALKSTORE_REQUIRE", "PYTEST_XDIST_")
 """Environment the subprocess does not inherit: the project's --alkstore-require, the xdist worker's identity."""
-PLUGINS_OFF = ("no:cacheprovider", "no:asyncio", "no:xdist")
-"""Plugins a one-mutant run has no use for (rows run their own event loop; one process): less to start."""
+PLUGINS_OFF = ("no:cacheprovider", "no:asyncio", "no:xdist", "no:hypothesispytest")
+"""Plugins a one-mutant run has no use for (rows run their own event loop; one process; no ``@given`` test):
+less to start. Hypothesis's own plugin would import all of Hypothesis at the end of every run, a third of
+the start-up of a run that stops before ``model_based``."""
 
 
 class MutantRunError(RuntimeError):
