@@ -23,7 +23,7 @@ PYTHON="${PYTHON:-python3}"
 VENV="${ALKSTORE_VENV:-.venv}"
 STARTED=$SECONDS
 PHASE_STARTED=$SECONDS
-PHASES=6
+PHASES=5
 
 PHASE_CPU=0
 CPU_MS=0
@@ -76,26 +76,34 @@ phase 2 "ruff, mypy"
 "$VENV/bin/mypy" alkstore_contract reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres tests
 phase_done
 
-phase 3 "the contract suite, system clock: sqlite, postgres (on the server's clock); one line per row"
-"${PYTEST[@]}" -v --alkstore-require --alkstore-clock=system --alkstore-engine=sqlite,postgres \
-    alkstore_contract/contract.suite
-phase_done
-
-phase 4 "the contract suite, manual clock: sqlite, mem, postgres; one line per row"
-# The sleeps each row asked for are recorded: tests/test_manual_clock_does_not_sleep.py (phase 5) reads them
-# instead of running the suite on the manual clock once more, and fails when the record is missing.
+phase 3 "the contract suite on both clocks at once, one line per row: [system] sqlite, postgres (the server's clock); [manual] sqlite, mem, postgres"
+# The system-clock run mostly waits for real time to pass, so the manual-clock run uses the CPU meanwhile.
+# The sleeps each manual-clock row asked for are recorded: tests/test_manual_clock_does_not_sleep.py (phase 4)
+# reads them instead of running the suite on the manual clock once more, and fails when the record is missing.
 export ALKSTORE_MANUAL_CLOCK_SLEEPS="$PWD/reports/manual-clock-sleeps.json"
 rm -f "$ALKSTORE_MANUAL_CLOCK_SLEEPS"
+"${PYTEST[@]}" -v --alkstore-require --alkstore-clock=system --alkstore-engine=sqlite,postgres \
+    alkstore_contract/contract.suite 2>&1 | sed -u 's/^/[system] /' &
+SYSTEM_RUN=$!
+MANUAL_OK=1
 "${PYTEST[@]}" -v --alkstore-require --alkstore-engine=sqlite,mem,postgres \
     -p tests.manual_clock_sleeps --alkstore-sleep-record="$ALKSTORE_MANUAL_CLOCK_SLEEPS" \
-    --alkstore-report=reports/suite-manual.json alkstore_contract/contract.suite
+    --alkstore-report=reports/suite-manual.json alkstore_contract/contract.suite 2>&1 | sed -u 's/^/[manual] /' ||
+    MANUAL_OK=0
+SYSTEM_OK=1
+wait "$SYSTEM_RUN" || SYSTEM_OK=0
+if [ "$SYSTEM_OK$MANUAL_OK" != 11 ]; then
+    echo "== the contract suite failed: system clock $([ $SYSTEM_OK = 1 ] && echo passed || echo FAILED)," \
+        "manual clock $([ $MANUAL_OK = 1 ] && echo passed || echo FAILED)"
+    exit 1
+fi
 phase_done
 
-phase 5 "the project's tests (tests/, but the mutants)"
+phase 4 "the project's tests (tests/, but the mutants)"
 "${PYTEST[@]}" --durations=5 --ignore=tests/test_mutants.py tests
 phase_done
 
-phase 6 "the mutant catalog: each mutant in its own pytest process, stopped at its first failing row"
+phase 5 "the mutant catalog: each mutant in its own pytest process, stopped at its first failing row"
 "${PYTEST[@]}" -v --maxschedchunk=1 --durations=5 tests/test_mutants.py
 phase_done
 echo "== all checks passed in $((SECONDS - STARTED)) s"
