@@ -76,19 +76,23 @@ phase 2 "ruff, mypy"
 "$VENV/bin/mypy" alkstore_contract reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres tests
 phase_done
 
-phase 3 "the contract suite on both clocks at once, one line per row: [system] sqlite, postgres (the server's clock); [manual] sqlite, mem, postgres"
+phase 3 "the contract suite on both clocks at once, one line per row: [system] sqlite, postgres (the server's clock); [manual] sqlite, mem, postgres, sqlite-ms"
 # The system-clock run mostly waits for real time to pass, so the manual-clock run uses the CPU meanwhile.
 # The sleeps each manual-clock row asked for are recorded: tests/test_manual_clock_does_not_sleep.py (phase 4)
 # reads them instead of running the suite on the manual clock once more, and fails when the record is missing.
+# The manual-clock run also certifies tests/engines/sqlite_milliseconds.py's engine, which declares 1 ms;
+# tests/test_time_resolution.py (phase 4) reads its verdict from the report, and fails when it is missing.
 export ALKSTORE_MANUAL_CLOCK_SLEEPS="$PWD/reports/manual-clock-sleeps.json"
-rm -f "$ALKSTORE_MANUAL_CLOCK_SLEEPS"
+export ALKSTORE_SUITE_MANUAL_REPORT="$PWD/reports/suite-manual.json"
+MS_ENGINE="tests.engines.sqlite_milliseconds:adapter"
+rm -f "$ALKSTORE_MANUAL_CLOCK_SLEEPS" "$ALKSTORE_SUITE_MANUAL_REPORT"
 "${PYTEST[@]}" -v --alkstore-require --alkstore-clock=system --alkstore-engine=sqlite,postgres \
     alkstore_contract/contract.suite 2>&1 | sed -u 's/^/[system] /' &
 SYSTEM_RUN=$!
 MANUAL_OK=1
-"${PYTEST[@]}" -v --alkstore-require --alkstore-engine=sqlite,mem,postgres \
+"${PYTEST[@]}" -v --alkstore-require --alkstore-engine="sqlite,mem,postgres,$MS_ENGINE" \
     -p tests.manual_clock_sleeps --alkstore-sleep-record="$ALKSTORE_MANUAL_CLOCK_SLEEPS" \
-    --alkstore-report=reports/suite-manual.json alkstore_contract/contract.suite 2>&1 | sed -u 's/^/[manual] /' ||
+    --alkstore-report="$ALKSTORE_SUITE_MANUAL_REPORT" alkstore_contract/contract.suite 2>&1 | sed -u 's/^/[manual] /' ||
     MANUAL_OK=0
 SYSTEM_OK=1
 wait "$SYSTEM_RUN" || SYSTEM_OK=0
