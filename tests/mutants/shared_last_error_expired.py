@@ -21,7 +21,5 @@ def _apply() -> None:
 
 adapter = shared_code_mutant("mut-shared-last-error-expired", _apply)
 MUTANT = Mutant(
-    clause="X2",
-    rows=("sweep_and_retention",),
-    what='the shared code\'s LAST_ERROR_EXPIRED is "expirad", not "expired"',
+    clause="X2", rows=("sweep_and_retention",), what='the shared code\'s LAST_ERROR_EXPIRED is "expirad", not "expired"'
 )

@@ -20,7 +20,5 @@ def _apply() -> None:
 
 adapter = shared_code_mutant("mut-shared-last-error-failed", _apply)
 MUTANT = Mutant(
-    clause="D1",
-    rows=("dead_letter",),
-    what='the shared code\'s LAST_ERROR_FAILED is "failad", not "failed"',
+    clause="D1", rows=("dead_letter",), what='the shared code\'s LAST_ERROR_FAILED is "failad", not "failed"'
 )
