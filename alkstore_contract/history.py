@@ -13,9 +13,10 @@ failures, not warnings (unlike Jepsen's counters).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from alkstore_contract.validation import JobId
 
@@ -55,6 +56,18 @@ def handout_from_job(
         claimed_at=lease_expires_at - timedelta(seconds=visibility_timeout_s),
         lease_expires_at=lease_expires_at,
         attempts=attempts,
+    )
+
+
+def handout_from_event(event: Mapping[str, Any]) -> Handout:
+    """Build a handout from a worker process's ``handout`` event: its JSON keys, the lease as ISO text."""
+    return handout_from_job(
+        event["job"],
+        event["worker"],
+        event["claim"],
+        datetime.fromisoformat(event["lease"]),
+        float(event["vt"]),
+        int(event["attempts"]),
     )
 
 

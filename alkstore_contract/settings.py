@@ -132,6 +132,17 @@ def load_settings(config: pytest.Config) -> SuiteSettings:
     )
 
 
+def _text_option(parser: pytest.Parser, group: pytest.OptionGroup, name: str, help: str, **extra: object) -> None:
+    """``--alkstore-NAME`` (its text, ``None`` when not given) and its ini twin ``alkstore_NAME`` (``""`` when not set).
+
+    Most options are text that ``load_settings`` parses (``_pick``), the command line
+    winning over the ini file; one declaration keeps the pair's names in step.
+    """
+    dest = "alkstore_" + name.replace("-", "_")
+    group.addoption(f"--alkstore-{name}", dest=dest, default=None, help=help, **extra)
+    parser.addini(dest, default="", help=f"as --alkstore-{name}")
+
+
 def add_options(parser: pytest.Parser) -> None:
     """Declare every option with its ini twin (the pytest-postgresql convention)."""
     group = parser.getgroup("alkstore", "alkstore conformance suite")
@@ -153,54 +164,45 @@ def add_options(parser: pytest.Parser) -> None:
         help="an engine that cannot run here fails its rows instead of skipping them (env ALKSTORE_REQUIRE=1)",
     )
     parser.addini("alkstore_require", type="bool", default=False, help="as --alkstore-require")
-    group.addoption(
-        "--alkstore-clock",
-        dest="alkstore_clock",
-        default=None,
+    _text_option(
+        parser,
+        group,
+        "clock",
         choices=("manual", "system"),
         help="manual: an injected ManualClock that rows move without sleeping (default where the engine "
         "declares injectable_clock); system: the engine's production clock, rows sleep",
     )
-    parser.addini("alkstore_clock", default="", help="as --alkstore-clock")
-    group.addoption(
-        "--alkstore-tolerance",
-        dest="alkstore_tolerance",
-        default=None,
+    _text_option(
+        parser,
+        group,
+        "tolerance",
         metavar="SECONDS",
         help=f"slack for instants on the system clock (default {DEFAULT_TOLERANCE_S})",
     )
-    parser.addini("alkstore_tolerance", default="", help="as --alkstore-tolerance")
-    group.addoption("--alkstore-seed", dest="alkstore_seed", default=None, help="seed of every random choice")
-    parser.addini("alkstore_seed", default="", help="as --alkstore-seed")
-    group.addoption(
-        "--alkstore-report", dest="alkstore_report", default=None, metavar="PATH", help="write the JSON report"
-    )
-    parser.addini("alkstore_report", default="", help="as --alkstore-report")
-    group.addoption(
-        "--alkstore-xfail-file",
-        dest="alkstore_xfail_file",
-        default=None,
+    _text_option(parser, group, "seed", help="seed of every random choice")
+    _text_option(parser, group, "report", metavar="PATH", help="write the JSON report")
+    _text_option(
+        parser,
+        group,
+        "xfail-file",
         metavar="PATH",
         help="clauses expected to fail, one 'row[engine] CLAUSE reason' a line; strict",
     )
-    parser.addini("alkstore_xfail_file", default="", help="as --alkstore-xfail-file")
-    group.addoption(
-        "--alkstore-examples",
-        dest="alkstore_examples",
-        default=None,
+    _text_option(
+        parser,
+        group,
+        "examples",
         metavar="N",
         help=f"Hypothesis examples of the model_based row (default {DEFAULT_EXAMPLES})",
     )
-    parser.addini("alkstore_examples", default="", help="as --alkstore-examples")
-    group.addoption(
-        "--alkstore-tick",
-        dest="alkstore_tick",
-        default=None,
+    _text_option(
+        parser,
+        group,
+        "tick",
         metavar="SECONDS",
         help="the real clock's unit of row time (default: measured on this host when the session starts, "
         "at least 0.4 s; shown in the header)",
     )
-    parser.addini("alkstore_tick", default="", help="as --alkstore-tick")
     group.addoption(
         "--alkstore-full-trace",
         action="store_true",

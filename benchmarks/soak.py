@@ -56,14 +56,13 @@ import tempfile
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from alkstore_contract.adapter import Capability, EngineAdapter, NetworkedAdapter
 from alkstore_contract.errors import StoreUnavailable
 from alkstore_contract.faults import FaultProxy
-from alkstore_contract.history import Handout, Release, Verdict, check_history, handout_from_job
+from alkstore_contract.history import Handout, Release, Verdict, check_history, handout_from_event, handout_from_job
 from alkstore_contract.registry import load_adapter
 from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import JobState, QueueOpts
@@ -470,16 +469,7 @@ def read_logs(soak: Soak) -> History:
                 continue
             kind = event["event"]
             if kind == "handout":
-                history.handouts.append(
-                    handout_from_job(
-                        event["job"],
-                        event["worker"],
-                        event["claim"],
-                        datetime.fromisoformat(event["lease"]),
-                        float(event["vt"]),
-                        int(event["attempts"]),
-                    )
-                )
+                history.handouts.append(handout_from_event(event))
             elif kind == "begin":
                 pending[event["claim"]] = event
             elif kind == "doubt":

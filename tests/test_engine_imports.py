@@ -16,6 +16,7 @@ would be writing a front of its own again, and the copies would drift.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -109,6 +110,16 @@ def suite_import(name: str) -> bool:
     return module.with_suffix(".py").exists() or module.is_dir()
 
 
+def imports_in(package: Path, wanted: Callable[[str], bool]) -> list[str]:
+    """``file:line: name`` of every ``alkstore_contract`` import in ``package`` whose name is ``wanted``."""
+    return [
+        f"{path.relative_to(REPO)}:{line}: {name}"
+        for path in sorted(package.rglob("*.py"))
+        for line, name in contract_imports(path)
+        if wanted(name)
+    ]
+
+
 def test_every_engine_package_is_scanned() -> None:
     names = {path.name for path in ENGINE_PACKAGES}
     assert {"alkstore_sqlite", "alkstore_mem", "alkstore_postgres", "alkstore_example_dict"} <= names
@@ -116,12 +127,7 @@ def test_every_engine_package_is_scanned() -> None:
 
 @pytest.mark.parametrize("package", ENGINE_PACKAGES, ids=lambda path: path.name)
 def test_an_engine_imports_nothing_of_the_suite(package: Path) -> None:
-    offending = [
-        f"{path.relative_to(REPO)}:{line}: {name}"
-        for path in sorted(package.rglob("*.py"))
-        for line, name in contract_imports(path)
-        if suite_import(name)
-    ]
+    offending = imports_in(package, suite_import)
     assert not offending, (
         "an engine imports the suite (declare pytest options as the adapter's AdapterOption instead of a "
         "plugin of its own; see alkstore_contract/adapter.py):\n" + "\n".join(offending)
@@ -130,12 +136,7 @@ def test_an_engine_imports_nothing_of_the_suite(package: Path) -> None:
 
 @pytest.mark.parametrize("package", ENGINE_PACKAGES, ids=lambda path: path.name)
 def test_an_engine_holds_only_storage(package: Path) -> None:
-    offending = [
-        f"{path.relative_to(REPO)}:{line}: {name}"
-        for path in sorted(package.rglob("*.py"))
-        for line, name in contract_imports(path)
-        if name in FRONT
-    ]
+    offending = imports_in(package, FRONT.__contains__)
     assert not offending, (
         "an engine imports the kit's front (validation, encoding, resolution, one-shot handles, the contract's "
         "strings); implement alkstore_contract.kit.StorageDriver and let KitStore do it:\n" + "\n".join(offending)

@@ -32,6 +32,7 @@ from alkstore_contract import (
 )
 from alkstore_contract.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.registry import load_adapter
+from tests.closed_store import assert_every_op_refused
 
 pytestmark = pytest.mark.asyncio
 
@@ -417,23 +418,7 @@ async def test_closed_store_fails_closed_and_writes_nothing(location: str, clock
     assert store.closed
     with pytest.raises(StoreClosed):
         store.queue("q")
-    calls = [
-        queue.enqueue("y"),
-        queue.enqueue_many(["y"]),
-        queue.claim_one("w"),
-        queue.claim_batch("w", 0),
-        queue.ack_batch([]),
-        queue.cancel(job_id),
-        queue.get_job(job_id),
-        queue.sweep_expired(),
-        handle.ack(),
-        handle.retry(),
-        handle.fail(),
-        handle.heartbeat(),
-    ]
-    for call in calls:
-        with pytest.raises(StoreClosed):
-            await call
+    await assert_every_op_refused(queue, handle, job_id)
     async with await alkstore_mem.open_store(location, clock=clock) as other:
         job = await must_get(other.queue("q"), job_id)
         assert (job.state, job.claimed_by) == (JobState.PROCESSING, "w"), "closing a store closes only that store"

@@ -22,13 +22,12 @@ import os
 import sqlite3
 import subprocess
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from alkstore_sqlite import adapter
 
-from alkstore_contract.history import Handout, Release, check_history, handout_from_job
+from alkstore_contract.history import Handout, Release, check_history, handout_from_event
 from alkstore_contract.types import QueueOpts
 
 WORKER = Path(__file__).resolve().with_name("contention_worker.py")
@@ -112,12 +111,7 @@ def test_four_processes_two_stores_each_one_file() -> None:
             for op in ("enqueue", "claim", "ack", "retry", "heartbeat", "sweep"):
                 assert ops.get(op, 0) > 0, f"process {report['proc']} never did {op}: {ops}"
             enqueued += report["enqueued"]
-            handouts += [
-                handout_from_job(
-                    h["job"], h["worker"], h["claim"], datetime.fromisoformat(h["lease"]), h["vt"], h["attempts"]
-                )
-                for h in report["handouts"]
-            ]
+            handouts += [handout_from_event(h) for h in report["handouts"]]
             releases += [Release(r["job"], r["claim"], r["op"], r["ok"]) for r in report["releases"]]
 
         rows = _rows(location)

@@ -37,6 +37,7 @@ from alkstore_contract import (
     StoreClosed,
 )
 from alkstore_contract.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS, r2_range_s
+from tests.closed_store import assert_every_op_refused
 
 START = datetime(2030, 1, 1, tzinfo=UTC)
 
@@ -440,23 +441,7 @@ async def test_closed_store_refuses_everything(db_path: Path, clock: ManualClock
 
     with pytest.raises(StoreClosed):
         store.queue("q")
-    refused = [
-        queue.enqueue("z"),
-        queue.enqueue_many(["z"]),
-        queue.claim_one("w"),
-        queue.claim_batch("w", 1),
-        queue.ack_batch([]),
-        queue.cancel(job_id),
-        queue.get_job(job_id),
-        queue.sweep_expired(),
-        handle.ack(),
-        handle.retry(),
-        handle.fail(),
-        handle.heartbeat(),
-    ]
-    for op in refused:
-        with pytest.raises(StoreClosed):
-            await op
+    await assert_every_op_refused(queue, handle, job_id)
     assert stored_rows(db_path) == 2
     assert stored_rows(db_path, "state = 'processing'") == 1
 

@@ -40,7 +40,7 @@ from alkstore_contract.adapter import Capability
 from alkstore_contract.checks import expect, expect_equal, expect_instant
 from alkstore_contract.expected import LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.harness import HostTooSlow, RowContext
-from alkstore_contract.history import Handout, Release, check_history, handout_from_job
+from alkstore_contract.history import Handout, Release, check_history, handout_from_event, handout_from_job
 from alkstore_contract.processes import read_events, spawn_worker
 from alkstore_contract.suite import row
 from alkstore_contract.surface import JobHandle, Queue
@@ -67,17 +67,7 @@ class Crashed:
         self.between = between
         """The row's clock before the spawn and after the claims were read: the child's claim lies in between."""
         self.events = [e for e in events if e["event"] == "handout"]
-        self.handouts = [
-            handout_from_job(
-                e["job"],
-                e["worker"],
-                e["claim"],
-                datetime.fromisoformat(e["lease"]),
-                float(e["vt"]),
-                int(e["attempts"]),
-            )
-            for e in self.events
-        ]
+        self.handouts = [handout_from_event(e) for e in self.events]
 
     @property
     def ids(self) -> list[JobId]:

@@ -21,7 +21,7 @@ from typing import Any
 from alkstore_contract.adapter import CAPABILITY_CLAUSES, Capability
 from alkstore_contract.checks import expect, expect_equal
 from alkstore_contract.harness import RowContext
-from alkstore_contract.history import Handout, Release, check_history, handout_from_job
+from alkstore_contract.history import Handout, Release, check_history, handout_from_event, handout_from_job
 from alkstore_contract.processes import finish, spawn_worker
 from alkstore_contract.suite import row
 from alkstore_contract.surface import Queue
@@ -143,16 +143,7 @@ def _handouts_from_events(events: list[dict[str, Any]]) -> tuple[list[Handout], 
     releases: list[Release] = []
     for event in events:
         if event["event"] == "handout":
-            handouts.append(
-                handout_from_job(
-                    event["job"],
-                    event["worker"],
-                    event["claim"],
-                    datetime.fromisoformat(event["lease"]),
-                    float(event["vt"]),
-                    int(event["attempts"]),
-                )
-            )
+            handouts.append(handout_from_event(event))
         elif event["event"] == "release":
             releases.append(Release(event["job"], event["claim"], event["op"], bool(event["ok"])))
     return handouts, releases

@@ -150,6 +150,22 @@ def sqlite_mutant(
     return type("MutantAdapter", (SqliteAdapter,), attrs)()
 
 
+def sql_mutant(name: str, *statements: str, old: str, new: str) -> Any:
+    """An adapter of the SQLite engine named ``name`` whose driver has ``old`` replaced by ``new`` in ``statements``.
+
+    ``statements`` name ``SqliteDriver``'s SQL class attributes (``"CLAIM_SQL"``,
+    say): most SQLite faults are one phrase of one statement, so the mutant
+    is that phrase and nothing else. Each replacement goes through
+    ``mutated``, so a mutant the engine has outgrown says so at import.
+    """
+    from alkstore_sqlite import SqliteDriver
+
+    if not statements:
+        raise ValueError(f"{name}: name at least one SqliteDriver SQL attribute to mutate")
+    sql = {attr: mutated(getattr(SqliteDriver, attr), old, new) for attr in statements}
+    return sqlite_mutant(name, driver=type("MutantDriver", (SqliteDriver,), sql))
+
+
 def _handing_out(queue: type[Any], handle: type[Any]) -> type[Any]:
     """``queue`` whose claims return ``handle`` objects on the same claim (job and token)."""
 

@@ -22,7 +22,5 @@ class DeclaresDurable(MemAdapter):
 
 adapter = DeclaresDurable()
 MUTANT = Mutant(
-    clause="P3",
-    rows=("durability",),
-    what="declares durable, but keeps jobs in this process's memory only",
+    clause="P3", rows=("durability",), what="declares durable, but keeps jobs in this process's memory only"
 )

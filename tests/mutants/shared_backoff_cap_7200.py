@@ -12,15 +12,14 @@ sees delays past 3600 s.
 
 from __future__ import annotations
 
+from functools import partial
+
 from tests.mutants.catalog import Mutant
 from tests.mutants.patching import patch, shared_code_mutant
 
-
-def _apply() -> None:
-    patch("alkstore_contract.backoff", "BACKOFF_CAP_S", 7200.0)
-
-
-adapter = shared_code_mutant("mut-shared-backoff-cap-7200", _apply)
+adapter = shared_code_mutant(
+    "mut-shared-backoff-cap-7200", partial(patch, "alkstore_contract.backoff", "BACKOFF_CAP_S", 7200.0)
+)
 MUTANT = Mutant(
     clause="R2",
     rows=("backoff_curve_equivalence",),

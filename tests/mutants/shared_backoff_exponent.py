@@ -10,6 +10,8 @@ Applied on the adapter's first ``open_store`` (see ``patching``).
 
 from __future__ import annotations
 
+from functools import partial
+
 from alkstore_contract import backoff
 from tests.mutants.catalog import Mutant
 from tests.mutants.patching import patch, shared_code_mutant
@@ -19,11 +21,9 @@ def _cap_one_doubling_late(attempts: int, base_s: float) -> float:
     return min(base_s * 2.0 ** min(max(attempts, 1), 64), backoff.BACKOFF_CAP_S)
 
 
-def _apply() -> None:
-    patch("alkstore_contract.backoff", "backoff_cap_s", _cap_one_doubling_late)
-
-
-adapter = shared_code_mutant("mut-shared-backoff-exponent", _apply)
+adapter = shared_code_mutant(
+    "mut-shared-backoff-exponent", partial(patch, "alkstore_contract.backoff", "backoff_cap_s", _cap_one_doubling_late)
+)
 MUTANT = Mutant(
     clause="R2",
     rows=("backoff_curve_equivalence",),

@@ -13,6 +13,7 @@ the adapter's first ``open_store`` (see ``patching``).
 from __future__ import annotations
 
 import random
+from functools import partial
 
 from alkstore_contract import backoff
 from tests.mutants.catalog import Mutant
@@ -24,11 +25,9 @@ def _half_jitter(attempts: int, base_s: float, rng: random.Random) -> float:
     return low + rng.uniform(0, (high - low) / 2)
 
 
-def _apply() -> None:
-    patch("alkstore_contract.resolution", "backoff_delay_s", _half_jitter)
-
-
-adapter = shared_code_mutant("mut-shared-backoff-jitter-half", _apply)
+adapter = shared_code_mutant(
+    "mut-shared-backoff-jitter-half", partial(patch, "alkstore_contract.resolution", "backoff_delay_s", _half_jitter)
+)
 MUTANT = Mutant(
     clause="R5",
     rows=("backoff_curve_equivalence",),

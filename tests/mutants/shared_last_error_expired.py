@@ -11,17 +11,12 @@ imported this very string and certified the slip.
 
 from __future__ import annotations
 
+from functools import partial
+
 from tests.mutants.catalog import Mutant
 from tests.mutants.patching import rebind, shared_code_mutant
 
-
-def _apply() -> None:
-    rebind("LAST_ERROR_EXPIRED", "expirad")
-
-
-adapter = shared_code_mutant("mut-shared-last-error-expired", _apply)
+adapter = shared_code_mutant("mut-shared-last-error-expired", partial(rebind, "LAST_ERROR_EXPIRED", "expirad"))
 MUTANT = Mutant(
-    clause="X2",
-    rows=("sweep_and_retention",),
-    what='the shared code\'s LAST_ERROR_EXPIRED is "expirad", not "expired"',
+    clause="X2", rows=("sweep_and_retention",), what='the shared code\'s LAST_ERROR_EXPIRED is "expirad", not "expired"'
 )

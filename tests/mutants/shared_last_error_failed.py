@@ -10,17 +10,12 @@ imported this very string and certified the slip.
 
 from __future__ import annotations
 
+from functools import partial
+
 from tests.mutants.catalog import Mutant
 from tests.mutants.patching import rebind, shared_code_mutant
 
-
-def _apply() -> None:
-    rebind("LAST_ERROR_FAILED", "failad")
-
-
-adapter = shared_code_mutant("mut-shared-last-error-failed", _apply)
+adapter = shared_code_mutant("mut-shared-last-error-failed", partial(rebind, "LAST_ERROR_FAILED", "failad"))
 MUTANT = Mutant(
-    clause="D1",
-    rows=("dead_letter",),
-    what='the shared code\'s LAST_ERROR_FAILED is "failad", not "failed"',
+    clause="D1", rows=("dead_letter",), what='the shared code\'s LAST_ERROR_FAILED is "failad", not "failed"'
 )

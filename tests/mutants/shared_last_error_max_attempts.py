@@ -11,15 +11,14 @@ the engine tests imported this very string and certified the slip.
 
 from __future__ import annotations
 
+from functools import partial
+
 from tests.mutants.catalog import Mutant
 from tests.mutants.patching import rebind, shared_code_mutant
 
-
-def _apply() -> None:
-    rebind("LAST_ERROR_MAX_ATTEMPTS", "max attempts exceedad")
-
-
-adapter = shared_code_mutant("mut-shared-last-error-max-attempts", _apply)
+adapter = shared_code_mutant(
+    "mut-shared-last-error-max-attempts", partial(rebind, "LAST_ERROR_MAX_ATTEMPTS", "max attempts exceedad")
+)
 MUTANT = Mutant(
     clause="R4",
     rows=("backoff_curve_equivalence", "dead_letter"),

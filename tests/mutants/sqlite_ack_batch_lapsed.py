@@ -8,18 +8,9 @@ lapsed job among held ones and checks the count and what is left.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from tests.mutants.catalog import Mutant, sql_mutant
 
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
-
-
-class LapsedAckDriver(SqliteDriver):
-    ACK_BATCH_SQL: ClassVar[str] = mutated(SqliteDriver.ACK_BATCH_SQL, " AND +lease_expires_at > :now", "")
-
-
-adapter = sqlite_mutant("mut-sqlite-ack-batch-lapsed", driver=LapsedAckDriver)
+adapter = sql_mutant("mut-sqlite-ack-batch-lapsed", "ACK_BATCH_SQL", old=" AND +lease_expires_at > :now", new="")
 MUTANT = Mutant(
     clause="B1",
     rows=("batch_ack_and_cancel",),

@@ -35,7 +35,5 @@ class NoJitterStore(SqliteStore):
 
 adapter = sqlite_mutant("mut-sqlite-backoff-no-jitter", store=NoJitterStore)
 MUTANT = Mutant(
-    clause="R5",
-    rows=("backoff_curve_equivalence",),
-    what="retry() without a delay always waits the cap: no jitter",
+    clause="R5", rows=("backoff_curve_equivalence",), what="retry() without a delay always waits the cap: no jitter"
 )

@@ -8,20 +8,9 @@ leg cancels queue B's ids through queue A.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from tests.mutants.catalog import Mutant, sql_mutant
 
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
-
-
-class UnscopedCancelDriver(SqliteDriver):
-    CANCEL_SQL: ClassVar[str] = mutated(SqliteDriver.CANCEL_SQL, " AND queue = :queue", "")
-
-
-adapter = sqlite_mutant("mut-sqlite-cancel-any-queue", driver=UnscopedCancelDriver)
+adapter = sql_mutant("mut-sqlite-cancel-any-queue", "CANCEL_SQL", old=" AND queue = :queue", new="")
 MUTANT = Mutant(
-    clause="S4",
-    rows=("batch_ack_and_cancel",),
-    what="cancel() deletes the job with that id in any queue of the store",
+    clause="S4", rows=("batch_ack_and_cancel",), what="cancel() deletes the job with that id in any queue of the store"
 )

@@ -8,20 +8,14 @@ only dead jobs and catches it.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
+from tests.mutants.catalog import Mutant, sql_mutant
 
 READY_ARM = "state = 'ready' AND run_at <= :now"
 
 
-class DeadClaimableDriver(SqliteDriver):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, READY_ARM, "state != 'processing' AND run_at <= :now")
-
-
-adapter = sqlite_mutant("mut-sqlite-dead-claimable", driver=DeadClaimableDriver)
+adapter = sql_mutant(
+    "mut-sqlite-dead-claimable", "CLAIM_SQL", old=READY_ARM, new="state != 'processing' AND run_at <= :now"
+)
 MUTANT = Mutant(
     clause="D2",
     rows=("dead_letter",),

@@ -14,38 +14,22 @@ fault is in the queue the engine's store returns.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from typing import Any
 
 from alkstore_sqlite import SqliteDriver
 
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.kit import KitQueue
-from alkstore_contract.validation import Duration, JobId
+from alkstore_contract.validation import JobId
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class PiecemealQueue(KitQueue[SqliteDriver]):
-    async def enqueue_many(
-        self,
-        payloads: Sequence[object],
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
-    ) -> list[JobId]:
+    async def enqueue_many(self, payloads: Sequence[object], **opts: Any) -> list[JobId]:
         self._store.check_open("enqueue_many")
         if not isinstance(payloads, list | tuple):
             raise InvalidArgument(f"payloads={type(payloads).__name__}: must be a list or tuple of payloads")
-        ids: list[JobId] = []
-        for payload in payloads:
-            ids.append(
-                await self.enqueue(
-                    payload, delay=delay, run_at=run_at, expires=expires, max_attempts=max_attempts, priority=priority
-                )
-            )
-        return ids
+        return [await self.enqueue(payload, **opts) for payload in payloads]
 
 
 adapter = sqlite_mutant("mut-sqlite-enqueue-many-piecemeal", queue=PiecemealQueue)

@@ -8,21 +8,14 @@ catches it with a job enqueued with ``expires=0``.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteDriver
 from alkstore_sqlite.driver import NOT_EXPIRED
 
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
+from tests.mutants.catalog import Mutant, sql_mutant
 
 FILTER = f"AND {NOT_EXPIRED}"
 
 
-class NoExpiryDriver(SqliteDriver):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, FILTER, "")
-
-
-adapter = sqlite_mutant("mut-sqlite-expired-claimable", driver=NoExpiryDriver)
+adapter = sql_mutant("mut-sqlite-expired-claimable", "CLAIM_SQL", old=FILTER, new="")
 MUTANT = Mutant(
     clause="X1",
     rows=("claim_order",),

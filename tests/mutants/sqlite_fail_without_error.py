@@ -29,7 +29,5 @@ class NoDefaultDriver(SqliteDriver):
 
 adapter = sqlite_mutant("mut-sqlite-fail-without-error", driver=NoDefaultDriver)
 MUTANT = Mutant(
-    clause="D1",
-    rows=("dead_letter",),
-    what='fail() without an error stores last_error None instead of "failed"',
+    clause="D1", rows=("dead_letter",), what='fail() without an error stores last_error None instead of "failed"'
 )

@@ -9,23 +9,13 @@ looks right; successive ``claim_one`` calls do not.) The
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
+from tests.mutants.catalog import Mutant, sql_mutant
 
 FIFO = "ORDER BY priority DESC, run_at, id"
 LIFO = "ORDER BY priority DESC, run_at, id DESC"
 
 
-class LifoDriver(SqliteDriver):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, FIFO, LIFO)
-
-
-adapter = sqlite_mutant("mut-sqlite-fifo-broken", driver=LifoDriver)
+adapter = sql_mutant("mut-sqlite-fifo-broken", "CLAIM_SQL", old=FIFO, new=LIFO)
 MUTANT = Mutant(
-    clause="C2",
-    rows=("claim_order",),
-    what="ties of priority and ready time are claimed newest first (id DESC)",
+    clause="C2", rows=("claim_order",), what="ties of priority and ready time are claimed newest first (id DESC)"
 )

@@ -12,29 +12,22 @@ it there; the certificate must say NOT CERTIFIED on both clocks.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteDriver
 from alkstore_sqlite.driver import FENCE
 
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
+from tests.mutants.catalog import Mutant, mutated, sql_mutant
 
 _FENCE_AT_DEADLINE = mutated(FENCE, "lease_expires_at > :now", "lease_expires_at >= :now")
 
 
-def _at_deadline(sql: str) -> str:
-    """``sql`` with the looser fence."""
-    return mutated(sql, FENCE, _FENCE_AT_DEADLINE)
-
-
-class AtDeadlineDriver(SqliteDriver):
-    ACK_SQL: ClassVar[str] = _at_deadline(SqliteDriver.ACK_SQL)
-    RETRY_READY_SQL: ClassVar[str] = _at_deadline(SqliteDriver.RETRY_READY_SQL)
-    DEAD_LETTER_SQL: ClassVar[str] = _at_deadline(SqliteDriver.DEAD_LETTER_SQL)
-    HEARTBEAT_SQL: ClassVar[str] = _at_deadline(SqliteDriver.HEARTBEAT_SQL)
-
-
-adapter = sqlite_mutant("mut-sqlite-handle-at-deadline", driver=AtDeadlineDriver)
+adapter = sql_mutant(
+    "mut-sqlite-handle-at-deadline",
+    "ACK_SQL",
+    "RETRY_READY_SQL",
+    "DEAD_LETTER_SQL",
+    "HEARTBEAT_SQL",
+    old=FENCE,
+    new=_FENCE_AT_DEADLINE,
+)
 MUTANT = Mutant(
     clause="H1",
     rows=("lease_validity",),

@@ -14,24 +14,22 @@ deadline moves land there by chance.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteDriver
 from alkstore_sqlite.driver import FENCE
 
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
+from tests.mutants.catalog import Mutant, sql_mutant
 
 _FENCE_UNEXPIRED = f"{FENCE} AND (expires_at IS NULL OR expires_at > :now)"
 
 
-class ExpiryFencedDriver(SqliteDriver):
-    ACK_SQL: ClassVar[str] = mutated(SqliteDriver.ACK_SQL, FENCE, _FENCE_UNEXPIRED)
-    RETRY_READY_SQL: ClassVar[str] = mutated(SqliteDriver.RETRY_READY_SQL, FENCE, _FENCE_UNEXPIRED)
-    DEAD_LETTER_SQL: ClassVar[str] = mutated(SqliteDriver.DEAD_LETTER_SQL, FENCE, _FENCE_UNEXPIRED)
-    HEARTBEAT_SQL: ClassVar[str] = mutated(SqliteDriver.HEARTBEAT_SQL, FENCE, _FENCE_UNEXPIRED)
-
-
-adapter = sqlite_mutant("mut-sqlite-handle-refuses-expired", driver=ExpiryFencedDriver)
+adapter = sql_mutant(
+    "mut-sqlite-handle-refuses-expired",
+    "ACK_SQL",
+    "RETRY_READY_SQL",
+    "DEAD_LETTER_SQL",
+    "HEARTBEAT_SQL",
+    old=FENCE,
+    new=_FENCE_UNEXPIRED,
+)
 MUTANT = Mutant(
     clause="H1",
     rows=("lease_validity", "model_based"),

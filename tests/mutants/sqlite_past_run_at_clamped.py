@@ -9,22 +9,13 @@ to the enqueue instant: the job is still claimable at once, but its ready time
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
+from tests.mutants.catalog import Mutant, sql_mutant
 
 VERBATIM = ":run_at, :expires_at, :enqueued_at"
 CLAMPED = "MAX(:run_at, :enqueued_at), :expires_at, :enqueued_at"
 
 
-class ClampingDriver(SqliteDriver):
-    ENQUEUE_SQL: ClassVar[str] = mutated(SqliteDriver.ENQUEUE_SQL, VERBATIM, CLAMPED)
-    ENQUEUE_MANY_SQL: ClassVar[str] = mutated(SqliteDriver.ENQUEUE_MANY_SQL, VERBATIM, CLAMPED)
-
-
-adapter = sqlite_mutant("mut-sqlite-past-run-at-clamped", driver=ClampingDriver)
+adapter = sql_mutant("mut-sqlite-past-run-at-clamped", "ENQUEUE_SQL", "ENQUEUE_MANY_SQL", old=VERBATIM, new=CLAMPED)
 MUTANT = Mutant(
     clause="E3",
     rows=("enqueue_opts_resolution",),

@@ -9,23 +9,13 @@ queue looks right; successive ``claim_one`` calls do not.) The
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
+from tests.mutants.catalog import Mutant, sql_mutant
 
 RIGHT = "ORDER BY priority DESC"
 REVERSED = "ORDER BY priority ASC"
 
 
-class LowFirstDriver(SqliteDriver):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, RIGHT, REVERSED)
-
-
-adapter = sqlite_mutant("mut-sqlite-priority-reversed", driver=LowFirstDriver)
+adapter = sql_mutant("mut-sqlite-priority-reversed", "CLAIM_SQL", old=RIGHT, new=REVERSED)
 MUTANT = Mutant(
-    clause="C2",
-    rows=("claim_order",),
-    what="the claim orders by priority ASC: the lowest priority is handed out first",
+    clause="C2", rows=("claim_order",), what="the claim orders by priority ASC: the lowest priority is handed out first"
 )

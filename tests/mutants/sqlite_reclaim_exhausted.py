@@ -8,20 +8,12 @@ whose worker died on its last attempt is handed out again (attempts beyond
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
+from tests.mutants.catalog import Mutant, sql_mutant
 
 GUARD = "AND attempts < max_attempts "
 
 
-class UnguardedDriver(SqliteDriver):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, GUARD, "")
-
-
-adapter = sqlite_mutant("mut-sqlite-reclaim-exhausted", driver=UnguardedDriver)
+adapter = sql_mutant("mut-sqlite-reclaim-exhausted", "CLAIM_SQL", old=GUARD, new="")
 MUTANT = Mutant(
     clause="C7",
     rows=("crash_recovery",),

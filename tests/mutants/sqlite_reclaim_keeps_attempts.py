@@ -8,21 +8,13 @@ row catches it when a reclaimed job shows the attempts of its first claim.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
+from tests.mutants.catalog import Mutant, sql_mutant
 
 COUNTED = "attempts = attempts + 1"
 FIRST_CLAIMS_ONLY = "attempts = CASE WHEN state = 'processing' THEN attempts ELSE attempts + 1 END"
 
 
-class FreeReclaimDriver(SqliteDriver):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, COUNTED, FIRST_CLAIMS_ONLY)
-
-
-adapter = sqlite_mutant("mut-sqlite-reclaim-keeps-attempts", driver=FreeReclaimDriver)
+adapter = sql_mutant("mut-sqlite-reclaim-keeps-attempts", "CLAIM_SQL", old=COUNTED, new=FIRST_CLAIMS_ONLY)
 MUTANT = Mutant(
     clause="C3",
     rows=("lease_validity",),

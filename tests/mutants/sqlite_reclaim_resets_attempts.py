@@ -8,23 +8,13 @@ catches it when the reclaimed job shows attempts 1 instead of 2.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
+from tests.mutants.catalog import Mutant, sql_mutant
 
 COUNTED = "attempts = attempts + 1"
 RESET = "attempts = CASE WHEN state = 'processing' THEN 1 ELSE attempts + 1 END"
 
 
-class ResettingDriver(SqliteDriver):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, COUNTED, RESET)
-
-
-adapter = sqlite_mutant("mut-sqlite-reclaim-resets-attempts", driver=ResettingDriver)
+adapter = sql_mutant("mut-sqlite-reclaim-resets-attempts", "CLAIM_SQL", old=COUNTED, new=RESET)
 MUTANT = Mutant(
-    clause="C3",
-    rows=("crash_recovery",),
-    what="a reclaim of a lapsed lease sets attempts to 1 instead of attempts + 1",
+    clause="C3", rows=("crash_recovery",), what="a reclaim of a lapsed lease sets attempts to 1 instead of attempts + 1"
 )

@@ -11,11 +11,7 @@ takes is wrong: ``claim_order``'s reclaim-selection leg sees it.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
+from tests.mutants.catalog import Mutant, sql_mutant
 
 _LAPSED = "SELECT id, priority, run_at FROM jobs\n    WHERE queue = :queue AND state = 'processing'"
 _AT_DEADLINE = (
@@ -23,11 +19,7 @@ _AT_DEADLINE = (
 )
 
 
-class ReclaimAtDeadlineDriver(SqliteDriver):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, _LAPSED, _AT_DEADLINE)
-
-
-adapter = sqlite_mutant("mut-sqlite-reclaims-by-lease", driver=ReclaimAtDeadlineDriver)
+adapter = sql_mutant("mut-sqlite-reclaims-by-lease", "CLAIM_SQL", old=_LAPSED, new=_AT_DEADLINE)
 MUTANT = Mutant(
     clause="C2",
     rows=("claim_order",),

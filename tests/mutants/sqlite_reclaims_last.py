@@ -13,11 +13,7 @@ which the ``model_based`` row's random programs produce.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
+from tests.mutants.catalog import Mutant, sql_mutant
 
 _MERGED = "SELECT id FROM (SELECT * FROM ready UNION ALL SELECT * FROM lapsed)\n    ORDER BY priority DESC, run_at, id"
 _READY_FIRST = (
@@ -26,11 +22,7 @@ _READY_FIRST = (
 )
 
 
-class ReclaimLastDriver(SqliteDriver):
-    CLAIM_SQL: ClassVar[str] = mutated(SqliteDriver.CLAIM_SQL, _MERGED, _READY_FIRST)
-
-
-adapter = sqlite_mutant("mut-sqlite-reclaims-last", driver=ReclaimLastDriver)
+adapter = sql_mutant("mut-sqlite-reclaims-last", "CLAIM_SQL", old=_MERGED, new=_READY_FIRST)
 MUTANT = Mutant(
     clause="C2",
     rows=("model_based", "claim_order"),

@@ -12,20 +12,11 @@ sweep.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from tests.mutants.catalog import Mutant, sql_mutant
 
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
-
-
-class HidingPurgeDriver(SqliteDriver):
-    SWEEP_PURGE_SQL: ClassVar[str] = mutated(
-        SqliteDriver.SWEEP_PURGE_SQL, "DELETE FROM jobs", "UPDATE jobs SET queue = '__purged'"
-    )
-
-
-adapter = sqlite_mutant("mut-sqlite-retention-hides", driver=HidingPurgeDriver)
+adapter = sql_mutant(
+    "mut-sqlite-retention-hides", "SWEEP_PURGE_SQL", old="DELETE FROM jobs", new="UPDATE jobs SET queue = '__purged'"
+)
 MUTANT = Mutant(
     clause="X2",
     rows=("sweep_and_retention", "model_based"),

@@ -8,20 +8,14 @@ retention 0, and one at ``died_at + retention``, after a sweep.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
+from tests.mutants.catalog import Mutant, sql_mutant
 
 PURGE_CONDITION = "died_at + dead_letter_retention_us <= :now"
 
 
-class NoPurgeDriver(SqliteDriver):
-    SWEEP_PURGE_SQL: ClassVar[str] = mutated(SqliteDriver.SWEEP_PURGE_SQL, PURGE_CONDITION, f"{PURGE_CONDITION} AND 0")
-
-
-adapter = sqlite_mutant("mut-sqlite-retention-ignored", driver=NoPurgeDriver)
+adapter = sql_mutant(
+    "mut-sqlite-retention-ignored", "SWEEP_PURGE_SQL", old=PURGE_CONDITION, new=f"{PURGE_CONDITION} AND 0"
+)
 MUTANT = Mutant(
     clause="X2",
     rows=("sweep_and_retention",),

@@ -13,34 +13,20 @@ returns.
 
 from __future__ import annotations
 
-from datetime import datetime
+from typing import Any
 
 from alkstore_sqlite import SqliteDriver
 
 from alkstore_contract.kit import KitQueue
-from alkstore_contract.validation import Duration, JobId
+from alkstore_contract.validation import JobId
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class RunAtWinsQueue(KitQueue[SqliteDriver]):
-    async def enqueue(
-        self,
-        payload: object,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
-    ) -> JobId:
-        return await super().enqueue(
-            payload,
-            delay=None if run_at is not None else delay,
-            run_at=run_at,
-            expires=expires,
-            max_attempts=max_attempts,
-            priority=priority,
-        )
+    async def enqueue(self, payload: object, **opts: Any) -> JobId:
+        if opts.get("run_at") is not None:
+            opts["delay"] = None
+        return await super().enqueue(payload, **opts)
 
 
 adapter = sqlite_mutant("mut-sqlite-run-at-wins", queue=RunAtWinsQueue)

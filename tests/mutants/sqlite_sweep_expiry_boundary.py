@@ -10,18 +10,11 @@ expiry instants and sweeps there.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from tests.mutants.catalog import Mutant, sql_mutant
 
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
-
-
-class SweepBoundaryDriver(SqliteDriver):
-    SWEEP_EXPIRE_SQL: ClassVar[str] = mutated(SqliteDriver.SWEEP_EXPIRE_SQL, "expires_at <= :now", "expires_at < :now")
-
-
-adapter = sqlite_mutant("mut-sqlite-sweep-expiry-boundary", driver=SweepBoundaryDriver)
+adapter = sql_mutant(
+    "mut-sqlite-sweep-expiry-boundary", "SWEEP_EXPIRE_SQL", old="expires_at <= :now", new="expires_at < :now"
+)
 MUTANT = Mutant(
     clause="X2",
     rows=("model_based", "sweep_and_retention"),

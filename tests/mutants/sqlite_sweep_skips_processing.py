@@ -9,20 +9,14 @@ lapsed leases still die (as ``"max attempts exceeded"``, even when expired).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from tests.mutants.catalog import Mutant, sql_mutant
 
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
-
-
-class ReadyOnlySweepDriver(SqliteDriver):
-    SWEEP_EXPIRE_SQL: ClassVar[str] = mutated(
-        SqliteDriver.SWEEP_EXPIRE_SQL, "state IN ('ready', 'processing')", "state = 'ready'"
-    )
-
-
-adapter = sqlite_mutant("mut-sqlite-sweep-skips-processing", driver=ReadyOnlySweepDriver)
+adapter = sql_mutant(
+    "mut-sqlite-sweep-skips-processing",
+    "SWEEP_EXPIRE_SQL",
+    old="state IN ('ready', 'processing')",
+    new="state = 'ready'",
+)
 MUTANT = Mutant(
     clause="X2",
     rows=("sweep_and_retention",),

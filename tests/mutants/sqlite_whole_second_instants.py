@@ -9,22 +9,15 @@ row catches it by ``run_at - enqueued_at`` of ``enqueue(delay=1.234)``.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
-from alkstore_sqlite import SqliteDriver
-
-from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
+from tests.mutants.catalog import Mutant, sql_mutant
 
 EXACT = ":run_at, :expires_at, :enqueued_at"
 WHOLE_SECONDS = "(:run_at / 1000000) * 1000000, (:expires_at / 1000000) * 1000000, (:enqueued_at / 1000000) * 1000000"
 
 
-class WholeSecondDriver(SqliteDriver):
-    ENQUEUE_SQL: ClassVar[str] = mutated(SqliteDriver.ENQUEUE_SQL, EXACT, WHOLE_SECONDS)
-    ENQUEUE_MANY_SQL: ClassVar[str] = mutated(SqliteDriver.ENQUEUE_MANY_SQL, EXACT, WHOLE_SECONDS)
-
-
-adapter = sqlite_mutant("mut-sqlite-whole-second-instants", driver=WholeSecondDriver)
+adapter = sql_mutant(
+    "mut-sqlite-whole-second-instants", "ENQUEUE_SQL", "ENQUEUE_MANY_SQL", old=EXACT, new=WHOLE_SECONDS
+)
 MUTANT = Mutant(
     clause="T1",
     rows=("enqueue_opts_resolution",),

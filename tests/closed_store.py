@@ -1,0 +1,34 @@
+"""The engines' own closed-store test: every op of a closed store raises ``StoreClosed`` (contract S3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from alkstore_contract import JobHandle, Queue, StoreClosed
+from alkstore_contract.validation import JobId
+
+
+async def assert_every_op_refused(queue: Queue, handle: JobHandle, job_id: JobId) -> None:
+    """Every queue and handle op of ``queue``'s closed store raises ``StoreClosed``.
+
+    One list for every engine's test, so an op added to the surface is added
+    to all of them at once; what the store still holds the caller checks, in
+    its engine's own terms.
+    """
+    refused = [
+        queue.enqueue("z"),
+        queue.enqueue_many(["z"]),
+        queue.claim_one("w"),
+        queue.claim_batch("w", 1),
+        queue.ack_batch([]),
+        queue.cancel(job_id),
+        queue.get_job(job_id),
+        queue.sweep_expired(),
+        handle.ack(),
+        handle.retry(),
+        handle.fail(),
+        handle.heartbeat(),
+    ]
+    for op in refused:
+        with pytest.raises(StoreClosed):
+            await op
