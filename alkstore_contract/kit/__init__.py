@@ -6,7 +6,15 @@ clock=..., seed=...)``; the kit does the rest the contract asks of every
 engine in the same way.
 """
 
-from alkstore_contract.kit.driver import StorageDriver, c2_order_key, duration_us, int_job_id, job_from_row
+from alkstore_contract.kit.driver import (
+    StorageDriver,
+    StoredState,
+    c2_order_key,
+    claimable,
+    duration_us,
+    int_job_id,
+    job_from_row,
+)
 from alkstore_contract.kit.front import KitJobHandle, KitQueue, KitStore
 from alkstore_contract.resolution import NewJobs
 
@@ -16,7 +24,9 @@ __all__ = [
     "KitStore",
     "NewJobs",
     "StorageDriver",
+    "StoredState",
     "c2_order_key",
+    "claimable",
     "duration_us",
     "int_job_id",
     "job_from_row",

@@ -135,6 +135,36 @@ class StorageDriver(Protocol):
         ...
 
 
+class StoredState(Protocol):
+    """The fields of a stored job that decide whether a claim may take it (a ``Job``, or an engine's own record)."""
+
+    @property
+    def state(self) -> JobState: ...
+    @property
+    def run_at(self) -> datetime: ...
+    @property
+    def expires_at(self) -> datetime | None: ...
+    @property
+    def lease_expires_at(self) -> datetime | None: ...
+    @property
+    def attempts(self) -> int: ...
+    @property
+    def max_attempts(self) -> int: ...
+
+
+def claimable(job: StoredState, now: datetime) -> bool:
+    """C1, X1, C7 for a driver deciding in Python: due and ready, or a lapsed lease with an attempt left; never expired.
+
+    An SQL driver says the same in its claim statement's ``WHERE``.
+    """
+    if job.expires_at is not None and job.expires_at <= now:
+        return False
+    if job.state is JobState.READY:
+        return job.run_at <= now
+    lease = job.lease_expires_at
+    return job.state is JobState.PROCESSING and lease is not None and lease <= now and job.attempts < job.max_attempts
+
+
 def int_job_id(job_id: JobId) -> int | None:
     """The 64-bit integer a job id names, or ``None`` when no integer-keyed engine can have handed it out."""
     if isinstance(job_id, bool) or not isinstance(job_id, int):

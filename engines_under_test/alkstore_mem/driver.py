@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from heapq import heapify, heappop
 
 from alkstore_contract.instants import to_epoch_us
-from alkstore_contract.kit import NewJobs
+from alkstore_contract.kit import NewJobs, claimable
 from alkstore_contract.types import Job, JobState
 from alkstore_contract.validation import JobId
 from alkstore_mem.record import JobRecord, as_timedelta, snapshot
@@ -60,19 +60,7 @@ class MemDriver:
         expires_at = jobs.expires_at_from(at)
         ids: list[JobId] = []
         for payload_json in jobs.payloads:
-            record = JobRecord(
-                job_id=self._space.new_id(),
-                queue=queue,
-                payload_json=payload_json,
-                priority=jobs.priority,
-                max_attempts=jobs.max_attempts,
-                run_at=run_at,
-                expires_at=expires_at,
-                enqueued_at=at,
-                visibility_timeout_s=jobs.visibility_timeout_s,
-                backoff_base_s=jobs.backoff_base_s,
-                dead_letter_retention_s=jobs.dead_letter_retention_s,
-            )
+            record = JobRecord(self._space.new_id(), queue, payload_json, jobs, run_at, at)
             index.jobs[record.id] = record
             if expires_at is not None:
                 index.watch(expires_at, record.id)
@@ -126,17 +114,7 @@ class MemDriver:
 
     def _is_claimable(self, record: JobRecord, now: datetime) -> bool:
         """contract C1/X1/C7: ready and due, or a lapsed lease with attempts left; never expired."""
-        if record.expires_at is not None and record.expires_at <= now:
-            return False
-        if record.state is JobState.READY:
-            return record.run_at <= now
-        lease = record.lease_expires_at
-        return (
-            record.state is JobState.PROCESSING
-            and lease is not None
-            and lease <= now
-            and record.attempts < record.max_attempts
-        )
+        return claimable(record, now)
 
     def _take(self, index: QueueIndex, record: JobRecord, worker_id: str, token: str, now: datetime) -> None:
         """contract C3: processing, claimant, lease = now + stamped visibility timeout, attempts + 1."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from functools import lru_cache
 
+from alkstore_contract.resolution import NewJobs
 from alkstore_contract.types import Job, JobState
 from alkstore_contract.validation import decode_payload
 
@@ -60,36 +61,25 @@ class JobRecord:
     )
 
     def __init__(
-        self,
-        *,
-        job_id: int,
-        queue: str,
-        payload_json: str,
-        priority: int,
-        max_attempts: int,
-        run_at: datetime,
-        expires_at: datetime | None,
-        enqueued_at: datetime,
-        visibility_timeout_s: float,
-        backoff_base_s: float,
-        dead_letter_retention_s: float | None,
+        self, job_id: int, queue: str, payload_json: str, jobs: NewJobs, run_at: datetime, enqueued_at: datetime
     ) -> None:
+        """A ready job of one ``insert``: the stamps of ``jobs``, ready at ``run_at``, enqueued at ``enqueued_at``."""
         self.id = job_id
         self.queue = queue
         self.payload_json = payload_json
         self.state = JobState.READY
-        self.priority = priority
+        self.priority = jobs.priority
         self.attempts = 0
-        self.max_attempts = max_attempts
+        self.max_attempts = jobs.max_attempts
         self.run_at = run_at
-        self.expires_at = expires_at
+        self.expires_at = jobs.expires_at_from(enqueued_at)
         self.enqueued_at = enqueued_at
         self.lease_expires_at: datetime | None = None
         self.claimed_by: str | None = None
         self.token: str | None = None
-        self.visibility_timeout_s = visibility_timeout_s
-        self.backoff_base_s = backoff_base_s
-        self.dead_letter_retention_s = dead_letter_retention_s
+        self.visibility_timeout_s = jobs.visibility_timeout_s
+        self.backoff_base_s = jobs.backoff_base_s
+        self.dead_letter_retention_s = jobs.dead_letter_retention_s
         self.last_error: str | None = None
         self.died_at: datetime | None = None
         self.version = 0

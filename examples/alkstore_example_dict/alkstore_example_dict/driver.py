@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from alkstore_contract.kit import NewJobs, c2_order_key
+from alkstore_contract.kit import NewJobs, c2_order_key, claimable
 from alkstore_contract.types import Job, JobState
 from alkstore_contract.validation import JobId, decode_payload
 
@@ -123,18 +123,6 @@ class DictDriver:
             ids.append(job_id)
         return ids
 
-    @staticmethod
-    def _claimable(job: Job, now: datetime) -> bool:
-        """C1, X1, C7: due and ready, or a lapsed lease with an attempt left; never once expired."""
-        if job.expires_at is not None and job.expires_at <= now:
-            return False
-        if job.state is JobState.READY:
-            return job.run_at <= now
-        lease = job.lease_expires_at
-        return (
-            job.state is JobState.PROCESSING and lease is not None and lease <= now and job.attempts < job.max_attempts
-        )
-
     async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
         """Take the first ``n`` claimable jobs of ``queue`` in C2 order under ``token`` (C1–C5, X1, C7).
 
@@ -143,7 +131,7 @@ class DictDriver:
         visibility timeout (C3). Finding and taking is one step (C4).
         """
         assert now is not None
-        rows = [row for row in self.location.rows.values() if row.job.queue == queue and self._claimable(row.job, now)]
+        rows = [row for row in self.location.rows.values() if row.job.queue == queue and claimable(row.job, now)]
         taken = sorted(rows, key=lambda row: c2_order_key(row.job))[:n]
         for row in taken:
             job = row.job
