@@ -60,7 +60,7 @@ class MemDriver:
         expires_at = jobs.expires_at_from(at)
         ids: list[JobId] = []
         for payload_json in jobs.payloads:
-            record = JobRecord(self._space.new_id(), queue, payload_json, jobs, run_at, at)
+            record = JobRecord(self._space.new_id(), queue, payload_json, jobs, run_at, expires_at, at)
             index.jobs[record.id] = record
             if expires_at is not None:
                 index.watch(expires_at, record.id)

@@ -61,9 +61,16 @@ class JobRecord:
     )
 
     def __init__(
-        self, job_id: int, queue: str, payload_json: str, jobs: NewJobs, run_at: datetime, enqueued_at: datetime
+        self,
+        job_id: int,
+        queue: str,
+        payload_json: str,
+        jobs: NewJobs,
+        run_at: datetime,
+        expires_at: datetime | None,
+        enqueued_at: datetime,
     ) -> None:
-        """A ready job of one ``insert``: the stamps of ``jobs``, ready at ``run_at``, enqueued at ``enqueued_at``."""
+        """A ready job of one ``insert``: the stamps of ``jobs``, with the instants the insert resolved once."""
         self.id = job_id
         self.queue = queue
         self.payload_json = payload_json
@@ -72,7 +79,7 @@ class JobRecord:
         self.attempts = 0
         self.max_attempts = jobs.max_attempts
         self.run_at = run_at
-        self.expires_at = jobs.expires_at_from(enqueued_at)
+        self.expires_at = expires_at
         self.enqueued_at = enqueued_at
         self.lease_expires_at: datetime | None = None
         self.claimed_by: str | None = None
