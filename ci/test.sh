@@ -6,9 +6,11 @@
 #
 # Each phase prints a header and, when it ends, its time and the time so far; the pytest phases
 # longer than a few seconds show which engine, row or mutant is running and how far along they are.
+# Phase 3 runs the suite on both clocks and the mutant catalog at once (each line says which run it
+# comes from), then phase 4 the project's tests, two of which read what phase 3's manual-clock run wrote.
 # Postgres: ci/postgres.sh finds a server that answers or starts a throwaway one; the suite runs
 # with --alkstore-require, so an unreachable server fails the run instead of skipping it.
-# The mutant phase stops each mutant at its first failing row; ALKSTORE_FULL_CATALOG=1 adds the
+# The mutant catalog stops each mutant at its first failing row; ALKSTORE_FULL_CATALOG=1 adds the
 # whole-catalog run (every row on every mutant), and `python -m tests.mutants.kill_table` writes
 # docs/mutants.md from it.
 set -euo pipefail
@@ -23,7 +25,7 @@ PYTHON="${PYTHON:-python3}"
 VENV="${ALKSTORE_VENV:-.venv}"
 STARTED=$SECONDS
 PHASE_STARTED=$SECONDS
-PHASES=5
+PHASES=4
 
 PHASE_CPU=0
 CPU_MS=0
@@ -76,8 +78,9 @@ phase 2 "ruff, mypy"
 "$VENV/bin/mypy" alkstore_contract reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres tests
 phase_done
 
-phase 3 "the contract suite on both clocks at once, one line per row: [system] sqlite, postgres (the server's clock); [manual] sqlite, mem, postgres, sqlite-ms"
-# The system-clock run mostly waits for real time to pass, so the manual-clock run uses the CPU meanwhile.
+phase 3 "the contract suite on both clocks and the mutant catalog, all at once: [system] sqlite, postgres (the server's clock); [manual] sqlite, mem, postgres, sqlite-ms; [mutants] each mutant in its own pytest process, stopped at its first failing row"
+# The system-clock run mostly waits for real time to pass, and the three runs need nothing from each other,
+# so the manual-clock run and the mutants use the CPU meanwhile.
 # The sleeps each manual-clock row asked for are recorded: tests/test_manual_clock_does_not_sleep.py (phase 4)
 # reads them instead of running the suite on the manual clock once more, and fails when the record is missing.
 # The manual-clock run also certifies tests/engines/sqlite_milliseconds.py's engine, which declares 1 ms;
@@ -89,6 +92,8 @@ rm -f "$ALKSTORE_MANUAL_CLOCK_SLEEPS" "$ALKSTORE_SUITE_MANUAL_REPORT"
 "${PYTEST[@]}" -v --alkstore-require --alkstore-clock=system --alkstore-engine=sqlite,postgres \
     alkstore_contract/contract.suite 2>&1 | sed -u 's/^/[system] /' &
 SYSTEM_RUN=$!
+"${PYTEST[@]}" -v --maxschedchunk=1 --durations=5 tests/test_mutants.py 2>&1 | sed -u 's/^/[mutants] /' &
+MUTANTS_RUN=$!
 MANUAL_OK=1
 "${PYTEST[@]}" -v --alkstore-require --alkstore-engine="sqlite,mem,postgres,$MS_ENGINE" \
     -p tests.manual_clock_sleeps --alkstore-sleep-record="$ALKSTORE_MANUAL_CLOCK_SLEEPS" \
@@ -96,18 +101,17 @@ MANUAL_OK=1
     MANUAL_OK=0
 SYSTEM_OK=1
 wait "$SYSTEM_RUN" || SYSTEM_OK=0
-if [ "$SYSTEM_OK$MANUAL_OK" != 11 ]; then
-    echo "== the contract suite failed: system clock $([ $SYSTEM_OK = 1 ] && echo passed || echo FAILED)," \
-        "manual clock $([ $MANUAL_OK = 1 ] && echo passed || echo FAILED)"
+MUTANTS_OK=1
+wait "$MUTANTS_RUN" || MUTANTS_OK=0
+if [ "$SYSTEM_OK$MANUAL_OK$MUTANTS_OK" != 111 ]; then
+    verdict() { [ "$1" = 1 ] && echo passed || echo FAILED; }
+    echo "== failed: the suite on the system clock $(verdict $SYSTEM_OK), on the manual clock $(verdict $MANUAL_OK);" \
+        "the mutant catalog $(verdict $MUTANTS_OK)"
     exit 1
 fi
 phase_done
 
 phase 4 "the project's tests (tests/, but the mutants)"
 "${PYTEST[@]}" --durations=5 --ignore=tests/test_mutants.py tests
-phase_done
-
-phase 5 "the mutant catalog: each mutant in its own pytest process, stopped at its first failing row"
-"${PYTEST[@]}" -v --maxschedchunk=1 --durations=5 tests/test_mutants.py
 phase_done
 echo "== all checks passed in $((SECONDS - STARTED)) s"
