@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import platform
@@ -101,6 +102,8 @@ class Figure:
     """The timed runs of one figure on one queue: ``rate`` is work per second (jobs, calls, or sweeps)."""
 
     rates: list[float] = field(default_factory=list)
+    full_gc_shares: list[float] = field(default_factory=list)
+    """Per run, the share of the timed seconds spent in full collections (``FullCollections``)."""
 
     @property
     def median(self) -> float:
@@ -238,11 +241,43 @@ Postgres does its work in the server, so its figures need the wall clock.
 """
 
 
-async def _time(work: Callable[[], Awaitable[int]], timer: str) -> tuple[int, float]:
+class FullCollections:
+    """The time the cyclic garbage collector's full (generation 2) collections took, by ``gc.callbacks``.
+
+    A full collection visits every object the process tracks, so in one process
+    holding every queue of a run (a million jobs on mem) it takes about half a
+    second, and it comes when enough objects have piled up since the last one:
+    each run allocates the same way, so it tends to land in the same figure's
+    window run after run. Its cost is the whole process's, not that figure's
+    queue's; the report shows how much of each window it took (``_gc_table``).
+    """
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.seconds = 0.0
+        self._started: float | None = None
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._started = self.clock()
+        elif self._started is not None:
+            self.seconds += self.clock() - self._started
+            self._started = None
+
+
+FULL_COLLECTIONS = FullCollections(time.perf_counter)
+
+
+async def _time(work: Callable[[], Awaitable[int]], timer: str) -> tuple[int, float, float]:
+    """(work done, seconds, seconds of them in full collections), both by the ``--timer`` clock."""
     clock = TIMERS[timer]
+    FULL_COLLECTIONS.clock = clock
+    in_gc = FULL_COLLECTIONS.seconds
     started = clock()
     done = await work()
-    return done, clock() - started
+    return done, clock() - started, FULL_COLLECTIONS.seconds - in_gc
 
 
 async def _top_up(scene: Scene, target: int) -> None:
@@ -251,8 +286,11 @@ async def _top_up(scene: Scene, target: int) -> None:
         await _fill(scene, missing)
 
 
-async def run_figure(scene: Scene, name: str, args: argparse.Namespace) -> tuple[int, float]:
-    """One timed segment of figure ``name`` on ``scene``: (work done, seconds); claims leave the backlog as it was."""
+async def run_figure(scene: Scene, name: str, args: argparse.Namespace) -> tuple[int, float, float]:
+    """One timed segment of figure ``name`` on ``scene``: (work done, seconds, of them in full collections).
+
+    Claims leave the backlog as it was.
+    """
     queue = scene.queue
     if name == "enqueue":
 
@@ -371,18 +409,21 @@ def figures_of(scene: Scene, chosen: list[str]) -> tuple[str, ...]:
 async def measure(engine: str, args: argparse.Namespace) -> dict[str, Any]:
     loads = [os.getloadavg()]
     scenes = await build(engine, args)
+    gc.callbacks.append(FULL_COLLECTIONS)
     try:
         for run in range(args.runs):
             for scene in scenes:
                 for name in figures_of(scene, args.figures):
-                    done, seconds = 0, 0.0
+                    done, seconds, in_gc = 0, 0.0, 0.0
                     for _ in range(args.segments):
-                        work, took = await run_figure(scene, name, args)
-                        done, seconds = done + work, seconds + took
+                        work, took, collecting = await run_figure(scene, name, args)
+                        done, seconds, in_gc = done + work, seconds + took, in_gc + collecting
                     rate = done / seconds
                     scene.figure(name).rates.append(rate)
+                    scene.figure(name).full_gc_shares.append(in_gc / seconds)
                     _progress(f"run {run + 1}/{args.runs} {engine:8} {scene.label:28} {name:24} {rate:>12,.1f}/s")
     finally:
+        gc.callbacks.remove(FULL_COLLECTIONS)
         for scene in scenes:
             await scene.store.close()
             await load_adapter(engine).drop_location(scene.location)
@@ -396,7 +437,10 @@ async def measure(engine: str, args: argparse.Namespace) -> dict[str, Any]:
                 "kind": scene.kind,
                 "size": scene.size,
                 "bytes_per_job_on_disk": scene.bytes_per_job,
-                "figures": {name: {"median": f.median, "runs": f.rates} for name, f in scene.figures.items()},
+                "figures": {
+                    name: {"median": f.median, "runs": f.rates, "full_gc_shares": f.full_gc_shares}
+                    for name, f in scene.figures.items()
+                },
             }
             for scene in scenes
         ],
@@ -458,6 +502,45 @@ def _ratio_table(results: list[dict[str, Any]]) -> str:
         purge.append(", ".join(f"{s['label']}: {_ratio(s['figures'][PURGE], base_kept)}" for s in kept[1:]))
         lines.append("| " + " | ".join(purge) + " |" + " |" * (len(header) - len(purge)))
     return "\n".join(lines)
+
+
+GC_SHOWN = 0.05
+"""A figure whose full collections took at least this share of some run's timed seconds is in ``_gc_table``."""
+
+
+def _without_gc(figure: dict[str, Any]) -> float:
+    """The median rate had the full collections in its windows taken no time (rate ÷ (1 − their share))."""
+    shares = figure.get("full_gc_shares") or [0.0] * len(figure["runs"])
+    return float(statistics.median(rate / (1 - share) for rate, share in zip(figure["runs"], shares, strict=True)))
+
+
+def _gc_table(results: list[dict[str, Any]]) -> str:
+    """The figures a full collection landed in, with their ratio to the base had no collection taken time.
+
+    A run from before this accounting (no ``full_gc_shares`` in its JSON) has no such table.
+    """
+    lines: list[str] = []
+    for result in results:
+        scenes = [s for s in result["scenes"] if s["kind"] != "kept"]
+        base = scenes[0]["figures"]
+        for scene in result["scenes"]:
+            for name, figure in scene["figures"].items():
+                shares = figure.get("full_gc_shares") or []
+                if not shares or max(shares) < GC_SHOWN:
+                    continue
+                base_figure = base.get(name) if scene["kind"] != "kept" else None
+                without = "—" if base_figure is None else f"{_without_gc(figure) / _without_gc(base_figure):.2f}×"
+                shown = ", ".join(f"{share:.0%}" for share in shares)
+                lines.append(f"| {result['engine']} | {scene['label']} | {name} | {shown} | {without} |")
+    if not lines:
+        return ""
+    header = [
+        "Full collections of the cyclic garbage collector in the timed windows (see `FullCollections`):",
+        "",
+        "| engine | queue | figure | share of each run's time | ratio to the base, both without them |",
+        "|---|---|---|---|--:|",
+    ]
+    return "\n".join([*header, *lines])
 
 
 def _storage_table(results: list[dict[str, Any]]) -> str:
@@ -568,6 +651,8 @@ def render(meta: dict[str, Any], results: list[dict[str, Any]], png: Path | None
         f"median of {runs} runs, {meta.get('timer', 'wall')} time; load average (1 min) {loads}\n`{command}`\n\n"
     )
     out.write(_ratio_table(results) + "\n\n" + _churns(results) + "\n\n" + _storage_table(results) + "\n")
+    if gc_table := _gc_table(results):
+        out.write("\n" + gc_table + "\n")
     if png is not None:
         draw(results, png, f"alkstore scale — {command} — {date}")
 

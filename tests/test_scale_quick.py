@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -42,8 +43,30 @@ def test_quick_scale_run_reports_every_figure(tmp_path: Path) -> None:
         for scene in result["scenes"]:
             assert scene["figures"], (engine, scene["label"])
             assert all(figure["median"] > 0 for figure in scene["figures"].values()), (engine, scene)
+            shares = [share for figure in scene["figures"].values() for share in figure["full_gc_shares"]]
+            assert shares, (engine, scene)
+            assert all(0 <= share < 1 for share in shares), (engine, scene)
     assert results["sqlite"]["scenes"][0]["bytes_per_job_on_disk"] > 0
     assert all(size > 0 for size in results["mem"]["mem_bytes_per_job"].values())
     assert out_png.exists() == draws
     if draws:
         assert out_png.stat().st_size > 0
+
+
+def test_the_full_collections_table_shows_the_windows_they_took_and_the_ratio_without_them() -> None:
+    """A full collection that took half of one run of a figure is shown, with the ratio it would have had."""
+    sys.path.insert(0, str(SCALE.parent))
+    try:
+        gc_table = runpy.run_path(str(SCALE))["_gc_table"]
+    finally:
+        sys.path.remove(str(SCALE.parent))
+
+    def figure(runs: list[float], shares: list[float]) -> dict[str, object]:
+        return {"median": sorted(runs)[1], "runs": runs, "full_gc_shares": shares}
+
+    base = {"label": "backlog 10k", "kind": "backlog", "figures": {"get_job": figure([100, 100, 100], [0, 0, 0])}}
+    big = {"label": "backlog 1M", "kind": "backlog", "figures": {"get_job": figure([50, 50, 100], [0.5, 0.5, 0])}}
+    table = gc_table([{"engine": "mem", "scenes": [base, big]}])
+    assert "| mem | backlog 1M | get_job | 50%, 50%, 0% | 1.00× |" in table, table
+    assert "backlog 10k" not in table, table
+    assert gc_table([{"engine": "mem", "scenes": [base]}]) == ""
