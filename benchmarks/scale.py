@@ -430,6 +430,7 @@ async def measure(engine: str, args: argparse.Namespace) -> dict[str, Any]:
     loads.append(os.getloadavg())
     result: dict[str, Any] = {
         "engine": engine,
+        "timer": args.timer,
         "load_average_1_5_15": {"start": loads[0], "end": loads[-1]},
         "scenes": [
             {
@@ -642,13 +643,14 @@ def render(meta: dict[str, Any], results: list[dict[str, Any]], png: Path | None
     """The tables on stdout and, with ``png``, the plot: from a run just made, or from its JSON (``--report``)."""
     command, date, runs = meta["command"], meta["date"], meta["sizes"]["runs"]
     out = sys.stdout
+    timers = ", ".join(f"{r['engine']} {r.get('timer', meta.get('timer', 'wall'))} time" for r in results)
     loads = ", ".join(
         f"{r['engine']} {r['load_average_1_5_15']['start'][0]:.1f}→{r['load_average_1_5_15']['end'][0]:.1f}"
         for r in results
     )
     out.write(
         f"alkstore scale: {meta['machine']['cpus']} CPUs, Python {meta['machine']['python']}; {date}; "
-        f"median of {runs} runs, {meta.get('timer', 'wall')} time; load average (1 min) {loads}\n`{command}`\n\n"
+        f"median of {runs} runs; timed by {timers}; load average (1 min) {loads}\n`{command}`\n\n"
     )
     out.write(_ratio_table(results) + "\n\n" + _churns(results) + "\n\n" + _storage_table(results) + "\n")
     if gc_table := _gc_table(results):
@@ -724,6 +726,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 def entry(args: argparse.Namespace) -> int:
     if args.report is not None:
         documents = [json.loads(path.read_text()) for path in args.report]
+        for document in documents:
+            for result in document["results"]:
+                result.setdefault("timer", document["meta"].get("timer", "wall"))
         meta = dict(documents[0]["meta"])
         meta["command"] = " ; ".join(document["meta"]["command"] for document in documents)
         meta["date"] = " ; ".join(document["meta"]["date"] for document in documents)

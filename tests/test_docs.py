@@ -10,6 +10,8 @@
   when the suite reads it.
 - README's engines sentence names the rows mem skips for want of a capability.
 - The MIT license the metadata declares ships in the wheel.
+- Every link and image of README.md and docs/ that points into the
+  repository points at a file that is there.
 - docs/certify-your-engine.md's listings of the driver, the surface and
   ``Job`` are what ``python -m tests.api_reference`` generates from the code
   now, and the page names the example's every file.
@@ -55,6 +57,23 @@ def _shipped_files() -> list[Path]:
         candidates = [top] if top.is_file() else sorted(top.rglob("*"))
         found += [path for path in candidates if path.suffix in {".md", ".py", ".suite", ".json", ".toml"}]
     return found
+
+
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+"""A markdown link or image: its target is group 1."""
+
+
+def test_every_link_into_the_repository_points_at_a_file_that_is_there() -> None:
+    pages = [REPO / "README.md", *sorted(DOCS.glob("*.md"))]
+    broken = [
+        f"{page.relative_to(REPO)}: {target}"
+        for page in pages
+        for target in LINK.findall(page.read_text(encoding="utf-8"))
+        if not re.match(r"[a-z]+:", target)
+        and target.split("#")[0]
+        and not (page.parent / target.split("#")[0]).exists()
+    ]
+    assert not broken, f"links to files that are not in the repository: {broken}"
 
 
 def test_nothing_cites_spec_md() -> None:
