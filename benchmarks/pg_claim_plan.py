@@ -5,12 +5,15 @@ load; the number of buffers the claim statement touches does not. For each
 backlog this fills a fresh store, runs ``--claims`` ``claim_one`` + ``ack``
 through the store (so the claim path carries the dead versions a working
 queue has, and the store's own vacuum runs as it would), then runs the
-engine's own claim statement (``PgQueue.CLAIM_SQL``, rendered for the
-store's schema) ``--samples`` times under ``EXPLAIN (ANALYZE, BUFFERS)`` in a
-transaction that is rolled back, and prints the median buffers hit and read
-and the median execution time the plan reports.
+engine's own claim statement (``PgDriver.CLAIM_SQL``, rendered for the
+store's schema as the driver renders it) for ``--batch`` jobs, ``--samples``
+times under ``EXPLAIN (ANALYZE, BUFFERS)`` in a transaction that is rolled
+back, and prints the median buffers hit and read and the median execution
+time the plan reports.
 
-Run: ``python benchmarks/pg_claim_plan.py [--backlogs 10000,1000000] [--claims 5000] [--samples 25]``.
+Run: ``python benchmarks/pg_claim_plan.py [--backlogs 10000,1000000] [--claims 5000] [--samples 25] [--batch 1]``;
+``--batch 100`` explains the claim of ``claim_batch(100)``. ``--quick`` is a smoke run of seconds
+(``tests/test_pg_claim_plan_quick.py``).
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from typing import Any
 
 import asyncpg
 from alkstore_postgres.adapter import DEFAULT_DSN, DSN_ENV
+from alkstore_postgres.driver import PgDriver
 from alkstore_postgres.location import Location
-from alkstore_postgres.queue import PgQueue
-from alkstore_postgres.rows import JOB_COLUMNS
+from alkstore_postgres.statements import render
 from bench.workload import payload
 
 from alkstore_contract.registry import load_adapter
@@ -55,12 +58,7 @@ async def measure(backlog: int, args: argparse.Namespace) -> dict[str, float]:
         parsed = Location.decode(location)
         conn = await asyncpg.connect(parsed.dsn)
         try:
-            claim = PgQueue.CLAIM_SQL.format(
-                jobs=f'"{parsed.schema}".jobs',
-                schema=f'"{parsed.schema}"',
-                columns=", ".join(JOB_COLUMNS),
-                j_columns=", ".join(f"j.{column}" for column in JOB_COLUMNS),
-            )
+            claim = render(PgDriver.CLAIM_SQL, parsed.schema)
             hits, reads, times = [], [], []
             for _ in range(args.samples):
                 # Rolled back: the sampled claims leave the backlog as it was.
@@ -68,7 +66,7 @@ async def measure(backlog: int, args: argparse.Namespace) -> dict[str, float]:
                 await transaction.start()
                 try:
                     text = await conn.fetchval(
-                        f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {claim}", None, QUEUE, 1, "w", "t"
+                        f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {claim}", None, QUEUE, args.batch, "w", "t"
                     )
                 finally:
                     await transaction.rollback()
@@ -103,7 +101,7 @@ async def _table_size(location: str) -> int:
 
 async def main(args: argparse.Namespace) -> int:
     os.environ[DSN_ENV] = args.dsn
-    sys.stdout.write(f"load average (1 min) at start: {os.getloadavg()[0]:.1f}\n")
+    sys.stdout.write(f"claims of {args.batch}; load average (1 min) at start: {os.getloadavg()[0]:.1f}\n")
     sys.stdout.write("| backlog | buffers hit (median) | buffers read | execution (ms, median) | jobs table |\n")
     sys.stdout.write("|--:|--:|--:|--:|--:|\n")
     for backlog in args.backlogs:
@@ -122,8 +120,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--backlogs", default="10000,1000000", help="fresh backlogs, comma-separated")
     parser.add_argument("--claims", type=int, default=5_000, help="claim_one+ack through the store first")
     parser.add_argument("--samples", type=int, default=25, help="claims explained per backlog")
+    parser.add_argument("--batch", type=int, default=1, help="jobs each explained claim asks for (default 1)")
     parser.add_argument("--dsn", default=os.environ.get(DSN_ENV, DEFAULT_DSN), help="Postgres DSN")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test that runs in seconds")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.backlogs, args.claims, args.samples = "200,1000", 50, 3
     args.backlogs = [int(part) for part in args.backlogs.split(",") if part]
     return args
 
