@@ -13,7 +13,7 @@ time the plan reports.
 
 Run: ``python benchmarks/pg_claim_plan.py [--backlogs 10000,1000000] [--claims 5000] [--samples 25] [--batch 1]``;
 ``--batch 100`` explains the claim of ``claim_batch(100)``. ``--quick`` is a smoke run of seconds
-(``tests/test_pg_claim_plan_quick.py``).
+(``tests/test_benchmarks_start.py``).
 """
 
 from __future__ import annotations

@@ -271,9 +271,8 @@ FULL_COLLECTIONS = FullCollections(time.perf_counter)
 
 
 async def _time(work: Callable[[], Awaitable[int]], timer: str) -> tuple[int, float, float]:
-    """(work done, seconds, seconds of them in full collections), both by the ``--timer`` clock."""
+    """(work done, seconds, seconds of them in full collections), both by the ``--timer`` clock (``measure``)."""
     clock = TIMERS[timer]
-    FULL_COLLECTIONS.clock = clock
     in_gc = FULL_COLLECTIONS.seconds
     started = clock()
     done = await work()
@@ -409,6 +408,7 @@ def figures_of(scene: Scene, chosen: list[str]) -> tuple[str, ...]:
 async def measure(engine: str, args: argparse.Namespace) -> dict[str, Any]:
     loads = [os.getloadavg()]
     scenes = await build(engine, args)
+    FULL_COLLECTIONS.clock = TIMERS[args.timer]
     gc.callbacks.append(FULL_COLLECTIONS)
     try:
         for run in range(args.runs):
