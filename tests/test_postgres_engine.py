@@ -112,6 +112,14 @@ async def count_rows(bare: Any, schema: str, where: str = "true") -> int:
 
 
 async def store_backends(bare: Any, schema: str, *, waiting_on_lock: bool = False) -> list[int]:
+    """The pids of the store's backends, as the server sees them now.
+
+    Inside a transaction ``pg_stat_activity`` is read once and then served from
+    a snapshot until the transaction ends, so a poll that first ran before the
+    store's statement blocked would never see it block; the snapshot is
+    discarded before every read.
+    """
+    await bare.execute("SELECT pg_stat_clear_snapshot()")
     query = "SELECT pid FROM pg_stat_activity WHERE application_name = $1"
     if waiting_on_lock:
         query += " AND wait_event_type = 'Lock'"
@@ -383,6 +391,31 @@ async def test_killed_backend_mid_operation_loses_and_duplicates_nothing(
     assert sorted(h.job.id for h in handles) == ids, "the next op works and sees every job once"
     assert await queue.ack_batch(ids) == 10
     assert await count_rows(bare, schema) == 0
+
+
+@pytest.mark.asyncio
+async def test_the_backend_poll_sees_a_backend_that_connected_after_a_first_poll_in_the_same_transaction(
+    stores: OpenStore, bare: Any, schema: str
+) -> None:
+    """The race the test above can lose on its second op, made certain.
+
+    Its first op's backend was killed, so the second op opens a new
+    connection; a poll that ran in the same transaction before that backend
+    existed must still find it.
+    """
+    store = await stores(ManualClock(START), max_size=1)
+    queue = store.queue("poll")
+    await queue.enqueue("the store's connection is open")
+    async with bare.transaction():
+        await bare.execute(f"LOCK TABLE {quote_ident(schema)}.jobs IN SHARE MODE")
+        first = await store_backends(bare, schema)
+        await terminate(bare, first)
+        task = asyncio.ensure_future(queue.enqueue("blocked on a new connection"))
+        pids = await wait_for(lambda: store_backends(bare, schema, waiting_on_lock=True), "the op to block")
+        assert set(pids).isdisjoint(first), "the blocked op runs on the new connection"
+        await terminate(bare, pids)
+        with pytest.raises(ServerConnectionError):
+            await task
 
 
 @pytest.mark.asyncio
