@@ -114,10 +114,11 @@ async def count_rows(bare: Any, schema: str, where: str = "true") -> int:
 async def store_backends(bare: Any, schema: str, *, waiting_on_lock: bool = False) -> list[int]:
     """The pids of the store's backends, as the server sees them now.
 
-    Inside a transaction ``pg_stat_activity`` is read once and then served from
-    a snapshot until the transaction ends, so a poll that first ran before the
-    store's statement blocked would never see it block; the snapshot is
-    discarded before every read.
+    Inside a transaction the list of backends ``pg_stat_activity`` shows is
+    read once and then served from a snapshot until the transaction ends, so a
+    poll that first ran before the store opened a new connection (after its
+    old backend was killed) would never see that backend, nor it block; the
+    snapshot is discarded before every read.
     """
     await bare.execute("SELECT pg_stat_clear_snapshot()")
     query = "SELECT pid FROM pg_stat_activity WHERE application_name = $1"
