@@ -22,7 +22,7 @@ import pytest
 import pytest_asyncio
 from alkstore_postgres import PgStore, adapter, open_store
 from alkstore_postgres.location import Location, quote_ident
-from alkstore_postgres.upkeep import BASE_THRESHOLD, Upkeep
+from alkstore_postgres.upkeep import BASE_THRESHOLD, CEILING_FACTOR, Upkeep
 
 from alkstore_contract import ManualClock, QueueOpts
 from tests.test_postgres_engine import dsn, schema
@@ -153,3 +153,58 @@ async def test_purge_reads_only_the_dead_jobs_past_retention(dsn: str, schema: s
 
 def _nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
     return [node, *(child for sub in node.get("Plans", []) for child in _nodes(sub))]
+
+
+class CountingUpkeep(Upkeep):
+    """The store's trigger with the vacuum itself left out: records the jobs each trigger came after."""
+
+    def __init__(self) -> None:
+        super().__init__(None, "unused")
+        self.jobs = 0
+        self.triggers: list[int] = []
+
+    async def _vacuum(self) -> None:
+        self.triggers.append(self.jobs)
+
+
+async def jobs_until_vacuum(upkeep: CountingUpkeep, batch: int, *, claims: bool = True) -> int:
+    """Claim ``batch`` jobs per statement, then ack them, until a vacuum starts; the jobs that took."""
+    upkeep.jobs = 0
+    while not upkeep.triggers:
+        upkeep.jobs += batch
+        if claims:
+            upkeep.claimed(batch)
+        else:
+            upkeep.note(batch)
+        upkeep.note(batch)
+        await upkeep.idle()
+    return upkeep.triggers.pop()
+
+
+@pytest.mark.asyncio
+async def test_the_first_vacuum_comes_at_the_floor() -> None:
+    upkeep = CountingUpkeep()
+    assert await jobs_until_vacuum(upkeep, 1) == BASE_THRESHOLD // 2
+
+
+@pytest.mark.asyncio
+async def test_a_long_vacuum_waits_until_the_claims_have_spent_as_long_stepping_over_dead_versions() -> None:
+    """The 1M backlog of issue 16: a vacuum of 0.13 s every 15,000 jobs held claims of 100 at 0.70-0.77x."""
+    upkeep = CountingUpkeep()
+    upkeep.vacuumed(0.13, 1_000_000)
+    one_at_a_time = await jobs_until_vacuum(upkeep, 1)
+    upkeep.vacuumed(0.13, 1_000_000)
+    in_hundreds = await jobs_until_vacuum(upkeep, 100)
+    assert 7_000 <= one_at_a_time <= 9_000
+    assert 70_000 <= in_hundreds <= 90_000
+    upkeep.vacuumed(0.002, 1_000)
+    assert BASE_THRESHOLD // 2 - 100 <= await jobs_until_vacuum(upkeep, 1) <= BASE_THRESHOLD // 2
+
+
+@pytest.mark.asyncio
+async def test_without_claims_the_ceiling_still_brings_a_vacuum() -> None:
+    """Cancels and sweeps leave dead versions that no claim pays for: the bloat is bounded anyway."""
+    upkeep = CountingUpkeep()
+    upkeep.vacuumed(10.0, 1_000_000)
+    jobs = await jobs_until_vacuum(upkeep, 100, claims=False)
+    assert jobs == (BASE_THRESHOLD + int(CEILING_FACTOR * 1_000_000)) // 2

@@ -13,7 +13,7 @@ has no clock of its own, so its stores are always opened with one.
 Override points for subclasses (the policy the storage applies, kept apart
 from the heaps): ``_order_key`` (C2), ``_is_claimable`` (C1, X1, C7), ``_take``
 (C3), ``_holds_lease`` (H1), ``_ack_batch_matches`` (B1), ``_file_retry`` and
-``_set_lease`` (what retry and heartbeat leave in the indexes), and
+``_file_lease`` (what retry and heartbeat leave in the indexes), and
 ``_retention_over``/``_expired``/``_lease_exhausted`` (X2, applied to the jobs
 the sweep's ``watched`` heap names).
 """
@@ -24,12 +24,36 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from heapq import heapify, heappop
 
-from alkstore_contract.instants import to_epoch_us
-from alkstore_contract.kit import NewJobs, claimable
-from alkstore_contract.types import Job, JobState
+from alkstore_contract.kit import NewJobs
+from alkstore_contract.types import Job
 from alkstore_contract.validation import JobId
-from alkstore_mem.record import JobRecord, as_timedelta, snapshot
-from alkstore_mem.space import MemSpace, OrderKey, QueueIndex, ReadyEntry, TimedEntry, WatchEntry
+from alkstore_mem.record import (
+    ATTEMPTS,
+    DEAD,
+    DEAD_LETTER_RETENTION_S,
+    DIED_AT,
+    EXPIRES_AT,
+    ID,
+    LEASE_EXPIRES_AT,
+    MAX_ATTEMPTS,
+    PRIORITY,
+    PROCESSING,
+    READY,
+    RUN_AT,
+    STATE,
+    TOKEN,
+    VERSION,
+    VISIBILITY_TIMEOUT_S,
+    JobRecord,
+    as_timedelta,
+    killed,
+    leased,
+    new_record,
+    retried,
+    snapshot,
+    taken,
+)
+from alkstore_mem.space import MemSpace, QueueIndex, TimedEntry, WatchEntry, c2_key
 
 
 def _now(now: datetime | None) -> datetime:
@@ -60,15 +84,15 @@ class MemDriver:
         expires_at = jobs.expires_at_from(at)
         ids: list[JobId] = []
         for payload_json in jobs.payloads:
-            record = JobRecord(self._space.new_id(), queue, payload_json, jobs, run_at, expires_at, at)
-            index.jobs[record.id] = record
+            job_id = self._space.new_id()
+            record = index.jobs[job_id] = new_record(job_id, queue, payload_json, jobs, run_at, expires_at, at)
             if expires_at is not None:
-                index.watch(expires_at, record.id)
+                index.watch(expires_at, job_id)
             if run_at <= at:
                 index.file_ready(record, self._order_key(record))
             else:
                 index.file_delayed(record)
-            ids.append(record.id)
+            ids.append(job_id)
         return ids
 
     # --- claims ----------------------------------------------------------------------------------
@@ -81,15 +105,13 @@ class MemDriver:
         self._promote(index, index.delayed, at)
         self._promote(index, index.leases, at)
         ready = index.ready
-        taken: list[Job] = []
-        while ready and len(taken) < n:
-            entry = heappop(ready)
-            record = index.current(entry[-2], entry[-1])
+        claimed: list[Job] = []
+        while ready and len(claimed) < n:
+            record = index.pop_ready()
             if record is None or not self._is_claimable(record, at):
                 continue
-            self._take(index, record, worker_id, token, at)
-            taken.append(snapshot(record))
-        return taken
+            claimed.append(snapshot(self._take(index, record, worker_id, token, at)))
+        return claimed
 
     def _promote(self, index: QueueIndex, heap: list[TimedEntry], now: datetime) -> None:
         """Offer to claims every job whose instant in ``heap`` (ready time, or lease deadline) has come.
@@ -103,34 +125,37 @@ class MemDriver:
             if record is not None:
                 index.file_ready(record, self._order_key(record))
 
-    def _order_key(self, record: JobRecord) -> OrderKey:
-        """contract C2: priority DESC, ready time ASC, enqueue order (id) ASC.
-
-        The ready time goes in as integer microseconds (exact): every claim pops
-        the ready heap, some 17 tuple comparisons deep on a 100k backlog, and
-        ints compare faster than aware datetimes.
-        """
-        return (-record.priority, to_epoch_us(record.run_at), record.id)
+    def _order_key(self, record: JobRecord) -> int:
+        """contract C2: priority DESC, ready time ASC, enqueue order (id) ASC, packed by ``c2_key``."""
+        return c2_key(-record[PRIORITY], record[RUN_AT], record[ID])
 
     def _is_claimable(self, record: JobRecord, now: datetime) -> bool:
-        """contract C1/X1/C7: ready and due, or a lapsed lease with attempts left; never expired."""
-        return claimable(record, now)
+        """contract C1/X1/C7: ready and due, or a lapsed lease with attempts left; never expired.
 
-    def _take(self, index: QueueIndex, record: JobRecord, worker_id: str, token: str, now: datetime) -> None:
+        ``alkstore_contract.kit.claimable`` says the same of a record with attributes.
+        """
+        expires_at = record[EXPIRES_AT]
+        if expires_at is not None and expires_at <= now:
+            return False
+        state = record[STATE]
+        if state == READY:
+            return bool(record[RUN_AT] <= now)
+        lease = record[LEASE_EXPIRES_AT]
+        return state == PROCESSING and lease is not None and lease <= now and record[ATTEMPTS] < record[MAX_ATTEMPTS]
+
+    def _take(self, index: QueueIndex, record: JobRecord, worker_id: str, token: str, now: datetime) -> JobRecord:
         """contract C3: processing, claimant, lease = now + stamped visibility timeout, attempts + 1."""
-        record.state = JobState.PROCESSING
-        record.claimed_by = worker_id
-        record.token = token
-        record.attempts += 1
-        self._set_lease(index, record, now + as_timedelta(record.visibility_timeout_s))
+        lease = now + as_timedelta(record[VISIBILITY_TIMEOUT_S])
+        return self._file_lease(index, taken(record, worker_id, token, lease))
 
-    def _set_lease(self, index: QueueIndex, record: JobRecord, lease: datetime) -> None:
-        """A new lease deadline, filed for the claims that reclaim it and, on a last attempt, for the sweep."""
-        record.lease_expires_at = lease
-        record.version += 1
+    def _file_lease(self, index: QueueIndex, record: JobRecord) -> JobRecord:
+        """Store a job with a new lease, filed for the claims that reclaim it and, on a last attempt, the sweep."""
+        index.jobs[record[ID]] = record
+        lease = record[LEASE_EXPIRES_AT]
         index.file_lease(record, lease)
-        if record.attempts >= record.max_attempts:
-            index.watch(lease, record.id)
+        if record[ATTEMPTS] >= record[MAX_ATTEMPTS]:
+            index.watch(lease, record[ID])
+        return record
 
     def _maintain(self, index: QueueIndex, now: datetime) -> None:
         """Rebuild the heaps when time went back or stale entries pile up, then note ``now``."""
@@ -140,27 +165,29 @@ class MemDriver:
 
     def _rebuild(self, index: QueueIndex, now: datetime) -> None:
         """Re-file every job of the queue from scratch, as of ``now``."""
-        ready: list[ReadyEntry] = []
+        ready: list[int] = []
         delayed: list[TimedEntry] = []
         leases: list[TimedEntry] = []
         watched: list[WatchEntry] = []
         for record in index.jobs.values():
-            if record.state is JobState.DEAD:
-                retention = record.dead_letter_retention_s
-                if retention is not None and record.died_at is not None:
-                    watched.append((record.died_at + as_timedelta(retention), record.id))
+            job_id, state, version = record[ID], record[STATE], record[VERSION]
+            if state == DEAD:
+                retention, died_at = record[DEAD_LETTER_RETENTION_S], record[DIED_AT]
+                if retention is not None and died_at is not None:
+                    watched.append((died_at + as_timedelta(retention), job_id))
                 continue
-            if record.expires_at is not None:
-                watched.append((record.expires_at, record.id))
-            if record.state is JobState.READY:
-                if record.run_at <= now:
-                    ready.append((*self._order_key(record), record.id, record.version))
+            if record[EXPIRES_AT] is not None:
+                watched.append((record[EXPIRES_AT], job_id))
+            lease = record[LEASE_EXPIRES_AT]
+            if state == READY:
+                if record[RUN_AT] <= now:
+                    ready.append(self._order_key(record) << 64 | version)
                 else:
-                    delayed.append((record.run_at, record.id, record.version))
-            elif record.state is JobState.PROCESSING and record.lease_expires_at is not None:
-                leases.append((record.lease_expires_at, record.id, record.version))
-                if record.attempts >= record.max_attempts:
-                    watched.append((record.lease_expires_at, record.id))
+                    delayed.append((record[RUN_AT], job_id, version))
+            elif state == PROCESSING and lease is not None:
+                leases.append((lease, job_id, version))
+                if record[ATTEMPTS] >= record[MAX_ATTEMPTS]:
+                    watched.append((lease, job_id))
         heapify(ready)
         heapify(delayed)
         heapify(leases)
@@ -179,15 +206,15 @@ class MemDriver:
 
     def _holds_lease(self, record: JobRecord, token: str, now: datetime) -> bool:
         """contract H1: processing, under this very claim's token, and the lease not yet over."""
-        lease = record.lease_expires_at
-        return record.token == token and record.state is JobState.PROCESSING and lease is not None and now < lease
+        lease = record[LEASE_EXPIRES_AT]
+        return record[TOKEN] == token and record[STATE] == PROCESSING and lease is not None and now < lease
 
     async def ack(self, queue: str, job_id: JobId, token: str, now: datetime | None) -> bool:
         held = self._held(queue, job_id, token, _now(now))
         if held is None:
             return False
         index, record = held
-        del index.jobs[record.id]
+        del index.jobs[record[ID]]
         return True
 
     async def retry(
@@ -198,16 +225,12 @@ class MemDriver:
         if held is None:
             return False
         index, record = held
-        record.state = JobState.READY
-        if last_error is not None:
-            record.last_error = last_error
-        record.release()
-        self._file_retry(index, record, at + timedelta(seconds=delay_s))
+        self._file_retry(index, record, at + timedelta(seconds=delay_s), last_error)
         return True
 
-    def _file_retry(self, index: QueueIndex, record: JobRecord, run_at: datetime) -> None:
+    def _file_retry(self, index: QueueIndex, record: JobRecord, run_at: datetime, last_error: str | None) -> None:
         """R1: the job is ready again at ``run_at``; a claim promotes it once due."""
-        record.run_at = run_at
+        record = index.jobs[record[ID]] = retried(record, run_at, last_error)
         index.file_delayed(record)
 
     async def dead_letter(self, queue: str, job_id: JobId, token: str, now: datetime | None, last_error: str) -> bool:
@@ -216,9 +239,13 @@ class MemDriver:
         if held is None:
             return False
         index, record = held
-        record.kill(last_error, at)
-        index.watch_death(record)
+        index.watch_death(self._kill(index, record, last_error, at))
         return True
+
+    def _kill(self, index: QueueIndex, record: JobRecord, last_error: str, now: datetime) -> JobRecord:
+        """Store the job as dead at ``now`` with ``last_error``."""
+        record = index.jobs[record[ID]] = killed(record, last_error, now)
+        return record
 
     async def heartbeat(self, queue: str, job_id: JobId, token: str, now: datetime | None, lease_s: float) -> bool:
         """H3: an absolute reset from now, never an addition to the old deadline."""
@@ -227,7 +254,7 @@ class MemDriver:
         if held is None:
             return False
         index, record = held
-        self._set_lease(index, record, at + as_timedelta(lease_s))
+        self._file_lease(index, leased(record, at + as_timedelta(lease_s)))
         return True
 
     # --- batch ack, cancel, get ------------------------------------------------------------------
@@ -239,14 +266,14 @@ class MemDriver:
         for job_id in job_ids:
             record = jobs.get(job_id) if isinstance(job_id, int) else None
             if record is not None and self._ack_batch_matches(record, at):
-                del jobs[record.id]
+                del jobs[record[ID]]
                 acked += 1
         return acked
 
     def _ack_batch_matches(self, record: JobRecord, now: datetime) -> bool:
         """B1: processing with an unexpired lease; no worker or token check."""
-        lease = record.lease_expires_at
-        return record.state is JobState.PROCESSING and lease is not None and now < lease
+        lease = record[LEASE_EXPIRES_AT]
+        return record[STATE] == PROCESSING and lease is not None and now < lease
 
     async def cancel(self, queue: str, job_id: JobId) -> bool:
         jobs = self._space.index(queue).jobs
@@ -277,40 +304,41 @@ class MemDriver:
             if record is None:
                 continue
             if self._retention_over(record, at):
-                del jobs[record.id]
+                del jobs[job_id]
                 continue
             if self._expired(record, at):
-                record.kill(expired_error, at)
+                error = expired_error
             elif self._lease_exhausted(record, at):
-                record.kill(exhausted_error, at)
+                error = exhausted_error
             else:
                 continue
-            index.watch_death(record)
+            index.watch_death(self._kill(index, record, error, at))
             moved += 1
         return moved
 
     def _retention_over(self, record: JobRecord, now: datetime) -> bool:
         """Dead, with a retention, and died_at + retention <= now."""
-        retention = record.dead_letter_retention_s
+        retention, died_at = record[DEAD_LETTER_RETENTION_S], record[DIED_AT]
         return (
-            record.state is JobState.DEAD
+            record[STATE] == DEAD
             and retention is not None
-            and record.died_at is not None
-            and record.died_at + as_timedelta(retention) <= now
+            and died_at is not None
+            and died_at + as_timedelta(retention) <= now
         )
 
     def _expired(self, record: JobRecord, now: datetime) -> bool:
         """Live (ready or processing) with expires_at <= now."""
-        return record.state is not JobState.DEAD and record.expires_at is not None and record.expires_at <= now
+        expires_at = record[EXPIRES_AT]
+        return record[STATE] != DEAD and expires_at is not None and expires_at <= now
 
     def _lease_exhausted(self, record: JobRecord, now: datetime) -> bool:
         """Processing, lease lapsed, and no attempt left (C7)."""
-        lease = record.lease_expires_at
+        lease = record[LEASE_EXPIRES_AT]
         return (
-            record.state is JobState.PROCESSING
+            record[STATE] == PROCESSING
             and lease is not None
             and lease <= now
-            and record.attempts >= record.max_attempts
+            and record[ATTEMPTS] >= record[MAX_ATTEMPTS]
         )
 
     async def close(self) -> None:

@@ -13,8 +13,13 @@ carries the job's ``version`` at filing time and is ignored when the job has
 changed or gone since.
 
 - ``delayed``: ``(run_at, id, version)`` of ready jobs not yet due.
-- ``ready``: ``(*order_key, id, version)`` of jobs a claim may take, in claim order
-  (flat rather than nested: a heap of flat tuples pops a third faster).
+- ``ready``: jobs a claim may take, in claim order, each entry one int,
+  ``order_key << 64 | version``, where the order key (``c2_key``) packs
+  priority, ready time and id. One int rather than a tuple, because a pop
+  compares two entries on each of the heap's levels (20 on a backlog of a
+  million), and the lower levels are far out of the CPU's caches: comparing
+  two ints reads two objects, comparing two tuples down to their ids reads six.
+  On a 1M heap a pop took 4.3 us with tuples and 1.6 us with ints.
 - ``leases``: ``(lease_expires_at, id, version)`` of processing jobs.
 
 A claim first moves the due part of ``delayed`` and the lapsed part of
@@ -38,15 +43,28 @@ from __future__ import annotations
 
 import itertools
 from datetime import datetime
-from heapq import heappush
-from typing import Any
+from heapq import heappop, heappush
 
 from alkstore_contract.errors import InvalidArgument
-from alkstore_mem.record import JobRecord, as_timedelta
+from alkstore_contract.instants import to_epoch_us
+from alkstore_mem.record import DEAD_LETTER_RETENTION_S, DIED_AT, ID, RUN_AT, VERSION, JobRecord, as_timedelta
 
-OrderKey = tuple[int | datetime, ...]
-ReadyEntry = tuple[Any, ...]
-"""``order_key + (id, version)``: any comparable key items, then always the id and the version."""
+_LOW_64 = (1 << 64) - 1
+_RANK_OFFSET = 1 << 63
+_EPOCH_US_OFFSET = 1 << 62
+"""Added to microseconds since the epoch: any ``datetime`` (years 1 to 9999) lands in 0 .. 2**63."""
+
+
+def c2_key(rank: int, run_at: datetime, job_id: int) -> int:
+    """One int that sorts as ``(rank, run_at, job_id)``: contract C2's order when ``rank`` is ``-priority``.
+
+    ``rank`` is any int from -2**63 to 2**63 (it is the top field, so its width
+    is free), ``run_at`` any aware datetime, ``job_id`` an id of this engine
+    (0 < id < 2**63), kept in the low 64 bits so an entry names its job.
+    """
+    return (((rank + _RANK_OFFSET) << 64 | (to_epoch_us(run_at) + _EPOCH_US_OFFSET)) << 64) | job_id
+
+
 TimedEntry = tuple[datetime, int, int]
 WatchEntry = tuple[datetime, int]
 
@@ -63,7 +81,7 @@ class QueueIndex:
         self.name = name
         self.jobs: dict[int, JobRecord] = {}
         self.delayed: list[TimedEntry] = []
-        self.ready: list[ReadyEntry] = []
+        self.ready: list[int] = []
         self.leases: list[TimedEntry] = []
         self.watched: list[WatchEntry] = []
         self.high_water: datetime | None = None
@@ -71,7 +89,7 @@ class QueueIndex:
     def current(self, job_id: int, version: int) -> JobRecord | None:
         """The job an index entry points at, or ``None`` when the entry is stale."""
         record = self.jobs.get(job_id)
-        return record if record is not None and record.version == version else None
+        return record if record is not None and record[VERSION] == version else None
 
     def needs_rebuild(self, now: datetime) -> bool:
         """True when time went back since the heaps were arranged, or they are mostly stale entries."""
@@ -82,15 +100,20 @@ class QueueIndex:
 
     def file_delayed(self, record: JobRecord) -> None:
         """Index a ready job by its ready time; a claim promotes it once due."""
-        heappush(self.delayed, (record.run_at, record.id, record.version))
+        heappush(self.delayed, (record[RUN_AT], record[ID], record[VERSION]))
 
     def file_lease(self, record: JobRecord, lease_expires_at: datetime) -> None:
         """Index a processing job by its lease deadline; a claim reconsiders it once lapsed."""
-        heappush(self.leases, (lease_expires_at, record.id, record.version))
+        heappush(self.leases, (lease_expires_at, record[ID], record[VERSION]))
 
-    def file_ready(self, record: JobRecord, key: OrderKey) -> None:
-        """Offer a job to the next claims, in the order ``key`` gives."""
-        heappush(self.ready, (*key, record.id, record.version))
+    def file_ready(self, record: JobRecord, key: int) -> None:
+        """Offer a job to the next claims, in the order ``key`` (from ``c2_key``) gives."""
+        heappush(self.ready, key << 64 | record[VERSION])
+
+    def pop_ready(self) -> JobRecord | None:
+        """Take the first entry of ``ready``: its job, or ``None`` when the entry is stale."""
+        entry = heappop(self.ready)
+        return self.current((entry >> 64) & _LOW_64, entry & _LOW_64)
 
     def watch(self, instant: datetime, job_id: int) -> None:
         """Have the first sweep at or after ``instant`` look at the job (an expiry, a last attempt's lease)."""
@@ -98,9 +121,9 @@ class QueueIndex:
 
     def watch_death(self, record: JobRecord) -> None:
         """A job just died: have a sweep look at it when its dead-letter retention (if any) is over."""
-        retention = record.dead_letter_retention_s
-        if retention is not None and record.died_at is not None:
-            heappush(self.watched, (record.died_at + as_timedelta(retention), record.id))
+        retention, died_at = record[DEAD_LETTER_RETENTION_S], record[DIED_AT]
+        if retention is not None and died_at is not None:
+            heappush(self.watched, (died_at + as_timedelta(retention), record[ID]))
 
 
 class MemSpace:

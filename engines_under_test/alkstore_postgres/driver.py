@@ -353,7 +353,7 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
 
     async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
         rows = await self.fetch("claim", self.CLAIM_SQL, now, queue, n, worker_id, token)
-        self.upkeep.note(len(rows))
+        self.upkeep.claimed(len(rows))
         return [job_from_row(row) for row in rows]
 
     async def _fenced(

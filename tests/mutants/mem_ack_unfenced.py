@@ -10,16 +10,15 @@ from __future__ import annotations
 from datetime import datetime
 
 from alkstore_mem import MemDriver
-from alkstore_mem.record import JobRecord
+from alkstore_mem.record import LEASE_EXPIRES_AT, PROCESSING, STATE, JobRecord
 
-from alkstore_contract.types import JobState
 from tests.mutants.catalog import Mutant, mem_mutant
 
 
 class TokenlessDriver(MemDriver):
     def _holds_lease(self, record: JobRecord, token: str, now: datetime) -> bool:
-        lease = record.lease_expires_at
-        return record.state is JobState.PROCESSING and lease is not None and now < lease
+        lease = record[LEASE_EXPIRES_AT]
+        return record[STATE] == PROCESSING and lease is not None and now < lease
 
 
 adapter = mem_mutant("mut-mem-ack-unfenced", driver=TokenlessDriver)

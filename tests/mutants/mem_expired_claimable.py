@@ -5,23 +5,18 @@ from __future__ import annotations
 from datetime import datetime
 
 from alkstore_mem import MemDriver
-from alkstore_mem.record import JobRecord
+from alkstore_mem.record import ATTEMPTS, LEASE_EXPIRES_AT, MAX_ATTEMPTS, PROCESSING, READY, RUN_AT, STATE, JobRecord
 
-from alkstore_contract.types import JobState
 from tests.mutants.catalog import Mutant, mem_mutant
 
 
 class ExpiryBlindDriver(MemDriver):
     def _is_claimable(self, record: JobRecord, now: datetime) -> bool:
-        if record.state is JobState.READY:
-            return record.run_at <= now
-        lease = record.lease_expires_at
-        return (
-            record.state is JobState.PROCESSING
-            and lease is not None
-            and lease <= now
-            and record.attempts < record.max_attempts
-        )
+        if record[STATE] == READY:
+            return bool(record[RUN_AT] <= now)
+        lease = record[LEASE_EXPIRES_AT]
+        exhausted = record[ATTEMPTS] >= record[MAX_ATTEMPTS]
+        return record[STATE] == PROCESSING and lease is not None and lease <= now and not exhausted
 
 
 adapter = mem_mutant("mut-mem-expired-claimable", driver=ExpiryBlindDriver)

@@ -2,8 +2,8 @@
 
 The mem engine finds lapsed leases through a heap of ``(lease_expires_at, id,
 version)`` entries; every change bumps the job's ``version``, which turns the
-old entries stale. This heartbeat sets the new deadline and bumps the version
-but forgets to file the new entry, so the job drops out of the index: once
+old entries stale. This heartbeat stores the new deadline and version but
+forgets to file the new entry, so the job drops out of the index: once
 its lease lapses no claim ever takes it again (until a heap rebuild), although
 C1 makes it claimable. The job looks right in ``get_job`` and in ``handle.job``;
 only a claim after heartbeat + lapse shows the fault: ``lease_validity`` checks
@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from alkstore_mem import MemDriver
-from alkstore_mem.record import as_timedelta
+from alkstore_mem.record import ID, as_timedelta, leased
 
 from alkstore_contract.validation import JobId
 from tests.mutants.catalog import Mutant, mem_mutant
@@ -28,9 +28,8 @@ class UnindexedHeartbeatDriver(MemDriver):
         held = self._held(queue, job_id, token, now)
         if held is None:
             return False
-        _, record = held
-        record.lease_expires_at = now + as_timedelta(lease_s)  # no index.file_lease(...)
-        record.version += 1
+        index, record = held
+        index.jobs[record[ID]] = leased(record, now + as_timedelta(lease_s))  # not self._file_lease(...)
         return True
 
 

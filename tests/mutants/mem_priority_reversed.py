@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from alkstore_mem import MemDriver
-from alkstore_mem.record import JobRecord
-from alkstore_mem.space import OrderKey
+from alkstore_mem.record import ID, PRIORITY, RUN_AT, JobRecord
+from alkstore_mem.space import c2_key
 
-from alkstore_contract.instants import to_epoch_us
 from tests.mutants.catalog import Mutant, mem_mutant
 
 
 class LowFirstDriver(MemDriver):
-    def _order_key(self, record: JobRecord) -> OrderKey:
-        return (record.priority, to_epoch_us(record.run_at), record.id)
+    def _order_key(self, record: JobRecord) -> int:
+        return c2_key(record[PRIORITY], record[RUN_AT], record[ID])
 
 
 adapter = mem_mutant("mut-mem-priority-reversed", driver=LowFirstDriver)
