@@ -7,6 +7,7 @@ sleeps); the conformance suite certifies it against the contract separately.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
@@ -14,6 +15,8 @@ import alkstore_mem
 import pytest
 import pytest_asyncio
 from alkstore_mem import MemStore, adapter
+from alkstore_mem.record import STATE
+from alkstore_mem.space import COMPACTION_SLACK
 
 from alkstore_contract import (
     Capability,
@@ -480,3 +483,43 @@ async def test_concurrent_workers_drain_each_job_exactly_once(location: str, clo
     assert await stored(location) == 0
     for opened in stores:
         await opened.close()
+
+
+async def test_stored_jobs_cost_the_garbage_collector_nothing(store: MemStore, clock: ManualClock) -> None:
+    """Every state a job can be stored in is a tuple the collector untracks (``alkstore_mem.record``'s why).
+
+    A tracked record per job made each full collection walk a million of them
+    (0.5 s) and brought the next one on sooner (issue 16).
+    """
+    queue = store.queue("q", QueueOpts(max_attempts=3, dead_letter_retention_s=60.0))
+    await queue.enqueue_many([{"n": n} for n in range(4)], expires=timedelta(hours=1))
+    claimed = await queue.claim_batch("w", 3)
+    await claimed[0].heartbeat()
+    await claimed[1].fail("boom")
+    await claimed[2].retry(delay=timedelta(seconds=5))
+    records = list(store.driver.space.index("q").jobs.values())
+    gc.collect()
+    states = sorted(record[STATE] for record in records)
+    assert states == ["dead", "processing", "ready", "ready"]
+    assert not [record for record in records if gc.is_tracked(record)]
+
+
+async def test_ended_leases_leave_the_lease_heap_and_the_live_ones_stay(store: MemStore, clock: ManualClock) -> None:
+    """Acks, retries and fails end leases early: their entries are dropped, never looked up once lapsed.
+
+    A stale entry used to wait in the lease heap until its deadline, then cost
+    a lookup of a job long gone (``alkstore_mem.space``); the jobs still in flight
+    must stay in the heap through every compaction, and be reclaimed once lapsed.
+    """
+    queue = store.queue("q")
+    await queue.enqueue_many([{"n": n} for n in range(3_000)])
+    handles = await queue.claim_batch("w", 3_000)
+    in_flight = handles[::100]
+    for number, handle in enumerate(handles):
+        if handle not in in_flight:
+            await (handle.ack() if number % 3 else handle.fail("boom"))
+    index = store.driver.space.index("q")
+    assert len(index.leases) <= len(in_flight) + 2 * COMPACTION_SLACK
+    clock.advance(timedelta(hours=1))
+    reclaimed = await queue.claim_batch("w2", 100)
+    assert sorted(handle.job.id for handle in reclaimed) == sorted(handle.job.id for handle in in_flight)

@@ -102,8 +102,7 @@ class MemDriver:
         at = _now(now)
         index = self._space.index(queue)
         self._maintain(index, at)
-        self._promote(index, index.delayed, at)
-        self._promote(index, index.leases, at)
+        self._promote(index, at)
         ready = index.ready
         claimed: list[Job] = []
         while ready and len(claimed) < n:
@@ -113,15 +112,20 @@ class MemDriver:
             claimed.append(snapshot(self._take(index, record, worker_id, token, at)))
         return claimed
 
-    def _promote(self, index: QueueIndex, heap: list[TimedEntry], now: datetime) -> None:
-        """Offer to claims every job whose instant in ``heap`` (ready time, or lease deadline) has come.
+    def _promote(self, index: QueueIndex, now: datetime) -> None:
+        """Offer to claims every job whose ready time or lease deadline has come.
 
         Lapsed leases are offered whatever their attempts or expiry: ``_is_claimable``
         is the one place that decides, and what it refuses stays stored for the sweep.
         """
-        while heap and heap[0][0] <= now:
-            _, job_id, version = heappop(heap)
+        delayed, leases = index.delayed, index.leases
+        while delayed and delayed[0][0] <= now:
+            _, job_id, version = heappop(delayed)
             record = index.current(job_id, version)
+            if record is not None:
+                index.file_ready(record, self._order_key(record))
+        while leases and leases[0][0] <= now:
+            record = index.pop_lapsed()
             if record is not None:
                 index.file_ready(record, self._order_key(record))
 
@@ -193,6 +197,7 @@ class MemDriver:
         heapify(leases)
         heapify(watched)
         index.ready, index.delayed, index.leases, index.watched = ready, delayed, leases, watched
+        index.stale_leases.clear()
 
     # --- the fenced handle ops -------------------------------------------------------------------
 
@@ -215,6 +220,7 @@ class MemDriver:
             return False
         index, record = held
         del index.jobs[record[ID]]
+        index.lease_dropped(record)
         return True
 
     async def retry(
@@ -230,6 +236,7 @@ class MemDriver:
 
     def _file_retry(self, index: QueueIndex, record: JobRecord, run_at: datetime, last_error: str | None) -> None:
         """R1: the job is ready again at ``run_at``; a claim promotes it once due."""
+        index.lease_dropped(record)
         record = index.jobs[record[ID]] = retried(record, run_at, last_error)
         index.file_delayed(record)
 
@@ -244,6 +251,7 @@ class MemDriver:
 
     def _kill(self, index: QueueIndex, record: JobRecord, last_error: str, now: datetime) -> JobRecord:
         """Store the job as dead at ``now`` with ``last_error``."""
+        index.lease_dropped(record)
         record = index.jobs[record[ID]] = killed(record, last_error, now)
         return record
 
@@ -254,6 +262,7 @@ class MemDriver:
         if held is None:
             return False
         index, record = held
+        index.lease_dropped(record)
         self._file_lease(index, leased(record, at + as_timedelta(lease_s)))
         return True
 
@@ -261,12 +270,14 @@ class MemDriver:
 
     async def ack_batch(self, queue: str, job_ids: Sequence[JobId], now: datetime | None) -> int:
         at = _now(now)
-        jobs = self._space.index(queue).jobs
+        index = self._space.index(queue)
+        jobs = index.jobs
         acked = 0
         for job_id in job_ids:
             record = jobs.get(job_id) if isinstance(job_id, int) else None
             if record is not None and self._ack_batch_matches(record, at):
                 del jobs[record[ID]]
+                index.lease_dropped(record)
                 acked += 1
         return acked
 
@@ -276,8 +287,12 @@ class MemDriver:
         return record[STATE] == PROCESSING and lease is not None and now < lease
 
     async def cancel(self, queue: str, job_id: JobId) -> bool:
-        jobs = self._space.index(queue).jobs
-        return isinstance(job_id, int) and jobs.pop(job_id, None) is not None
+        index = self._space.index(queue)
+        record = index.jobs.pop(job_id, None) if isinstance(job_id, int) else None
+        if record is None:
+            return False
+        index.lease_dropped(record)
+        return True
 
     async def get(self, queue: str, job_id: JobId) -> Job | None:
         record = self._space.index(queue).jobs.get(job_id) if isinstance(job_id, int) else None
