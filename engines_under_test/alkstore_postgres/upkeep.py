@@ -14,7 +14,7 @@ instead of 3; after 500,000, claims ran at 0.30x the rate of a fresh queue.
 Autovacuum cannot be counted on to keep up: it wakes once a minute
 (``autovacuum_naptime``), is throttled by cost delays, and may be off (it is
 on CI's server). So the store counts the dead versions its own statements
-leave and, each time the count passes a threshold, runs ``VACUUM`` on the
+leave and, when a vacuum is due (below), runs ``VACUUM`` on the
 jobs table in a task of its own, on a pooled connection, while claims go on
 (``VACUUM`` takes a lock that no ``SELECT``/``INSERT``/``UPDATE``/``DELETE``
 waits for). ``SKIP_LOCKED`` makes a store whose table another store or
