@@ -308,6 +308,25 @@ async def test_durations_land_exactly_where_the_contract_puts_them(stores: OpenS
 
 
 @pytest.mark.asyncio
+async def test_the_first_and_last_instants_come_back_as_they_went_in(stores: OpenStore) -> None:
+    """E3: asyncpg sends ``datetime.min``/``max`` as -infinity/infinity and reads those back naive.
+
+    ``tests/test_hostile_input.py`` drew a ``run_at`` of year 1 one run in a few
+    and got ``datetime(1, 1, 1)`` back without its time zone.
+    """
+    store = await stores(ManualClock(START))
+    queue = store.queue("edges")
+    for run_at in (datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC)):
+        job = await queue.get_job(await queue.enqueue("x", run_at=run_at))
+        assert job is not None
+        assert job.run_at.tzinfo is not None, f"E3: run_at {run_at!r} came back {job.run_at!r}"
+        assert job.run_at == run_at, f"E3: run_at {run_at!r} came back {job.run_at!r}"
+    handle = await queue.claim_one("w")
+    assert handle is not None
+    assert handle.job.run_at == datetime.min.replace(tzinfo=UTC)
+
+
+@pytest.mark.asyncio
 async def test_payloads_round_trip_through_text(stores: OpenStore) -> None:
     """A jsonb column would reject ``\\u0000`` and turn 1e300 into a 301-digit int; text keeps them."""
     store = await stores(ManualClock(START))

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from datetime import datetime
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Self
 
 import asyncpg
@@ -78,6 +79,20 @@ def _pool_size(arg: str, value: object, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise InvalidArgument(f"{arg}={describe_value(value)}: a pool size must be an int >= {minimum}")
     return value
+
+
+def pg_job(row: Any) -> Job:
+    """``job_from_row``, with a ``run_at`` stored as -infinity or infinity read back as the instant it was.
+
+    asyncpg sends ``datetime.min`` and ``datetime.max`` (UTC) as ``-infinity``
+    and ``infinity``, which compare and sort as those instants do, and reads
+    them back as naive datetimes; the caller gave an aware one (E3). Only
+    ``run_at`` is ever sent: every other instant is computed in the statement.
+    """
+    job = job_from_row(row)
+    if job.run_at.tzinfo is None:
+        job = replace(job, run_at=job.run_at.replace(tzinfo=UTC))
+    return job
 
 
 class PgDriver:
@@ -354,7 +369,7 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
     async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
         rows = await self.fetch("claim", self.CLAIM_SQL, now, queue, n, worker_id, token)
         self.upkeep.claimed(len(rows))
-        return [job_from_row(row) for row in rows]
+        return [pg_job(row) for row in rows]
 
     async def _fenced(
         self, op: str, template: str, job_id: JobId, token: str, now: datetime | None, *args: object
@@ -404,7 +419,7 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         if row_id is None:
             return None
         rows = await self.fetch("get", self.GET_SQL, queue, row_id)
-        return job_from_row(rows[0]) if rows else None
+        return pg_job(rows[0]) if rows else None
 
     async def sweep(self, queue: str, now: datetime | None, expired_error: str, exhausted_error: str) -> int:
         rows = await self.fetch("sweep", self.SWEEP_SQL, now, queue, expired_error, exhausted_error)
