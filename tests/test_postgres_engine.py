@@ -56,8 +56,7 @@ class OpenStore(Protocol):
     def __call__(self, clock: ManualClock | None = None, **kwargs: Any) -> Awaitable[PgStore]: ...
 
 
-@pytest.fixture(scope="session")
-def dsn() -> str:
+def server_dsn() -> str:
     """The server DSN, or a skip (a failure under CI / ALKSTORE_REQUIRE=1) naming the DSN and the error."""
     reason = asyncio.run(adapter.unavailable_reason())
     if reason is not None:
@@ -65,6 +64,12 @@ def dsn() -> str:
             pytest.fail(f"a Postgres server is required here (CI or ALKSTORE_REQUIRE=1): {reason}")
         pytest.skip(reason)
     return adapter.dsn
+
+
+@pytest.fixture(scope="session")
+def dsn() -> str:
+    """The server DSN (``server_dsn``)."""
+    return server_dsn()
 
 
 async def connect(dsn: str) -> Any:

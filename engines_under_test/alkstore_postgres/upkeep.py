@@ -110,16 +110,27 @@ class Upkeep:
         return self._spent_s >= self._last_vacuum_s or self._dead >= self._ceiling
 
     async def _vacuum(self) -> None:
-        try:
-            async with self._pool.acquire() as conn:
-                started = time.perf_counter()
-                await conn.execute(self._vacuum_sql, timeout=VACUUM_TIMEOUT_S)
-                took = time.perf_counter() - started
-                live = await conn.fetchval("SELECT reltuples FROM pg_class WHERE oid = $1::regclass", self._table)
-        except Exception as exc:
-            logger.warning("alkstore: VACUUM of %s failed, retried after more jobs: %r", self._table, exc)
-            return
-        self.vacuumed(took, float(live or 0))
+        """Vacuum, then again at once while another is due.
+
+        The versions left dead while a vacuum ran may already call for the
+        next one; waiting for the next statement to notice would leave them in
+        the claims' path for as long as the store stays quiet.
+        """
+        while True:
+            try:
+                async with self._pool.acquire() as conn:
+                    started = time.perf_counter()
+                    await conn.execute(self._vacuum_sql, timeout=VACUUM_TIMEOUT_S)
+                    took = time.perf_counter() - started
+                    live = await conn.fetchval("SELECT reltuples FROM pg_class WHERE oid = $1::regclass", self._table)
+            except Exception as exc:
+                logger.warning("alkstore: VACUUM of %s failed, retried after more jobs: %r", self._table, exc)
+                return
+            self.vacuumed(took, float(live or 0))
+            if self._closed or not self.due():
+                return
+            self._dead = 0
+            self._spent_s = 0.0
 
     def vacuumed(self, took_s: float, live_rows: float) -> None:
         """A vacuum took ``took_s`` and left ``live_rows`` (``reltuples``; -1 if never counted): the next trigger."""
