@@ -4,7 +4,11 @@ A ``RowContext`` lives for one row on one engine. It owns the locations it
 creates and the stores it opens and releases all of them at teardown, inside
 the same event loop that used them (a store never outlives its loop).
 
-A row is made of **legs** (``await ctx.leg(name, clauses, body)``): a leg that
+A row is made of **legs** (``await ctx.leg(name, clauses, body)``). The
+clauses a leg declares are the ones it *defines* — the behaviour it tests; its
+checks of any other clause are incidental and can fail that clause but never
+pass it (``alkstore_contract.ledger``). A leg may declare only clauses its row
+declares, so the rows table in docs/capabilities.md stays true. A leg that
 finds a violation, or during which the engine raises, records a failure of a
 clause in the row's ledger and the row goes on with its next leg, so one
 difference cannot hide the rest. A leg that builds on another's state names it
@@ -27,7 +31,7 @@ from alkstore_contract.adapter import Capability, EngineAdapter
 from alkstore_contract.checks import ContractViolation, expect_instant
 from alkstore_contract.clauses import UnknownClause
 from alkstore_contract.clock import ManualClock
-from alkstore_contract.ledger import Failure, Gap, Ledger, LegRecord
+from alkstore_contract.ledger import DEFINES, Failure, Gap, Ledger, LegRecord
 from alkstore_contract.surface import Store
 
 T = TypeVar("T")
@@ -73,6 +77,21 @@ def engine_traceback(exc: BaseException, *, full: bool) -> str:
         else f"  ({len(frames) - len(kept)} frames of the suite left out; --alkstore-full-trace shows them)\n"
     )
     return "Traceback (the engine's frames):\n" + cut + "".join(lines)
+
+
+class UndeclaredClause(Exception):
+    """A leg declares a clause its row (or the leg around it) does not: a defect in the suite, never a verdict."""
+
+
+def _check_declared(name: str, clauses: tuple[str, ...]) -> None:
+    """A leg defines only clauses the leg around it (the row, outermost) defines: the rows table stays true."""
+    enclosing = DEFINES.get()
+    stray = [c for c in clauses if enclosing is not None and c not in enclosing]
+    if stray:
+        raise UndeclaredClause(
+            f"leg {name!r} declares {stray}, which the leg or row around it does not define "
+            f"({' '.join(sorted(enclosing or ()))}): add them to the row's clauses or cite them incidentally"
+        )
 
 
 class RowContext:
@@ -191,6 +210,7 @@ class RowContext:
 
     def not_exercised(self, clauses: tuple[str, ...], why: str, *, leg: str, kind: Gap = Gap.CAPABILITY) -> None:
         """Record that leg ``leg`` of ``clauses`` did not run, and why (a capability the engine lacks, say)."""
+        _check_declared(leg, clauses)
         self.ledger.gap(clauses, kind, why)
         self.ledger.legs.append(LegRecord(leg, list(clauses), "not run", why, str(kind)))
 
@@ -215,6 +235,7 @@ class RowContext:
         its latest check) and the row goes on. ``after`` names legs whose state this one builds on: unless
         all of them passed, this one does not run. ``clock="manual"``: the leg needs exact instants.
         """
+        _check_declared(name, clauses)
         blocked = [dep for dep in after if self.leg_status(dep) != "passed"]
         if blocked:
             self.not_exercised(
@@ -236,6 +257,7 @@ class RowContext:
         record = LegRecord(name, list(clauses), "passed")
         self.ledger.last_checked = None
         outer, target._leg_clauses = target._leg_clauses, clauses
+        defining = DEFINES.set(frozenset(clauses))
         try:
             if target is not self:
                 await target.setup()
@@ -250,7 +272,7 @@ class RowContext:
         except HostTooSlow as exc:
             record.status, record.reason = "inconclusive", str(exc)
             self.ledger.undecided(clauses, str(exc))
-        except UnknownClause:
+        except (UnknownClause, UndeclaredClause):
             raise
         except Exception as exc:
             charged = self._charged(clauses)
@@ -264,6 +286,7 @@ class RowContext:
             )
         finally:
             target._leg_clauses = outer
+            DEFINES.reset(defining)
         self.ledger.legs.append(record)
         return record.status == "passed"
 

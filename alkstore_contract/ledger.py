@@ -3,6 +3,11 @@
 Every ``expect*`` call in ``alkstore_contract.checks`` counts one check of its
 clause in the ledger of the row that is running (a context variable, so rows
 need not pass it around and checks made in worker threads still land in it).
+A check counts as **defining** its clause only when the leg it runs in
+declares that clause (``ctx.leg(name, clauses, ...)``: the clauses a leg
+declares are the behaviour it tests); a check of any other clause is
+*incidental* — "the job is stored" in a set-up leg — and is kept apart
+(``incidental``): it can fail its clause, never pass it.
 A leg that ends in a violation or an engine exception records a failure of a
 clause; a leg that cannot run records a *gap* with its kind and reason; a leg
 that finds the host too slow to judge records an *inconclusive* clause.
@@ -62,6 +67,9 @@ class Ledger:
 
     row: str
     checks: dict[str, int] = field(default_factory=dict)
+    """clause → defining checks that ran (in a leg declaring the clause): what can pass it."""
+    incidental: dict[str, int] = field(default_factory=dict)
+    """clause → checks that ran in a leg not declaring the clause: they can fail it, never pass it."""
     failures: list[Failure] = field(default_factory=list)
     gaps: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     """clause → [(gap kind, why)]."""
@@ -70,9 +78,10 @@ class Ledger:
     last_checked: str | None = None
     """The clause of the latest check: the one an engine exception is charged to when a leg checks several."""
 
-    def check(self, clause_id: str) -> None:
+    def check(self, clause_id: str, *, defining: bool = True) -> None:
         clause(clause_id)
-        self.checks[clause_id] = self.checks.get(clause_id, 0) + 1
+        counts = self.checks if defining else self.incidental
+        counts[clause_id] = counts.get(clause_id, 0) + 1
         self.last_checked = clause_id
 
     def fail(self, failure: Failure) -> None:
@@ -103,6 +112,7 @@ class Ledger:
         return cls(
             row=data["row"],
             checks=data["checks"],
+            incidental=data.get("incidental", {}),
             failures=[Failure(**f) for f in data["failures"]],
             gaps={k: [(kind, why) for kind, why in v] for k, v in data["gaps"].items()},
             inconclusive=data["inconclusive"],
@@ -114,8 +124,13 @@ CURRENT: ContextVar[Ledger | None] = ContextVar("alkstore_ledger", default=None)
 """The ledger of the row running in this context; ``None`` outside a row (checks then count nowhere)."""
 
 
+DEFINES: ContextVar[frozenset[str] | None] = ContextVar("alkstore_leg_defines", default=None)
+"""The clauses the innermost running leg declares (``RowContext.leg`` sets it); ``None`` outside any leg."""
+
+
 def count_check(clause_id: str) -> None:
-    """One check of ``clause_id`` ran (called by every ``expect*``)."""
+    """One check of ``clause_id`` ran (called by every ``expect*``): defining where the running leg declares it."""
     ledger = CURRENT.get()
     if ledger is not None:
-        ledger.check(clause_id)
+        defines = DEFINES.get()
+        ledger.check(clause_id, defining=defines is None or clause_id in defines)

@@ -1,7 +1,9 @@
 """One verdict per clause per engine, from the ledgers of its rows, and the certificate they allow.
 
-A clause is **passed** only when at least one of its checks ran in this run and
-none failed; **failed** when a check or an engine exception failed it (the
+A clause is **passed** only when at least one of its *defining* checks ran in
+this run (a check in a leg that declares the clause; incidental checks, made in
+legs that merely cite it, can fail a clause but never pass it) and none of its
+checks failed; **failed** when a check or an engine exception failed it (the
 first message is kept); **xfailed** when every failure of it was listed in the
 expected-failures file; **inconclusive** when a real-clock leg found the host
 too slow to judge it (never counted as passed); **not exercised** otherwise,
@@ -13,7 +15,10 @@ The certificate binds what the engine declares (docs/capabilities.md, "What a
 certificate covers"): CERTIFIED only when every clause of the core and of every
 declared capability passed, or was not exercised for a reason the certificate
 names (exact-instant legs on an engine without ``injectable_clock``, clauses the
-registry marks untested).
+registry marks untested). A passed clause one of whose defining legs did not
+run blocks it too, unless that leg needs exact instants (named on the
+certificate) or a capability the engine does not declare (outside what it
+covers): the only check of a behaviour never goes missing silently.
 """
 
 from __future__ import annotations
@@ -41,7 +46,9 @@ class ClauseVerdict:
     verdict: Verdict
     checks: int = 0
     rows: list[str] = field(default_factory=list)
-    """Rows in which a check of the clause ran."""
+    """Rows in which a defining check of the clause ran or a check of it failed."""
+    legs_not_run: list[str] = field(default_factory=list)
+    """Legs that define the clause and did not run, each as ``row: leg 'name' (gap kind): why``."""
     detail: str | None = None
     """The first failure, the expected-failure reason, why it was inconclusive or why it was not exercised."""
     gap: str | None = None
@@ -53,6 +60,7 @@ class ClauseVerdict:
             "verdict": str(self.verdict),
             "checks": self.checks,
             "rows": self.rows,
+            "legs_not_run": self.legs_not_run,
             "detail": self.detail,
             "gap": self.gap,
         }
@@ -66,11 +74,21 @@ def clause_verdicts(ledgers: list[Ledger], xfailed: dict[str, str]) -> dict[str,
     verdicts: dict[str, ClauseVerdict] = {}
     for clause_id, known in CLAUSES.items():
         checks = sum(ledger.checks.get(clause_id, 0) for ledger in ledgers)
-        rows = [ledger.row for ledger in ledgers if ledger.checks.get(clause_id)]
+        rows = [
+            ledger.row
+            for ledger in ledgers
+            if ledger.checks.get(clause_id) or any(f.clause == clause_id for f in ledger.failures)
+        ]
         failures = [f for ledger in ledgers for f in ledger.failures if f.clause == clause_id]
         undecided = [why for ledger in ledgers for why in ledger.inconclusive.get(clause_id, [])]
         gaps = [gap for ledger in ledgers for gap in ledger.gaps.get(clause_id, [])]
-        found = ClauseVerdict(clause_id, Verdict.PASSED, checks, rows)
+        left_out = [
+            f"{ledger.row}: leg {leg.name!r} ({leg.gap}): {leg.reason}"
+            for ledger in ledgers
+            for leg in ledger.legs
+            if leg.status == "not run" and clause_id in leg.clauses
+        ]
+        found = ClauseVerdict(clause_id, Verdict.PASSED, checks, rows, left_out)
         if failures and clause_id in xfailed:
             found.verdict, found.detail = Verdict.XFAILED, xfailed[clause_id]
         elif failures:
@@ -83,6 +101,12 @@ def clause_verdicts(ledgers: list[Ledger], xfailed: dict[str, str]) -> dict[str,
                 found.gap, found.detail = "untested", known.untested
             elif gaps:
                 found.gap, found.detail = gaps[0]
+            elif any(ledger.incidental.get(clause_id) for ledger in ledgers):
+                cited = [ledger.row for ledger in ledgers if ledger.incidental.get(clause_id)]
+                found.gap = "not run"
+                found.detail = (
+                    f"only incidental checks of it ran (in {', '.join(cited)}); no leg that defines it ran"
+                )
             else:
                 found.gap, found.detail = "not run", "no row that checks it ran"
         verdicts[clause_id] = found
@@ -130,6 +154,12 @@ def certify(
                 named.append(known.id)
                 continue
             blockers.append(f"{known.id} not exercised: {found.detail}")
+        if found.verdict is Verdict.PASSED:
+            blockers.extend(
+                f"{known.id} passed without leg {leg}"
+                for leg in found.legs_not_run
+                if f"({Gap.CLOCK}): " not in leg and f"({Gap.CAPABILITY}): " not in leg
+            )
     for ledger in ledgers:
         for leg in ledger.legs:
             if leg.gap == str(Gap.CLOCK) and any(CLAUSES[c] in binding(capabilities) for c in leg.clauses):

@@ -237,7 +237,7 @@ async def batch_ack_and_cancel(ctx: RowContext) -> None:
     await ctx.leg("ack_batch", ("B1",), lambda c: _leg_ack_batch(c, store))
     await ctx.leg("cancel", ("B2",), lambda c: _leg_cancel(c, store))
     await ctx.leg("get_job", ("B3",), lambda c: _leg_get_job(c, store))
-    await ctx.leg("isolation", ("S4", "X1"), lambda c: _leg_isolation(c, store))
+    await ctx.leg("isolation", ("S4",), lambda c: _leg_isolation(c, store))
 
 
 ROW = row("batch_ack_and_cancel", ("B1", "B2", "B3", "S4"))(batch_ack_and_cancel)

@@ -1,4 +1,4 @@
-"""Row enqueue_opts_resolution (contract E1–E7, B3, T1): how one enqueue's options become the stored job.
+"""Row enqueue_opts_resolution (contract E1–E7, B3, T1, T2): how one enqueue's options become the stored job.
 
 Legs, each on a queue of its own:
 
@@ -349,4 +349,4 @@ async def enqueue_opts_resolution(ctx: RowContext) -> None:
     await ctx.leg("injected clock", ("T2",), _injected_clock, clock="manual")
 
 
-ROW = row("enqueue_opts_resolution", ("E1", "E2", "E3", "E4", "E5", "E6", "E7", "B3", "T1"))(enqueue_opts_resolution)
+ROW = row("enqueue_opts_resolution", ("E1", "E2", "E3", "E4", "E5", "E6", "E7", "B3", "T1", "T2"))(enqueue_opts_resolution)

@@ -1,4 +1,4 @@
-"""Row exactly_once (contract C3, C4, P1, P2): many workers drain one queue, each job handed out once.
+"""Row exactly_once (contract C1, C3, C4, P1, P2): each job handed out once, its lease judged by its own stamp.
 
 Legs: concurrent tasks on one store (every engine); separate stores on one
 location (``shared_location``); separate OS processes (``multi_process``).
@@ -6,10 +6,20 @@ Every handout and ack is recorded and the history checker classifies every job:
 the row fails on any lost, duplicated (two overlapping unexpired leases) or
 unexpected job, naming them.
 
+Two legs, on every clock, open handles of one queue with different visibility
+timeouts (1 tick and 100 ticks): a job's lease is ``now + its own stamp``
+(C3) whichever handle claims it, so a short-timeout handle never takes a job
+whose long lease still runs (C4), and a long-timeout handle takes a job whose
+short lease lapsed (C1). An engine that judges a lease by the claiming
+handle's timeout instead of the job's stamped lease fails them.
+
 When it fails, check that a claim picks and marks its rows in ONE atomic step
 (a single ``UPDATE … RETURNING``, ``FOR UPDATE SKIP LOCKED``, or a critical
 section with no ``await`` in it), that a second store or process cannot see a
 row as claimable between another's read and write, and that an ack deletes.
+For the mixed-timeout legs: that a claim compares the stored
+``lease_expires_at`` with now, never ``claimed_at`` plus the claiming handle's
+visibility timeout, and stamps the lease from the job's own timeout.
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ from alkstore_contract.harness import RowContext
 from alkstore_contract.history import Handout, Release, check_history, handout_from_event, handout_from_job
 from alkstore_contract.processes import finish, spawn_worker
 from alkstore_contract.suite import row
-from alkstore_contract.surface import Queue
+from alkstore_contract.surface import Queue, Store
 from alkstore_contract.types import Job, JobState, QueueOpts
 from alkstore_contract.validation import JobId
 
@@ -122,6 +132,69 @@ async def _leg_one_store(ctx: RowContext) -> None:
     expect_equal(await ctx.stored_jobs(), 0, "C4", "jobs left at the location after every job was acked")
 
 
+MIXED_LONG_UNITS = 100
+"""The long handle's visibility timeout in ticks: far beyond anything the row waits for."""
+
+
+def _mixed_handles(ctx: RowContext, store: Store, name: str) -> tuple[Queue, Queue]:
+    """Two handles of queue ``name``: visibility timeouts of 1 tick and ``MIXED_LONG_UNITS`` ticks."""
+    unit = ctx.unit_s
+    short = store.queue(name, QueueOpts(visibility_timeout_s=unit))
+    long = store.queue(name, QueueOpts(visibility_timeout_s=MIXED_LONG_UNITS * unit))
+    return short, long
+
+
+async def _claim_stamped(ctx: RowContext, queue: Queue, worker: str, job_id: JobId, lease_s: float) -> datetime:
+    """Claim exactly ``job_id`` through ``queue``; its lease must be now + ``lease_s`` (the job's stamp, C3)."""
+    handles, before, after = await ctx.timed(queue.claim_batch(worker, 2))
+    expect_equal([h.job.id for h in handles], [job_id], "C3", f"the ids claim_batch({worker!r}, 2) handed out")
+    lease = handles[0].job.lease_expires_at
+    ctx.expect_during(
+        None if lease is None else lease - timedelta(seconds=lease_s),
+        before,
+        after,
+        "C3",
+        f"lease_expires_at - {lease_s} s (the job's stamped timeout) of job {job_id!r} claimed through a handle "
+        f"with visibility_timeout_s={queue.opts.visibility_timeout_s}",
+    )
+    assert lease is not None
+    return lease
+
+
+async def _leg_long_lease_short_claimer(ctx: RowContext) -> None:
+    """C4: a job leased for 100 ticks is not handed out by a 1-tick handle of its queue after 1 tick."""
+    store = await ctx.open_store()
+    short, long = _mixed_handles(ctx, store, "exactly-once-long-lease")
+    job_id = await long.enqueue({"lease": "100 ticks"})
+    await _claim_stamped(ctx, long, "holder", job_id, MIXED_LONG_UNITS * ctx.unit_s)
+    await ctx.advance(ctx.unit_s + ctx.tolerance_s)
+    got = await short.claim_batch("short-claimer", 2)
+    expect(
+        not got,
+        "C4",
+        did=f"handed out {[h.job.id for h in got]} through a handle with a 1-tick visibility timeout, 1 tick "
+        f"after job {job_id!r} was claimed under its own {MIXED_LONG_UNITS}-tick lease",
+        demands="no second lease while the job's own lease runs (the job's stamp decides, not the claimer's)",
+    )
+
+
+async def _leg_short_lease_long_claimer(ctx: RowContext) -> None:
+    """C1: a job leased for 1 tick is reclaimable through a 100-tick handle of its queue once that tick passed."""
+    store = await ctx.open_store()
+    short, long = _mixed_handles(ctx, store, "exactly-once-short-lease")
+    job_id = await short.enqueue({"lease": "1 tick"})
+    lease = await _claim_stamped(ctx, long, "holder", job_id, ctx.unit_s)
+    await ctx.wait_until(lease)
+    got = await long.claim_batch("long-claimer", 2)
+    expect(
+        [h.job.id for h in got] == [job_id],
+        "C1",
+        did=f"handed out {[h.job.id for h in got]} through a handle with a {MIXED_LONG_UNITS}-tick visibility "
+        f"timeout once job {job_id!r}'s own 1-tick lease (to {lease}) had lapsed",
+        demands="the lapsed job (its attempts left), whichever handle claims: the job's stamped lease decides",
+    )
+
+
 async def _leg_shared_location(ctx: RowContext) -> None:
     location = await ctx.new_location()
     stores = [await ctx.open_store(location) for _ in range(WORKERS)]
@@ -178,8 +251,10 @@ async def _leg_processes(ctx: RowContext) -> None:
 
 
 async def exactly_once(ctx: RowContext) -> None:
-    """C3 stamps on every handout; C4 under concurrent tasks, stores (P1) and processes (P2)."""
+    """C3 stamps on every handout; C4 under tasks, stores (P1), processes (P2); C1/C4 under mixed timeouts."""
     await ctx.leg("one store", ("C3", "C4"), _leg_one_store)
+    await ctx.leg("long lease, short-timeout claimer", ("C4", "C3"), _leg_long_lease_short_claimer)
+    await ctx.leg("short lease, long-timeout claimer", ("C1", "C3"), _leg_short_lease_long_claimer)
     for capability, name, leg in (
         (Capability.SHARED_LOCATION, "stores on one location", _leg_shared_location),
         (Capability.MULTI_PROCESS, "processes", _leg_processes),
@@ -191,4 +266,4 @@ async def exactly_once(ctx: RowContext) -> None:
             ctx.not_exercised((clause_id,), f"the engine does not declare {capability}", leg=name)
 
 
-ROW = row("exactly_once", ("C3", "C4", "P1", "P2"))(exactly_once)
+ROW = row("exactly_once", ("C1", "C3", "C4", "P1", "P2"))(exactly_once)
