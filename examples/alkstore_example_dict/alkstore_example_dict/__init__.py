@@ -5,7 +5,7 @@ It is registered as ``example-dict`` under the ``alkstore.engines`` entry point
 or ``alkstore certify example-dict`` certifies it from any directory.
 """
 
-from .adapter import DictAdapter
+from .dict_adapter import DictAdapter
 from .driver import DictDriver
 
 adapter = DictAdapter()
