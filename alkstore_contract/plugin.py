@@ -18,6 +18,7 @@ import pytest
 
 pytest.register_assert_rewrite("alkstore_contract.rows")
 
+import warnings  # noqa: E402
 from typing import Any  # noqa: E402
 
 from alkstore_contract.adapter import Capability, EngineAdapter, time_resolution_us  # noqa: E402
@@ -45,6 +46,23 @@ def _clock_mode(settings: SuiteSettings, adapter: EngineAdapter) -> str:
     if settings.clock is not None:
         return settings.clock
     return "manual" if Capability.INJECTABLE_CLOCK in adapter.capabilities else "system"
+
+
+ASYNCIO_LOOP_SCOPE_UNSET = r"(?s).*asyncio_default_fixture_loop_scope.*is unset"
+"""pytest-asyncio's deprecation warning when its ini key is unset, which it raises at configure time."""
+
+
+@pytest.hookimpl(tryfirst=True, specname="pytest_configure")
+def pytest_configure_quiet_asyncio(config: pytest.Config) -> None:
+    """A certifying run prints no warning of pytest-asyncio's about a setting the rows never use.
+
+    Rows run their own event loop (``asyncio.run`` in the item), so the fixture loop scope that
+    pytest-asyncio asks users to set means nothing to them; a user's first screen should not open on
+    it. The filter is added inside pytest's configure-time warning capture, before pytest-asyncio's
+    own ``pytest_configure`` runs, and only when engines were selected: a project's own run keeps it.
+    """
+    if load_settings(config).active:
+        warnings.filterwarnings("ignore", message=ASYNCIO_LOOP_SCOPE_UNSET, category=pytest.PytestDeprecationWarning)
 
 
 def pytest_configure(config: pytest.Config) -> None:

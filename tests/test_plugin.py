@@ -235,3 +235,18 @@ def test_xdist_runs_rows_in_parallel_and_the_controller_writes_the_report(
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert sorted(e["name"] for e in report["engines"]) == ["mem", "sqlite"]
     assert all(len(e["rows"]) == 2 for e in report["engines"])
+
+
+def test_a_certifying_run_from_an_empty_directory_prints_no_plugin_warning_and_leaves_nothing(
+    pytester: pytest.Pytester, run: Run
+) -> None:
+    """The user's first screen: no pytest-asyncio deprecation warning, and no ``.hypothesis/`` left behind.
+
+    If this fails, check ``pytest_configure_quiet_asyncio`` in alkstore_contract/plugin.py and
+    ``_hypothesis_home_outside_cwd`` in alkstore_contract/rows/model_based/runner.py.
+    """
+    result = run("--alkstore-engine=sqlite", "-W", "error::pytest.PytestDeprecationWarning")
+    result.assert_outcomes(passed=14, skipped=2)
+    output = result.stdout.str() + result.stderr.str()
+    assert "Warning" not in output
+    assert not (pytester.path / ".hypothesis").exists()

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
@@ -33,6 +39,29 @@ def _run_programs(bench: Bench, examples: int) -> None:
     )
 
 
+HYPOTHESIS_HOME = Path(tempfile.gettempdir()) / "alkstore-hypothesis"
+"""Where Hypothesis keeps its caches (unicode tables, constants) while the row runs: never the user's cwd."""
+
+
+@contextmanager
+def _hypothesis_home_outside_cwd() -> Iterator[None]:
+    """Keep Hypothesis from creating ``.hypothesis/`` in the directory a certify run was started from.
+
+    The row stores no examples (``database=None``), but Hypothesis still writes caches under its home
+    directory, ``./.hypothesis`` by default. A user's own ``HYPOTHESIS_STORAGE_DIRECTORY`` is left alone;
+    otherwise the home is a directory under the system's temp dir for the row, and reset afterwards, so the
+    user's own Hypothesis tests in the same run find theirs where they always do.
+    """
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        yield
+        return
+    set_hypothesis_home_dir(HYPOTHESIS_HOME)
+    try:
+        yield
+    finally:
+        set_hypothesis_home_dir(None)
+
+
 def run_programs(
     adapter: EngineAdapter, engine_spec: str, location: str, clock: ManualClock, seed_: int, examples: int
 ) -> tuple[int, Tally]:
@@ -44,7 +73,8 @@ def run_programs(
     with asyncio.Runner() as runner:
         bench = Bench(adapter, engine_spec, location, clock, seed_, runner)
         try:
-            _run_programs(bench, examples)
+            with _hypothesis_home_outside_cwd():
+                _run_programs(bench, examples)
         except Flaky as exc:
             if bench.first_violation is None:
                 raise
