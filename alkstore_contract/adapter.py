@@ -8,7 +8,7 @@ this and to the contract surface; they never import an engine.
 A location is an opaque ``str`` (a file path, a DSN plus schema, a space name)
 so that it can be handed to a worker in another OS process.
 
-Two members are optional, and so not part of the protocol below:
+Three members are optional, and so not part of the protocol below:
 
 - ``async def storage_version(self) -> str``, what the engine stores into (e.g.
   ``"SQLite 3.40.1"``, the server's version). The suite asks it once an engine
@@ -176,11 +176,15 @@ class EngineAdapter(Protocol):
         ...
 
     async def count_stored_jobs(self, location: str) -> int:
-        """The oracle: how many jobs ``location`` holds, read without the engine's code path."""
+        """The oracle: how many jobs ``location`` holds, read without the engine's code path.
+
+        ``location`` is always one ``create_location`` returned, never a ``location_via`` one (networked
+        engines): the oracle reads the server directly, past the suite's fault proxy.
+        """
         ...
 
     async def drop_location(self, location: str) -> None:
-        """Remove everything ``create_location`` made."""
+        """Remove everything ``create_location`` made; given the location it returned, never a ``location_via`` one."""
         ...
 
 
@@ -202,7 +206,9 @@ class NetworkedAdapter(Protocol):
 
         The engine may give stores opened on it shorter timeouts than its
         production defaults (the suite's outages last a few seconds); the two
-        bounds below must hold for them.
+        bounds below must hold for them. The suite only opens stores on the
+        returned location: ``count_stored_jobs`` and ``drop_location`` always
+        get the original one.
         """
         ...
 

@@ -591,6 +591,7 @@ async def test_unavailable_reason_names_the_dsn_and_the_error() -> None:
     assert "postgresql://nobody:***@127.0.0.1:1/nowhere" in reason
     assert "secret" not in reason
     assert "Error" in reason
+    assert "ci/" not in reason, "a user who installed the package has no ci/ directory"
 
 
 def test_the_adapter_imports_without_asyncpg() -> None:

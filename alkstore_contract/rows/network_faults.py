@@ -155,6 +155,30 @@ async def cut_enqueue_leg(ctx: RowContext) -> None:
             )
 
 
+def _expect_lost_claim_unavailable(wire: Wire, outcome: Outcome[Any]) -> None:
+    """N3: a claim whose answer was cut must raise StoreUnavailable; a result means the claim was replayed.
+
+    The server ran the claim before its answer was cut, so any value the op returns (``None``: the job was
+    already held; a handle: another job, or the same one claimed twice) came from the claim being sent again —
+    by the engine or by its client library's own retries — and says so rather than reading like a timing
+    complaint.
+    """
+    replayed = (
+        ""
+        if outcome.error is not None or outcome.hung
+        else ": the claim took effect on the server, its answer was lost, and it was then sent again (by the "
+        "engine or its client library's own retries), so this is the replay's answer and the first claim's "
+        "lease is held by nobody"
+    )
+    expect(
+        outcome.unavailable,
+        "N3",
+        did=f"{outcome.describe()} for a claim whose answer was cut after the server ran it{replayed}",
+        demands=f"StoreUnavailable (the claim's outcome unknown) within the adapter's op_timeout_s "
+        f"({wire.adapter.op_timeout_s} s), never a replayed claim",
+    )
+
+
 async def cut_claim_leg(ctx: RowContext) -> None:
     """N3: a claim whose answer was lost does not keep its job from being claimed after the lease."""
     async with open_wire(ctx) as wire:
@@ -174,7 +198,7 @@ async def cut_claim_leg(ctx: RowContext) -> None:
                 leg="lost claim",
             )
             return
-        wire.expect_unavailable(outcome, "N3")
+        _expect_lost_claim_unavailable(wire, outcome)
         await ctx.wait_until(claimed_at + timedelta(seconds=LEASE_UNITS * ctx.unit_s))
         again = await direct_queue.claim_one("n3-second")
         expect(

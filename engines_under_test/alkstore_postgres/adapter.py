@@ -162,7 +162,8 @@ class PgAdapter:
         except Exception as exc:
             return (
                 f"the Postgres server at {redact_dsn(dsn)} did not answer: {type(exc).__name__}: {exc} "
-                f"(set --alkstore-pg-dsn or ${DSN_ENV}; ci/postgres.sh starts a throwaway server)"
+                f"(set --alkstore-pg-dsn or ${DSN_ENV} to a server where the suite may create and drop schemas, "
+                "e.g. a throwaway one: docker run -d -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres:15)"
             )
         await conn.close()
         return None
