@@ -245,8 +245,11 @@ class SuiteSession:
         """The clause verdicts and the certificate for ``engine`` from what its rows recorded."""
         ledgers = [ledger for (name, _), ledger in self.ledgers.items() if name == engine.name]
         verdicts = clause_verdicts(ledgers, self._xfailed_clauses(engine))
-        if engine.name in self.unavailable:
-            return EngineVerdict(verdicts, None, f"not run here: {self.unavailable[engine.name]}")
+        # The engine's own answer, not only its placeholder item's: ``-k durability`` deselects the
+        # placeholder, and a partial run must still say why the engine did not run.
+        unavailable = self.unavailable.get(engine.name) or (None if ledgers else engine.unavailable_reason())
+        if unavailable is not None:
+            return EngineVerdict(verdicts, None, f"not run here: {unavailable}")
         ran = {row for (name, row) in self.ledgers if name == engine.name}
         missing = [row.name for row in self.rows if row.name not in ran]
         if missing:
@@ -438,7 +441,8 @@ class RowItem(pytest.Item):
             CURRENT.reset(token)
             self.user_properties.append(("alkstore_notes", "\n".join(context.notes)))
             self.user_properties.append(("alkstore_ledger", ledger.to_json()))
-            self.user_properties.append(("alkstore_summary", _row_summary(ledger)))
+            listed = {entry.clause for entry in self.expected}
+            self.user_properties.append(("alkstore_summary", _row_summary(ledger, listed)))
         self._judge(ledger)
 
     def _judge(self, ledger: Ledger) -> None:
@@ -494,14 +498,21 @@ def _legs_not_run(ledger: Ledger) -> list[str]:
     return [f"{leg.name!r} ({' '.join(leg.clauses)}: {leg.gap})" for leg in ledger.legs if leg.status == "not run"]
 
 
-def _row_summary(ledger: Ledger) -> str:
-    """The clauses of a row as ``pytest -v`` shows them: ``C3 C4 P1; failed: C4; not exercised: P2``."""
-    failed = ledger.failed_clauses
-    passed = [c for c in ledger.checks if c not in failed and c not in ledger.inconclusive]
-    left = [c for c in ledger.gaps if c not in ledger.checks and c not in failed]
+def _row_summary(ledger: Ledger, listed: set[str] | frozenset[str] = frozenset()) -> str:
+    """The clauses of a row as ``pytest -v`` shows them: ``C3 C4 P1; failed: C4; not exercised: P2``.
+
+    A failure the expected-failures file lists (``listed``) is shown as ``xfailed``, never under ``failed``,
+    even when the row fails for another reason (a strict entry that did not fail).
+    """
+    failed = [c for c in ledger.failed_clauses if c not in listed]
+    xfailed = [c for c in ledger.failed_clauses if c in listed]
+    passed = [c for c in ledger.checks if c not in ledger.failed_clauses and c not in ledger.inconclusive]
+    left = [c for c in ledger.gaps if c not in ledger.checks and c not in ledger.failed_clauses]
     parts = [" ".join(passed)]
     if failed:
         parts.append("failed: " + " ".join(failed))
+    if xfailed:
+        parts.append("xfailed: " + " ".join(xfailed))
     if ledger.inconclusive:
         parts.append("inconclusive: " + " ".join(ledger.inconclusive))
     if left:

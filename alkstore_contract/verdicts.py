@@ -138,6 +138,8 @@ def certify(
     covers = ["core", *sorted(str(c) for c in capabilities)]
     blockers: list[str] = []
     named: list[str] = []
+    unexercised: dict[str, list[str]] = {}
+    """why → the clauses not exercised for it: a reason shared by many clauses is said once."""
     for known in binding(capabilities):
         found = verdicts[known.id]
         where = f" ({', '.join(found.rows)})" if found.rows else ""
@@ -153,13 +155,14 @@ def certify(
             if found.gap == str(Gap.CLOCK):
                 named.append(known.id)
                 continue
-            blockers.append(f"{known.id} not exercised: {found.detail}")
+            unexercised.setdefault(str(found.detail), []).append(known.id)
         if found.verdict is Verdict.PASSED:
             blockers.extend(
                 f"{known.id} passed without leg {leg}"
                 for leg in found.legs_not_run
                 if f"({Gap.CLOCK}): " not in leg and f"({Gap.CAPABILITY}): " not in leg
             )
+    blockers += [f"{', '.join(ids)} not exercised: {why}" for why, ids in unexercised.items()]
     for ledger in ledgers:
         for leg in ledger.legs:
             if leg.gap == str(Gap.CLOCK) and any(CLAUSES[c] in binding(capabilities) for c in leg.clauses):

@@ -250,3 +250,29 @@ def test_a_certifying_run_from_an_empty_directory_prints_no_plugin_warning_and_l
     output = result.stdout.str() + result.stderr.str()
     assert "Warning" not in output
     assert not (pytester.path / ".hypothesis").exists()
+
+
+def test_a_partial_run_still_says_why_the_engine_could_not_run(pytester: pytest.Pytester, run: Run) -> None:
+    """``-k durability`` deselects the unavailable engine's placeholder; the verdict line still gives the reason."""
+    pytester.makepyfile(fake_engine=FAKE_ENGINE)
+    result = run("--alkstore-engine=fake_engine:adapter", "-k", "durability")
+    result.stdout.fnmatch_lines(["*=> unreachable: not run here: server at 127.0.0.1:1 refused the connection*"])
+    assert "partial run" not in result.stdout.str()
+
+
+def test_a_strict_entry_that_did_not_fail_lists_the_expected_failures_as_xfailed(
+    pytester: pytest.Pytester, run: Run
+) -> None:
+    """E7 listed and failing, E1 listed and passing: the row fails on E1 only, and E7 shows as xfailed."""
+    pytester.makepyfile(int32_engine=INT32_ENGINE)
+    listing = pytester.path / "xfail.txt"
+    listing.write_text(
+        "enqueue_opts_resolution[int32] E7 a 32-bit priority column\nenqueue_opts_resolution[int32] E1 not broken\n",
+        encoding="utf-8",
+    )
+    result = run(
+        "--alkstore-engine=int32_engine:adapter", f"--alkstore-xfail-file={listing}", "-k", "enqueue_opts", "-rf"
+    )
+    result.assert_outcomes(failed=1)
+    summary = [line for line in result.stdout.lines if line.startswith("FAILED [")]
+    assert summary and all("xfailed: E7" in line and "failed: E7" not in line.replace("xfailed", "") for line in summary)

@@ -95,3 +95,26 @@ def test_the_ledger_survives_its_trip_through_json() -> None:
         ledger.inconclusive,
         ledger.legs,
     )
+
+
+def test_a_clause_failed_only_by_an_engine_exception_names_its_row() -> None:
+    """Any clause: an exception charged to a clause with no check of its own still says where it happened."""
+    ledger = _all_checked(frozenset())
+    del ledger.checks["E7"]
+    raised = Ledger(row="enqueue_opts_resolution")
+    raised.fail(Failure("E7", "priority", "[E7] the engine raised OverflowError", exception=True))
+    verdicts = clause_verdicts([ledger, raised], {})
+    assert (verdicts["E7"].verdict, verdicts["E7"].rows) == (Verdict.FAILED, ["enqueue_opts_resolution"])
+    assert certify(verdicts, [ledger, raised], frozenset()).blockers == [
+        "E7 failed (enqueue_opts_resolution): [E7] the engine raised OverflowError"
+    ]
+
+
+def test_one_reason_shared_by_many_unexercised_clauses_is_said_once() -> None:
+    """Every clause: an engine asked for a clock it does not declare gets the reason once, not once a clause."""
+    why = "engine 'x' does not declare 'injectable_clock' (T2), so --alkstore-clock=manual cannot run it"
+    ledger = Ledger(row="everything")
+    ledger.gap(tuple(c.id for c in binding(frozenset()) if c.untested is None), Gap.CAPABILITY, why)
+    blockers = certify(clause_verdicts([ledger], {}), [ledger], frozenset()).blockers
+    assert len(blockers) == 1
+    assert blockers[0].startswith("S1, S2, S3, S4, E1") and blockers[0].endswith(f" not exercised: {why}")
