@@ -1,7 +1,7 @@
 """A clause passes only on its defining checks (docs/capabilities.md, "What a certificate covers").
 
 Rule ids: every clause (the rule applies to all); H1, H5, C7 and D2 for the rows that showed the gaps.
-If one of these fails, check ``count_check`` in alkstore_contract/ledger.py (a check counts as defining only
+If one of these fails, check ``count_check`` in alkstore_contract/suite/ledger.py (a check counts as defining only
 in a leg declaring its clause), ``clause_verdicts`` in verdicts.py (passed needs a defining check), the
 ``after=`` of lease_validity's legs (each builds only on its own queue's claims), and ``_judge`` in run.py (an
 expected-failure entry covers a clause a failure elsewhere in the row left unexercised).
@@ -14,14 +14,14 @@ import json
 from pathlib import Path
 
 import pytest
-
-from alkstore_contract.checks import expect, expect_stored
-from alkstore_contract.harness import RowContext, UndeclaredClause
-from alkstore_contract.ledger import CURRENT, Ledger
-from alkstore_contract.run import _drive
-from alkstore_contract.suite import row
-from alkstore_contract.verdicts import Verdict, certify, clause_verdicts
 from alkstore_mem import MemAdapter
+
+from alkstore_contract.suite.checks import expect, expect_stored
+from alkstore_contract.suite.harness import RowContext, UndeclaredClause
+from alkstore_contract.suite.ledger import CURRENT, Ledger
+from alkstore_contract.suite.row import row
+from alkstore_contract.suite.run import _drive
+from alkstore_contract.suite.verdicts import Verdict, certify, clause_verdicts
 
 REPO = Path(__file__).resolve().parents[1]
 

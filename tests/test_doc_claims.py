@@ -11,9 +11,9 @@ import ast
 import re
 from pathlib import Path
 
-from alkstore_contract.clauses import CLAUSES
 from alkstore_contract import errors
-from alkstore_contract.suite import all_rows
+from alkstore_contract.suite.clauses import CLAUSES
+from alkstore_contract.suite.row import all_rows
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"

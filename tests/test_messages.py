@@ -1,6 +1,6 @@
 """Verdict messages say what the engine did, in words that point at the fault (N3).
 
-If this fails, check ``_expect_lost_claim_unavailable`` in alkstore_contract/rows/network_faults.py: a
+If this fails, check ``_expect_lost_claim_unavailable`` in alkstore_contract/suite/rows/network_faults.py: a
 claim whose answer was cut after the server ran it can only return a value if it was sent again.
 """
 
@@ -11,10 +11,10 @@ from typing import Any, cast
 
 import pytest
 
-from alkstore_contract.checks import ContractViolation
 from alkstore_contract.errors import StoreUnavailable
-from alkstore_contract.rows.network_faults import _expect_lost_claim_unavailable
-from alkstore_contract.wire import Outcome, Wire
+from alkstore_contract.suite.checks import ContractViolation
+from alkstore_contract.suite.network import Outcome, Wire
+from alkstore_contract.suite.rows.network_faults import _expect_lost_claim_unavailable
 
 WIRE = cast(Wire, SimpleNamespace(adapter=SimpleNamespace(op_timeout_s=2.0)))
 
@@ -26,7 +26,9 @@ def test_a_replayed_lost_claim_is_called_a_replay_not_a_slow_answer() -> None:
         _expect_lost_claim_unavailable(WIRE, outcome)
     message = str(raised.value)
     assert message.startswith("[N3] the engine claim_one() returned None after 0.00 s for a claim whose answer was cut")
-    assert "took effect on the server" in message and "sent again" in message and "client library" in message
+    assert "took effect on the server" in message
+    assert "sent again" in message
+    assert "client library" in message
 
 
 def test_a_lost_claim_that_raised_store_unavailable_passes() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
-from alkstore_contract.report import SCHEMA_PATH
+from alkstore_contract.report.build import SCHEMA_PATH
 
 Run = Callable[..., pytest.RunResult]
 """The ``run`` fixture: pytest in a subprocess with these arguments."""
@@ -242,8 +242,8 @@ def test_a_certifying_run_from_an_empty_directory_prints_no_plugin_warning_and_l
 ) -> None:
     """The user's first screen: no pytest-asyncio deprecation warning, and no ``.hypothesis/`` left behind.
 
-    If this fails, check ``pytest_configure_quiet_asyncio`` in alkstore_contract/plugin.py and
-    ``_hypothesis_home_outside_cwd`` in alkstore_contract/rows/model_based/runner.py.
+    If this fails, check ``pytest_configure_quiet_asyncio`` in alkstore_contract/suite/plugin.py and
+    ``_hypothesis_home_outside_cwd`` in alkstore_contract/suite/rows/model_based/runner.py.
     """
     result = run("--alkstore-engine=sqlite", "-W", "error::pytest.PytestDeprecationWarning")
     result.assert_outcomes(passed=14, skipped=2)
@@ -275,4 +275,5 @@ def test_a_strict_entry_that_did_not_fail_lists_the_expected_failures_as_xfailed
     )
     result.assert_outcomes(failed=1)
     summary = [line for line in result.stdout.lines if line.startswith("FAILED [")]
-    assert summary and all("xfailed: E7" in line and "failed: E7" not in line.replace("xfailed", "") for line in summary)
+    assert summary
+    assert all("xfailed: E7" in line and "failed: E7" not in line.replace("xfailed", "") for line in summary)

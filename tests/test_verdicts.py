@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from alkstore_contract.adapter import Capability
-from alkstore_contract.clauses import CLAUSES, binding
-from alkstore_contract.ledger import Failure, Gap, Ledger, LegRecord
-from alkstore_contract.verdicts import Certificate, Verdict, certify, clause_verdicts
+from alkstore_contract.suite.clauses import CLAUSES, binding
+from alkstore_contract.suite.ledger import Failure, Gap, Ledger, LegRecord
+from alkstore_contract.suite.verdicts import Certificate, Verdict, certify, clause_verdicts
 
 DURABLE = frozenset({Capability.DURABLE})
 
@@ -117,4 +117,5 @@ def test_one_reason_shared_by_many_unexercised_clauses_is_said_once() -> None:
     ledger.gap(tuple(c.id for c in binding(frozenset()) if c.untested is None), Gap.CAPABILITY, why)
     blockers = certify(clause_verdicts([ledger], {}), [ledger], frozenset()).blockers
     assert len(blockers) == 1
-    assert blockers[0].startswith("S1, S2, S3, S4, E1") and blockers[0].endswith(f" not exercised: {why}")
+    assert blockers[0].startswith("S1, S2, S3, S4, E1")
+    assert blockers[0].endswith(f" not exercised: {why}")

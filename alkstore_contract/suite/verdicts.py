@@ -1,0 +1,194 @@
+"""One verdict per clause per engine, from the ledgers of its rows, and the certificate they allow.
+
+A clause is **passed** only when at least one of its *defining* checks ran in
+this run (a check in a leg that declares the clause; incidental checks, made in
+legs that merely cite it, can fail a clause but never pass it) and none of its
+checks failed; **failed** when a check or an engine exception failed it (the
+first message is kept); **xfailed** when every failure of it was listed in the
+expected-failures file; **inconclusive** when a real-clock leg found the host
+too slow to judge it (never counted as passed); **not exercised** otherwise,
+with why (a capability not declared, exact instants the engine cannot be given,
+a leg that built on a failed one, a row that did not run, or a clause the
+registry marks untested).
+
+The certificate binds what the engine declares (docs/capabilities.md, "What a
+certificate covers"): CERTIFIED only when every clause of the core and of every
+declared capability passed, or was not exercised for a reason the certificate
+names (exact-instant legs on an engine without ``injectable_clock``, clauses the
+registry marks untested). A passed clause one of whose defining legs did not
+run blocks it too, unless that leg needs exact instants (named on the
+certificate) or a capability the engine does not declare (outside what it
+covers): the only check of a behaviour never goes missing silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from alkstore_contract.adapter import TIME_RESOLUTIONS_US, Capability
+from alkstore_contract.suite.clauses import CLAUSES, binding
+from alkstore_contract.suite.ledger import Gap, Ledger
+
+
+class Verdict(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    XFAILED = "xfailed"
+    INCONCLUSIVE = "inconclusive"
+    NOT_EXERCISED = "not exercised"
+
+
+@dataclass(slots=True)
+class ClauseVerdict:
+    clause: str
+    verdict: Verdict
+    checks: int = 0
+    rows: list[str] = field(default_factory=list)
+    """Rows in which a defining check of the clause ran or a check of it failed."""
+    legs_not_run: list[str] = field(default_factory=list)
+    """Legs that define the clause and did not run, each as ``row: leg 'name' (gap kind): why``."""
+    detail: str | None = None
+    """The first failure, the expected-failure reason, why it was inconclusive or why it was not exercised."""
+    gap: str | None = None
+    """For ``not exercised``: the kind of gap (``capability``, ``clock``, ``dependency``, ``not run``, ``untested``)."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "clause": self.clause,
+            "verdict": str(self.verdict),
+            "checks": self.checks,
+            "rows": self.rows,
+            "legs_not_run": self.legs_not_run,
+            "detail": self.detail,
+            "gap": self.gap,
+        }
+
+
+def clause_verdicts(ledgers: list[Ledger], xfailed: dict[str, str]) -> dict[str, ClauseVerdict]:
+    """Every registered clause's verdict from ``ledgers`` (one per row that ran on the engine).
+
+    ``xfailed`` maps a clause to the reason of the expected-failure entry that covered its failures.
+    """
+    verdicts: dict[str, ClauseVerdict] = {}
+    for clause_id, known in CLAUSES.items():
+        checks = sum(ledger.checks.get(clause_id, 0) for ledger in ledgers)
+        rows = [
+            ledger.row
+            for ledger in ledgers
+            if ledger.checks.get(clause_id) or any(f.clause == clause_id for f in ledger.failures)
+        ]
+        failures = [f for ledger in ledgers for f in ledger.failures if f.clause == clause_id]
+        undecided = [why for ledger in ledgers for why in ledger.inconclusive.get(clause_id, [])]
+        gaps = [gap for ledger in ledgers for gap in ledger.gaps.get(clause_id, [])]
+        left_out = [
+            f"{ledger.row}: leg {leg.name!r} ({leg.gap}): {leg.reason}"
+            for ledger in ledgers
+            for leg in ledger.legs
+            if leg.status == "not run" and clause_id in leg.clauses
+        ]
+        found = ClauseVerdict(clause_id, Verdict.PASSED, checks, rows, left_out)
+        if failures and clause_id in xfailed:
+            found.verdict, found.detail = Verdict.XFAILED, xfailed[clause_id]
+        elif failures:
+            found.verdict, found.detail = Verdict.FAILED, failures[0].message.splitlines()[0]
+        elif undecided:
+            found.verdict, found.detail = Verdict.INCONCLUSIVE, undecided[0]
+        elif checks == 0:
+            found.verdict = Verdict.NOT_EXERCISED
+            if known.untested is not None:
+                found.gap, found.detail = "untested", known.untested
+            elif gaps:
+                found.gap, found.detail = gaps[0]
+            elif any(ledger.incidental.get(clause_id) for ledger in ledgers):
+                cited = [ledger.row for ledger in ledgers if ledger.incidental.get(clause_id)]
+                found.gap = "not run"
+                found.detail = f"only incidental checks of it ran (in {', '.join(cited)}); no leg that defines it ran"
+            else:
+                found.gap, found.detail = "not run", "no row that checks it ran"
+        verdicts[clause_id] = found
+    return verdicts
+
+
+@dataclass(slots=True)
+class Certificate:
+    certified: bool
+    covers: list[str]
+    """``core`` and the declared capabilities."""
+    not_exercised: list[str]
+    """What the certificate names as not exercised within what it covers."""
+    blockers: list[str]
+
+    def line(self, clock: str, resolution_us: int = 1) -> str:
+        scope = " + ".join(self.covers)
+        left = f"; not exercised: {', '.join(self.not_exercised)}" if self.not_exercised else ""
+        coarse = "" if resolution_us == 1 else f", time resolution {TIME_RESOLUTIONS_US[resolution_us]}"
+        if self.certified:
+            return f"CERTIFIED: {scope} (clock={clock}{coarse}{left})"
+        return "NOT CERTIFIED: " + "; ".join(self.blockers)
+
+
+def certify(
+    verdicts: dict[str, ClauseVerdict], ledgers: list[Ledger], capabilities: frozenset[Capability]
+) -> Certificate:
+    """The certificate the clause verdicts allow for an engine declaring ``capabilities``."""
+    covers = ["core", *sorted(str(c) for c in capabilities)]
+    blockers: list[str] = []
+    named: list[str] = []
+    unexercised: dict[str, list[str]] = {}
+    """why → the clauses not exercised for it: a reason shared by many clauses is said once."""
+    for known in binding(capabilities):
+        found = verdicts[known.id]
+        where = f" ({', '.join(found.rows)})" if found.rows else ""
+        if found.verdict is Verdict.FAILED:
+            blockers.append(f"{known.id} failed{where}: {found.detail}")
+        elif found.verdict is Verdict.XFAILED:
+            blockers.append(f"{known.id} failed as expected ({found.detail})")
+        elif found.verdict is Verdict.INCONCLUSIVE:
+            blockers.append(f"{known.id} inconclusive: {found.detail}")
+        elif found.verdict is Verdict.NOT_EXERCISED:
+            if found.gap == "untested":
+                continue
+            if found.gap == str(Gap.CLOCK):
+                named.append(known.id)
+                continue
+            unexercised.setdefault(str(found.detail), []).append(known.id)
+        if found.verdict is Verdict.PASSED:
+            blockers.extend(
+                f"{known.id} passed without leg {leg}"
+                for leg in found.legs_not_run
+                if f"({Gap.CLOCK}): " not in leg and f"({Gap.CAPABILITY}): " not in leg
+            )
+    blockers += [f"{', '.join(ids)} not exercised: {why}" for why, ids in unexercised.items()]
+    for ledger in ledgers:
+        for leg in ledger.legs:
+            if leg.gap == str(Gap.CLOCK) and any(CLAUSES[c] in binding(capabilities) for c in leg.clauses):
+                named.append(f"{leg.name} ({ledger.row})")
+    return Certificate(not blockers, covers, list(dict.fromkeys(named)), blockers)
+
+
+@dataclass
+class EngineVerdict:
+    """What the session concluded about one engine."""
+
+    clauses: dict[str, ClauseVerdict]
+    certificate: Certificate | None
+    """``None`` when the run cannot certify: the engine did not run, or rows were left out."""
+    why_no_certificate: str | None = None
+    blockers: list[str] = field(default_factory=list)
+    """Without a certificate: the failures that would refuse one anyway (a partial run that failed a clause)."""
+
+    @property
+    def not_certified_because(self) -> list[str]:
+        """One line per thing in the certificate's way (empty when certified)."""
+        if self.certificate is not None:
+            return self.certificate.blockers
+        return [*self.blockers, str(self.why_no_certificate)]
+
+    def line_for(self, clock: str, resolution_us: int = 1) -> str:
+        if self.certificate is None and self.blockers:
+            return "NOT CERTIFIED: " + "; ".join(self.not_certified_because)
+        if self.certificate is None:
+            return str(self.why_no_certificate)
+        return self.certificate.line(clock, resolution_us)
