@@ -99,3 +99,23 @@ def test_the_example_binds_no_attribute_over_a_submodule_of_the_same_name() -> N
         if isinstance(target, ast.Name)
     }
     assert not modules & bound, f"the example's __init__ binds {sorted(modules & bound)} over its submodules"
+
+
+def test_the_networked_section_says_which_location_the_oracle_gets_and_that_client_retries_break_n3() -> None:
+    """N3, N4: an author must know the oracle reads past the proxy, and that a client's own retries duplicate."""
+    section = CAPABILITIES.split("## `networked`")[1].split("\n## ")[0]
+    flat = " ".join(section.split())
+    assert "`count_stored_jobs` and `drop_location` always receive the original location" in flat
+    assert "client library's own retries" in flat
+    assert "N3" in flat
+
+
+def test_the_adapter_docstring_counts_its_optional_members_right() -> None:
+    from alkstore_contract import adapter
+
+    doc = str(adapter.__doc__)
+    word = re.search(r"(\w+) members are optional", doc)
+    assert word is not None
+    listed = doc.split("members are optional")[1].split("\n\n")[1].count("\n- ") + 1
+    numbers = {"One": 1, "Two": 2, "Three": 3, "Four": 4, "Five": 5}
+    assert numbers.get(word.group(1)) == listed, f"the docstring says {word.group(1)} and lists {listed}"
