@@ -1,8 +1,10 @@
-"""Rows as data: a name, the contract clauses it pins (docs/contract.md), what it needs, and its body.
+"""Rows as data: a name, the contract clauses it defines (docs/contract.md), what it needs, and its body.
 
 The same metadata feeds test ids, skip reasons, ``pytest -v`` output, the JSON
-report and the HTML matrix. A row with no ``requires`` is *required*: an
-engine is certified only when every required row passes.
+report and the HTML matrix. A row with no ``requires`` is *required*: it runs
+on every engine. ``clauses`` are the clauses the row's legs may define (a leg
+declaring any other is a suite defect); the certificate is given per clause,
+by the rule of docs/capabilities.md ("What a certificate covers").
 """
 
 from __future__ import annotations
