@@ -156,9 +156,12 @@ def certify(
             unexercised.setdefault(str(found.detail), []).append(known.id)
         if found.verdict is Verdict.PASSED:
             blockers.extend(
-                f"{known.id} passed without leg {leg}"
-                for leg in found.legs_not_run
-                if f"({Gap.CLOCK}): " not in leg and f"({Gap.CAPABILITY}): " not in leg
+                f"{known.id} passed without leg {ledger.row}: leg {leg.name!r} ({leg.gap}): {leg.reason}"
+                for ledger in ledgers
+                for leg in ledger.legs
+                if leg.status == "not run"
+                and known.id in leg.clauses
+                and leg.gap not in (str(Gap.CLOCK), str(Gap.CAPABILITY))
             )
     blockers += [f"{', '.join(ids)} not exercised: {why}" for why, ids in unexercised.items()]
     for ledger in ledgers:
