@@ -277,3 +277,26 @@ def test_a_strict_entry_that_did_not_fail_lists_the_expected_failures_as_xfailed
     summary = [line for line in result.stdout.lines if line.startswith("FAILED [")]
     assert summary
     assert all("xfailed: E7" in line and "failed: E7" not in line.replace("xfailed", "") for line in summary)
+
+
+SYSTEM_ONLY_ENGINE = """
+from alkstore_mem import MemAdapter
+
+
+class SystemOnly(MemAdapter):
+    name = "system-only"
+    capabilities = frozenset()
+
+
+adapter = SystemOnly()
+"""
+"""An engine that declares no injectable_clock, as one on a server's clock would."""
+
+
+def test_an_undeclared_clock_is_refused_with_its_reason_said_once(pytester: pytest.Pytester, run: Run) -> None:
+    """T2: ``--alkstore-clock=manual`` on an engine without injectable_clock: one reason, not one a clause."""
+    pytester.makepyfile(system_only=SYSTEM_ONLY_ENGINE)
+    result = run("--alkstore-engine=system_only:adapter", "--alkstore-clock=manual")
+    (line,) = [line for line in result.stdout.lines if "=> system-only:" in line]
+    assert line.count("does not declare 'injectable_clock'") == 1
+    assert len(line) < 600
