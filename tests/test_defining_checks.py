@@ -131,7 +131,7 @@ def test_a_passed_clause_with_a_defining_leg_left_out_by_a_failure_blocks_the_ce
     verdicts = clause_verdicts([ledger], {})
     assert verdicts["H1"].verdict is Verdict.PASSED
     blockers = certify(verdicts, [ledger], frozenset()).blockers
-    assert "H1 passed without leg defining_probe: leg 'another H1 leg' (dependency): " in "\n".join(blockers)
+    assert "H1 passed without its leg 'another H1 leg' (defining_probe, dependency): " in "\n".join(blockers)
 
 
 def test_a_leg_may_declare_only_clauses_its_row_defines() -> None:

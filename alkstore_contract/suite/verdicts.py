@@ -14,8 +14,8 @@ registry marks untested).
 The certificate binds what the engine declares (docs/capabilities.md, "What a
 certificate covers"): CERTIFIED only when every clause of the core and of every
 declared capability passed, or was not exercised for a reason the certificate
-names (exact-instant legs on an engine without ``injectable_clock``, clauses the
-registry marks untested). A passed clause one of whose defining legs did not
+names (legs needing exact instants or long waits a real-clock run cannot give,
+clauses the registry marks untested). A passed clause one of whose defining legs did not
 run blocks it too, unless that leg needs exact instants (named on the
 certificate) or a capability the engine does not declare (outside what it
 covers): the only check of a behaviour never goes missing silently.
@@ -156,7 +156,7 @@ def certify(
             unexercised.setdefault(str(found.detail), []).append(known.id)
         if found.verdict is Verdict.PASSED:
             blockers.extend(
-                f"{known.id} passed without leg {ledger.row}: leg {leg.name!r} ({leg.gap}): {leg.reason}"
+                f"{known.id} passed without its leg {leg.name!r} ({ledger.row}, {leg.gap}): {leg.reason}"
                 for ledger in ledgers
                 for leg in ledger.legs
                 if leg.status == "not run"
