@@ -100,7 +100,7 @@ class MovedModuleFinder(importlib.abc.MetaPathFinder):
 def install() -> None:
     """Put the finder on ``sys.meta_path`` once (importing ``alkstore_contract`` calls this)."""
     if not any(isinstance(finder, MovedModuleFinder) for finder in sys.meta_path):
-        sys.meta_path.append(MovedModuleFinder())
+        sys.meta_path.insert(0, MovedModuleFinder())  # first: the path finder would load a second copy of a submodule
 
 
 def moved_names(package: str, module: str, names: tuple[str, ...]) -> Callable[[str], object]:

@@ -1,5 +1,7 @@
 """How options turn into stored values (contract E1–E7, R1–R4, D1), written once.
 
+Part of the contract.
+
 The kit's front (``alkstore_contract.kit``) calls these, so every engine on it
 stores the same values; an engine implementing the surface itself calls them
 too. What depends on ``now`` is left relative (``NewJobs``, ``RetryDecision``),

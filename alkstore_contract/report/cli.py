@@ -1,5 +1,7 @@
 """The ``alkstore`` command: certify an engine, or render reports into a conformance matrix.
 
+Part of the report.
+
 ``alkstore certify NAME`` runs the suite on one engine from an empty scratch
 directory with an empty pytest configuration of its own (so no conftest, ini
 file or pyproject of the caller's project interferes), shows each row as it

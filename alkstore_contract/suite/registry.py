@@ -1,5 +1,7 @@
 """Finding engine adapters: installed ``alkstore.engines`` entry points, or ``module:attr``.
 
+Part of the suite.
+
 The ``module:attr`` form lets an engine author certify an engine before it is
 packaged, and lets the project's own tests point the suite at broken-engine
 mutants that are deliberately not registered.

@@ -1,5 +1,7 @@
 """Rows as data: a name, the contract clauses it pins (docs/contract.md), what it needs, and its body.
 
+Part of the suite.
+
 The same metadata feeds test ids, skip reasons, ``pytest -v`` output, the JSON
 report and the HTML matrix. A row with no ``requires`` is *required*: an
 engine is certified only when every required row passes.

@@ -1,5 +1,7 @@
 """One run of the suite inside pytest: collection, execution, the summary and the report.
 
+Part of the suite.
+
 ``SuiteSession`` is registered as a pytest plugin object only when engines
 were selected, so none of its hooks touch a session that does not certify.
 
