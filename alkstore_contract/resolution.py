@@ -10,11 +10,15 @@ so a driver that keeps time itself (a server's clock) adds the one ``now`` it re
 
 from __future__ import annotations
 
+import importlib
 import random
+import sys
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from alkstore_contract._moved import REMOVED_IN
 from alkstore_contract.backoff import backoff_delay_s
 from alkstore_contract.types import Duration, QueueOpts
 from alkstore_contract.validation import (
@@ -139,3 +143,23 @@ def encode_payloads(payloads: Sequence[object]) -> list[str]:
 def fail_error(error: str | None) -> str:
     """contract D1: the stored ``last_error`` of ``fail()``."""
     return error if error is not None else LAST_ERROR_FAILED
+
+
+def __getattr__(name: str) -> object:
+    """The helpers of release 0.1 (``NewJob``, ``resolve_new_job``, ``RetryOutcome``, ``resolve_retry``), for one more.
+
+    They are shims over their replacements (``alkstore_contract._pre_kit``), handed out with a
+    ``DeprecationWarning`` naming the replacement, so an adapter written against 0.1 still loads.
+    """
+    shims = importlib.import_module("alkstore_contract._pre_kit")
+    if name not in shims.REPLACEMENTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"{__name__}.{name} is deprecated: use {__name__}.{shims.REPLACEMENTS[name]} "
+        f"(the old name stops working in alkstore {REMOVED_IN}; see CHANGELOG.md)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    value: object = getattr(shims, name)
+    setattr(sys.modules[__name__], name, value)  # once: ``from … import`` looks a name up twice
+    return value
