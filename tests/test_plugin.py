@@ -10,6 +10,7 @@ from pathlib import Path
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
+from alkstore_contract import CONTRACT_VERSION, __version__
 from alkstore_contract.report.build import SCHEMA_PATH
 
 Run = Callable[..., pytest.RunResult]
@@ -203,9 +204,13 @@ def test_an_engine_exception_is_a_clause_verdict_that_other_legs_survive(pyteste
 
 def test_the_report_follows_its_schema_and_says_why_not_certified(pytester: pytest.Pytester, run: Run) -> None:
     report_path = pytester.path / "out" / "report.json"
-    run("--alkstore-engine=mem,sqlite", f"--alkstore-report={report_path}", "-k", "claim_extents or durability")
+    result = run(
+        "--alkstore-engine=mem,sqlite", f"--alkstore-report={report_path}", "-k", "claim_extents or durability"
+    )
     report = json.loads(report_path.read_text(encoding="utf-8"))
     jsonschema.validate(report, json.loads(Path(SCHEMA_PATH).read_text(encoding="utf-8")))
+    result.stdout.fnmatch_lines([f"alkstore {__version__}, contract {CONTRACT_VERSION}"])
+    assert (report["suite_version"], report["contract_version"]) == (__version__, CONTRACT_VERSION)
     assert report["selection"] == {"keyword": "claim_extents or durability", "markexpr": ""}
     mem, sqlite = report["engines"]
     assert (mem["name"], mem["clock"], mem["storage"]) == ("mem", "manual", None)
