@@ -85,12 +85,3 @@ def resolve_retry(
     )
     run_at = None if decision.dead else now + timedelta(seconds=decision.delay_s)
     return RetryOutcome(dead=decision.dead, run_at=run_at, last_error=decision.last_error)
-
-
-REPLACEMENTS: dict[str, str] = {
-    "NewJob": "NewJobs",
-    "resolve_new_job": "resolve_new_jobs",
-    "RetryOutcome": "RetryDecision",
-    "resolve_retry": "decide_retry",
-}
-"""Each shim's replacement in ``alkstore_contract.resolution``."""

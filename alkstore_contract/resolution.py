@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from alkstore_contract._moved import REMOVED_IN
+from alkstore_contract._moved import REMOVED_IN, REPLACED
 from alkstore_contract.backoff import backoff_delay_s
 from alkstore_contract.types import Duration, QueueOpts
 from alkstore_contract.validation import (
@@ -152,10 +152,11 @@ def __getattr__(name: str) -> object:
     ``DeprecationWarning`` naming the replacement, so an adapter written against 0.1 still loads.
     """
     shims = importlib.import_module("alkstore_contract._pre_kit")
-    if name not in shims.REPLACEMENTS:
+    replacement = REPLACED.get(f"{__name__}.{name}")
+    if replacement is None or not hasattr(shims, name):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     warnings.warn(
-        f"{__name__}.{name} is deprecated: use {__name__}.{shims.REPLACEMENTS[name]} "
+        f"{__name__}.{name} is deprecated: use {replacement} "
         f"(the old name stops working in alkstore {REMOVED_IN}; see CHANGELOG.md)",
         DeprecationWarning,
         stacklevel=2,
