@@ -92,8 +92,8 @@ class Name:
         return cls(module, name)
 
 
-def _defined_at_top(module: ModuleType) -> list[str]:
-    """Names the module's own source binds at its top level, in source order (an ``if`` block's too)."""
+def _defined_at_top(module: ModuleType, imports: bool = False) -> list[str]:
+    """Names the module's own source defines at its top level, in source order (and imports, if asked)."""
     tree = ast.parse(inspect.getsource(module))
     found: list[str] = []
 
@@ -107,6 +107,8 @@ def _defined_at_top(module: ModuleType) -> list[str]:
                 found.append(node.target.id)
             elif isinstance(node, ast.Try):
                 visit(node.body)
+            elif imports and isinstance(node, ast.Import | ast.ImportFrom):
+                found.extend((alias.asname or alias.name).partition(".")[0] for alias in node.names)
 
     visit(tree.body)
     return list(dict.fromkeys(found))
@@ -142,6 +144,8 @@ def resolve(name: Name) -> tuple[object, list[str]]:
         if not name.name and new_path(name.module) is not None:
             sys.modules.pop(name.module, None)  # an old path warns on its first import only
         module = importlib.import_module(name.module)
+        if name.name and hasattr(module, "__getattr__") and name.name not in _defined_at_top(module, imports=True):
+            vars(module).pop(name.name, None)  # a deprecated name caches itself when first asked for; ask afresh
         value = getattr(module, name.name) if name.name else module
     return value, [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
 
