@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from alkstore_contract._moved import REMOVED_IN, REPLACED
 from alkstore_contract.backoff import backoff_delay_s
@@ -28,6 +29,12 @@ from alkstore_contract.validation import (
     validate_max_attempts,
     validate_priority,
 )
+
+if TYPE_CHECKING:  # type checkers see the 0.1 helpers as they are; at run time ``__getattr__`` warns
+    from alkstore_contract._pre_kit import NewJob as NewJob
+    from alkstore_contract._pre_kit import RetryOutcome as RetryOutcome
+    from alkstore_contract._pre_kit import resolve_new_job as resolve_new_job
+    from alkstore_contract._pre_kit import resolve_retry as resolve_retry
 
 LAST_ERROR_FAILED = "failed"
 LAST_ERROR_MAX_ATTEMPTS = "max attempts exceeded"

@@ -154,3 +154,14 @@ def test_api2_resolve_retry_puts_the_job_back_after_the_delay_or_the_backoff() -
     assert backoff.run_at is not None
     assert low <= (backoff.run_at - NOW).total_seconds() <= high
     assert backoff.run_at == NOW + timedelta(seconds=random.Random(7).uniform(4.0, 8.0))
+
+
+def test_api2_type_checkers_see_the_old_helpers_as_they_were() -> None:
+    """mypy checks this body: through ``resolution`` the shims keep their 0.1 types, not ``object``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        job: resolution.NewJob = resolution.resolve_new_job("1", _options(), OPTS, NOW)
+        outcome: resolution.RetryOutcome = resolution.resolve_retry(
+            attempts=1, max_attempts=1, backoff_base_s=1.0, error=None, delay_s=None, now=NOW, rng=random.Random(0)
+        )
+    assert (job.run_at, outcome.dead) == (NOW, True)
