@@ -152,6 +152,10 @@ class RowContext:
         self._locations.append(location)
         return location
 
+    def adopt_location(self, location: str) -> None:
+        """Drop ``location``, which the adapter made some other way (a crashable one), at teardown with the rest."""
+        self._locations.append(location)
+
     async def open_store(self, location: str | None = None) -> Store:
         """A store on ``location`` (default: the row's), with the row's clock and seed; closed at teardown."""
         store = await self.adapter.open_store(

@@ -130,7 +130,8 @@ async def test_cut_answer_takes_the_next_sender_and_loses_its_answer_whatever_it
     with pytest.raises((ConnectionError, asyncio.IncompleteReadError)):
         await asyncio.wait_for(reader.readexactly(len(request)), 2)
     assert proxy.cut_fired
-    assert fault.connections == {1} and fault.bytes == len(request), "the cut records the connection and the bytes it dropped"
+    assert fault.connections == {1}, "the cut records the connection it cut"
+    assert fault.bytes == len(request), "and the bytes of the answer it dropped"
     assert await _roundtrip(other_reader, other_writer, b"after") == b"after", "one-shot: one link cut"
     other_writer.close()
 
@@ -157,7 +158,8 @@ async def test_a_cut_disarmed_before_any_answer_touched_nothing(proxy: FaultProx
     assert await _roundtrip(reader, writer, b"only one") == b"only one"
     proxy.disarm()
     assert await _roundtrip(reader, writer, b"more") == b"more", "a disarmed cut fires no more"
-    assert not fault.reached and fault.ended_at is not None
+    assert not fault.reached
+    assert fault.ended_at is not None
     writer.close()
 
 
@@ -173,16 +175,19 @@ async def test_each_fault_records_the_connections_and_bytes_it_touched(proxy: Fa
         writer.write(b"held")
         await writer.drain()
         await asyncio.sleep(0.1)
-    assert stall.connections == {1} and stall.bytes == 4
+    assert stall.connections == {1}
+    assert stall.bytes == 4
     assert await asyncio.wait_for(reader.readexactly(4), 2) == b"held"
     async with proxy.delayed(0.01) as latency:
         await _roundtrip(reader, writer, b"slow")
-    assert latency.connections == {1} and latency.bytes == 8, "4 bytes each way"
+    assert latency.connections == {1}
+    assert latency.bytes == 8, "4 bytes each way"
     proxy.reset()
     assert proxy.faults[-1].connections == {1}
     async with proxy.refusing() as refuse:
         await _connect(proxy)
         await asyncio.sleep(0.05)
     assert refuse.connections == {2}
-    assert proxy.reset() == 0 and not proxy.faults[-1].reached, "a reset with no connection open touched none"
+    assert proxy.reset() == 0
+    assert not proxy.faults[-1].reached, "a reset with no connection open touched none"
     assert proxy.reached
