@@ -82,6 +82,8 @@ class Wire:
         self.ctx = ctx
         self.adapter = adapter
         self.proxy = proxy
+        self.via = proxy.address
+        """The address ``location_via`` is given (kept: the proxy stops listening when the wire closes)."""
         self.stores_opened = 0
         """Stores opened through the proxy: a leg that opened one and injected faults must see connections."""
         self._hung: list[asyncio.Future[Any]] = []
@@ -194,8 +196,8 @@ def _judge_reach(wire: Wire, error: Exception | None) -> None:
             expect(
                 False,
                 "N1",
-                did=f"opened {wire.stores_opened} store(s) on location_via(location, {proxy.address[0]!r}, "
-                f"{proxy.address[1]}) and ran ops on them, but not one connection reached that address: the "
+                did=f"opened {wire.stores_opened} store(s) on location_via(location, {wire.via[0]!r}, "
+                f"{wire.via[1]}) and ran ops on them, but not one connection reached that address: the "
                 f"suite's {len(proxy.faults)} fault(s) could not reach the engine",
                 demands="the stores of a location_via location to connect to the host and port it was given "
                 "(the suite's fault proxy), so the faults N1–N5 are checked with reach the engine",
