@@ -7,8 +7,8 @@ passed on the checks left. Now the cut lands at the server's answer to the op
 armed before it, whatever its bytes: the engine must be CERTIFIED with every N
 clause passed, a server crash behind its P3, and no leg "not run".
 
-If this fails, check ``alkstore_contract/faults.py`` (``cut_answer``) and the
-cut legs of ``rows/network_faults.py``.
+If this fails, check ``alkstore_contract/suite/fault_proxy.py`` (``cut_answer``) and the
+cut legs of ``alkstore_contract/suite/rows/network_faults.py``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The leg runs through the real harness (``RowContext.leg``) and the real wire
 (``open_wire``) against a tiny echo server standing in for an engine's
 server: whether a fault reached a connection is the proxy's business, not the
 engine's, so no engine is needed. If one of these fails, check
-``alkstore_contract/wire.py`` (``_judge_reach``) and ``RowContext.leg``'s
+``alkstore_contract/suite/network.py`` (``_judge_reach``) and ``RowContext.leg``'s
 handling of ``FaultMissed``.
 """
 
@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from alkstore_contract.checks import expect
 from alkstore_contract.clock import Clock
-from alkstore_contract.harness import RowContext
-from alkstore_contract.ledger import CURRENT, Ledger
-from alkstore_contract.wire import Wire, open_wire
+from alkstore_contract.suite.checks import expect
+from alkstore_contract.suite.harness import RowContext
+from alkstore_contract.suite.ledger import CURRENT, Ledger
+from alkstore_contract.suite.network import Wire, open_wire
 
 
 async def _echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -22,8 +22,7 @@ from typing import Any
 from alkstore_postgres import PgAdapter, PgDriver
 
 from alkstore_contract.kit import NewJobs
-from alkstore_contract.types import Job
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import Job, JobId
 
 DECODED = "convert_from(decode({}, 'base64'), 'UTF8')"
 

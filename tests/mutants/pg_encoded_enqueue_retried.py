@@ -16,7 +16,7 @@ from datetime import datetime
 
 from alkstore_contract.errors import StoreUnavailable
 from alkstore_contract.kit import NewJobs
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import JobId
 from tests.engines.postgres_base64 import Base64Driver, base64_adapter
 from tests.mutants.catalog import Mutant
 
