@@ -206,6 +206,10 @@ class NetworkedAdapter(Protocol):
     def location_via(self, location: str, host: str, port: int) -> str:
         """The same location (same jobs), its stores connecting to ``host:port`` instead of the server.
 
+        Every connection of those stores must go to ``host:port``: a store that
+        reaches the server another way meets none of the suite's faults, and a
+        leg whose faults reached no connection at all fails N1.
+
         The engine may give stores opened on it shorter timeouts than its
         production defaults (the suite's outages last a few seconds); the two
         bounds below must hold for them.

@@ -175,7 +175,13 @@ async def cut_claim_leg(ctx: RowContext) -> None:
             if not wire.proxy.cut_fired and not outcome.hung:
                 wire.proxy.disarm()
                 break
-            wire.expect_unavailable(outcome, "N3")
+            expect(
+                outcome.unavailable,
+                "N3",
+                did=f"{_claim_outcome(outcome)} when the connection was cut at the server's answer {answer} to it",
+                demands="StoreUnavailable (the claim may or may not have taken effect), within the adapter's "
+                "op_timeout_s: a claim whose answer was lost is never replayed nor reported as a definite outcome",
+            )
             lost.append((name, job_id, claimed_at))
         if lost:
             await ctx.wait_until(lost[-1][2] + timedelta(seconds=LEASE_UNITS * ctx.unit_s))
@@ -189,6 +195,17 @@ async def cut_claim_leg(ctx: RowContext) -> None:
                 demands="the job to be claimable again after the lost claim's lease",
             )
         ctx.note(f"N3 lost claim: {_cuts_made(wire)}")
+
+
+def _claim_outcome(outcome: Outcome[Any]) -> str:
+    """What a cut claim did, said as what it means: a definite answer after a lost one was replayed or made up."""
+    if outcome.error is None and not outcome.hung:
+        found = "a handle" if outcome.value is not None else "None"
+        return (
+            f"returned {found} from claim_one() after {outcome.elapsed_s:.2f} s (so it replayed the claim, or "
+            "answered without knowing what the server did)"
+        )
+    return outcome.describe()
 
 
 def _cuts_made(wire: Wire) -> str:
