@@ -36,6 +36,10 @@ class Gap(StrEnum):
     certificate."""
     DEPENDENCY = "dependency"
     """An earlier leg this one builds on failed: the row fails anyway."""
+    FAULT_MISSED = "fault missed"
+    """The leg's network faults touched no connection of the engine, so it judged nothing: its clauses are
+    not exercised even where other legs checked them (a fault that never reached the engine is never a pass),
+    and the certificate is refused."""
 
 
 @dataclass(slots=True)
