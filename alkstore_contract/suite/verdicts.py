@@ -1,5 +1,7 @@
 """One verdict per clause per engine, from the ledgers of its rows, and the certificate they allow.
 
+Part of the suite.
+
 A clause is **passed** only when at least one of its *defining* checks ran in
 this run (a check in a leg that declares the clause; incidental checks, made in
 legs that merely cite it, can fail a clause but never pass it) and none of its
@@ -9,7 +11,9 @@ expected-failures file; **inconclusive** when a real-clock leg found the host
 too slow to judge it (never counted as passed); **not exercised** otherwise,
 with why (a capability not declared, exact instants the engine cannot be given,
 a leg that built on a failed one, a row that did not run, or a clause the
-registry marks untested).
+registry marks untested) — and also when any leg of it injected network faults
+that touched no connection of the engine (``fault missed``), whatever other
+legs checked: a fault that never reached the engine is never a pass.
 
 The certificate binds what the engine declares (docs/capabilities.md, "What a
 certificate covers"): CERTIFIED only when every clause of the core and of every
@@ -88,6 +92,7 @@ def clause_verdicts(ledgers: list[Ledger], xfailed: dict[str, str]) -> dict[str,
             for leg in ledger.legs
             if leg.status == "not run" and clause_id in leg.clauses
         ]
+        missed = [gap for gap in gaps if gap[0] == str(Gap.FAULT_MISSED)]
         found = ClauseVerdict(clause_id, Verdict.PASSED, checks, rows, left_out)
         if failures and clause_id in xfailed:
             found.verdict, found.detail = Verdict.XFAILED, xfailed[clause_id]
@@ -95,9 +100,11 @@ def clause_verdicts(ledgers: list[Ledger], xfailed: dict[str, str]) -> dict[str,
             found.verdict, found.detail = Verdict.FAILED, failures[0].message.splitlines()[0]
         elif undecided:
             found.verdict, found.detail = Verdict.INCONCLUSIVE, undecided[0]
-        elif checks == 0:
+        elif checks == 0 or missed:
             found.verdict = Verdict.NOT_EXERCISED
-            if known.untested is not None:
+            if missed:
+                found.gap, found.detail = missed[0]
+            elif known.untested is not None:
                 found.gap, found.detail = "untested", known.untested
             elif gaps:
                 found.gap, found.detail = gaps[0]
