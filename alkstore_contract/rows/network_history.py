@@ -44,7 +44,7 @@ from alkstore_contract.suite import row
 from alkstore_contract.surface import Queue
 from alkstore_contract.types import QueueOpts
 from alkstore_contract.validation import JobId
-from alkstore_contract.wire import Outcome, Wire, open_wire
+from alkstore_contract.network import Outcome, Wire, open_wire
 
 QUEUE = "n4"
 OPTS = QueueOpts(visibility_timeout_s=600, max_attempts=50)
