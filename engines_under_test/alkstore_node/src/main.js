@@ -13,23 +13,24 @@ const pkg = require('../package.json');
 const PROTOCOL_VERSION = 1;
 const CAPABILITIES = ['durable', 'injectable_clock', 'multi_process', 'shared_location'];
 
-function hello(request) {
+/** The handshake; `name` lets a broken variant of this engine (tests/mutants/) call itself by its own name. */
+function hello(request, name = 'node-sqlite') {
   if (!request.versions.includes(PROTOCOL_VERSION)) {
     throw new Error(`this engine speaks protocol versions [${PROTOCOL_VERSION}], not ${JSON.stringify(request.versions)}`);
   }
   const betterSqlite = require('better-sqlite3/package.json').version;
   return {
     version: PROTOCOL_VERSION,
-    engine: { name: 'node-sqlite', version: pkg.version, language: `javascript (node ${process.versions.node})` },
+    engine: { name, version: pkg.version, language: `javascript (node ${process.versions.node})` },
     capabilities: CAPABILITIES,
     time_resolution_us: 1,
     storage: `SQLite ${storage.sqliteVersion()} (better-sqlite3 ${betterSqlite})`,
   };
 }
 
-function handlers(engine) {
+function handlers(engine, name) {
   return {
-    hello,
+    hello: (r) => hello(r, name),
     unavailable_reason: () => null,
     create_location: () => storage.createLocation(),
     drop_location: ({ location }) => (storage.dropLocation(location), null),
@@ -70,8 +71,8 @@ function reply(request, table) {
   }
 }
 
-function main() {
-  const table = handlers(new Engine());
+function main({ name } = {}) {
+  const table = handlers(new Engine(), name);
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   lines.on('line', (line) => {
     process.stdout.write(JSON.stringify(reply(JSON.parse(line), table)) + '\n');
@@ -81,4 +82,4 @@ function main() {
 
 if (require.main === module) main();
 
-module.exports = { reply, handlers, hello };
+module.exports = { main, reply, handlers, hello };
