@@ -52,7 +52,7 @@ def _checked(spec: str, obj: object) -> EngineAdapter:
 
 
 def load_adapter(spec: str) -> EngineAdapter:
-    """The adapter named ``spec``: a manifest path (``….toml``), an entry-point name, or ``package.module:attribute``."""
+    """The adapter named ``spec``: a manifest (``….toml``), an entry-point name, or ``package.module:attribute``."""
     if is_manifest_spec(spec):
         try:
             return load_wire_adapter(spec)

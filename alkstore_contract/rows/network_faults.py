@@ -42,10 +42,10 @@ from typing import Any
 from alkstore_contract.adapter import Capability
 from alkstore_contract.checks import expect
 from alkstore_contract.harness import RowContext
+from alkstore_contract.network import Outcome, Wire, open_wire
 from alkstore_contract.suite import row
 from alkstore_contract.surface import JobHandle, Queue
 from alkstore_contract.types import QueueOpts
-from alkstore_contract.network import Outcome, Wire, open_wire
 
 LEASE_UNITS = 3
 """Visibility timeout of the N3/N5 jobs, in row time units (1.2 s real, 30 s manual)."""

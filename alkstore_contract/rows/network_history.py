@@ -40,11 +40,11 @@ from alkstore_contract.adapter import Capability
 from alkstore_contract.checks import expect
 from alkstore_contract.harness import RowContext
 from alkstore_contract.history import Handout, Release, check_history, handout_from_job
+from alkstore_contract.network import Outcome, Wire, open_wire
 from alkstore_contract.suite import row
 from alkstore_contract.surface import Queue
 from alkstore_contract.types import QueueOpts
 from alkstore_contract.validation import JobId
-from alkstore_contract.network import Outcome, Wire, open_wire
 
 QUEUE = "n4"
 OPTS = QueueOpts(visibility_timeout_s=600, max_attempts=50)

@@ -16,6 +16,7 @@ from typing import Any
 
 from alkstore_contract.adapter import TIME_RESOLUTIONS_US, Capability
 from alkstore_contract.clock import Clock
+from alkstore_contract.surface import Store
 from alkstore_contract.wire import PROTOCOL_VERSION
 from alkstore_contract.wire.errors import EngineError
 from alkstore_contract.wire.manifest import Manifest, load_manifest
@@ -139,7 +140,7 @@ class WireAdapter:
         location: str = await self._ask("create_location", {})
         return location
 
-    async def open_store(self, location: str, *, clock: Clock | None = None, seed: int | None = None) -> WireStore:
+    async def open_store(self, location: str, *, clock: Clock | None = None, seed: int | None = None) -> Store:
         process = self.process()
         store_id = await process.request(
             "open_store", {"location": location, "clock": "system" if clock is None else "injected", "seed": seed}

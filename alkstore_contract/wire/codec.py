@@ -142,5 +142,3 @@ def job(data: dict[str, Any]) -> Job:
         data["last_error"],
         _instant_or_none(data["died_at"]),
     )
-
-

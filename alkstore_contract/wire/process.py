@@ -43,8 +43,13 @@ class EngineFailed(Exception):
 
 
 def _pdeathsig() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Linux: the engine gets SIGKILL when the thread that started it dies (a worker killed with kill -9)."""
-    _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    """Linux: the engine gets SIGKILL when the thread that started it dies (a worker killed with kill -9).
+
+    It only calls ``prctl``, which takes no lock, so it is safe between fork and exec
+    even though the suite's reader threads run.
+    """
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 _LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform.startswith("linux") else None
@@ -71,7 +76,7 @@ class EngineProcess:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                preexec_fn=_pdeathsig if _LIBC is not None else None,  # noqa: PLW1509 - prctl only, no locks
+                preexec_fn=_pdeathsig if _LIBC is not None else None,
             )
         except OSError as exc:
             raise EngineFailed(
@@ -89,8 +94,9 @@ class EngineProcess:
         return text or "(nothing)"
 
     def _read_stderr(self) -> None:
-        assert self._process.stderr is not None
-        for chunk in iter(lambda: self._process.stderr.read1(65536), b""):  # type: ignore[union-attr]
+        stream = self._process.stderr
+        assert stream is not None
+        for chunk in iter(lambda: os.read(stream.fileno(), 65536), b""):
             with self._lock:
                 self._stderr += chunk
                 del self._stderr[: max(0, len(self._stderr) - STDERR_TAIL_CHARS)]
@@ -114,8 +120,10 @@ class EngineProcess:
         if self.trace is not None:
             self.trace.append(("received", message))
         reply_to = message.get("in_reply_to") if isinstance(message, dict) else None
+        if not isinstance(reply_to, int):
+            return f"sent a message that answers no request: {_cut(line)}"
         with self._lock:
-            entry = self._pending.get(reply_to) if isinstance(reply_to, int) else None
+            entry = self._pending.get(reply_to)
         if entry is None:
             return f"sent a message that answers no request in flight: {_cut(line)}"
         op, future = entry

@@ -19,6 +19,7 @@ from alkstore_contract.clock import Clock
 from alkstore_contract.errors import AlkstoreError, InvalidArgument
 from alkstore_contract.handles import raise_if_closed
 from alkstore_contract.instants import to_epoch_us
+from alkstore_contract.surface import JobHandle
 from alkstore_contract.types import Job, QueueOpts, validate_queue_opts
 from alkstore_contract.validation import Duration, JobId, describe_value
 from alkstore_contract.wire import codec
@@ -156,7 +157,7 @@ class WireQueue:
         claimed = await self._ask("claim_one", lambda: {"worker_id": codec.worker_id(worker_id)})
         return None if claimed is None else WireHandle(self._store, claimed["handle"], codec.job(claimed["job"]))
 
-    async def claim_batch(self, worker_id: str, n: int) -> list[WireHandle]:
+    async def claim_batch(self, worker_id: str, n: int) -> list[JobHandle]:
         claimed = await self._ask(
             "claim_batch", lambda: {"worker_id": codec.worker_id(worker_id), "n": codec.integer("n", n)}
         )
@@ -191,9 +192,7 @@ class WireHandle:
     def job(self) -> Job:
         return self._job
 
-    async def _ask(
-        self, op: str, build: Callable[[], dict[str, Any]], given: dict[str, object] | None = None
-    ) -> bool:
+    async def _ask(self, op: str, build: Callable[[], dict[str, Any]], given: dict[str, object] | None = None) -> bool:
         fields = self._store.encode(op, build)
         answer: bool = await self._store.request(op, self._store.fields(handle=self._id, **fields), given)
         return answer
@@ -212,11 +211,11 @@ class WireHandle:
         return await self._ask("fail", lambda: {"error": codec.error_text(error)})
 
     async def heartbeat(self, extend: Duration | None = None) -> bool:
-        return await self._ask("heartbeat", lambda: {"extend_s": codec.duration("extend", extend)}, _given(extend=extend))
+        return await self._ask(
+            "heartbeat", lambda: {"extend_s": codec.duration("extend", extend)}, _given(extend=extend)
+        )
 
 
 def _given(**values: object) -> dict[str, object]:
     """The arguments given as a ``timedelta``: their Python form, for the engine's error messages."""
     return {arg: value for arg, value in values.items() if isinstance(value, timedelta)}
-
-
