@@ -1,0 +1,116 @@
+//! The testee: read one request a line on stdin, answer each in order on stdout, log on stderr.
+//!
+//! stdout carries the protocol only (docs/wire-protocol.md, "Framing"): every other word this
+//! program writes goes to stderr. Requests are answered one at a time, in the order they came, which
+//! the protocol allows; a reply is flushed as soon as no further request is already waiting, so a
+//! burst of requests costs one write. A panic inside an op is that op's `EngineError`, not the end
+//! of the process. The program exits when the suite closes stdin.
+
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::panic::{self, AssertUnwindSafe};
+
+use alkstore_rust::engine::Engine;
+use alkstore_rust::storage::Faults;
+use alkstore_rust::wire::{error_reply, ok_reply, Fault, Request};
+use serde_json::Value;
+
+/// The environment variable that selects a test-only fault (tests/mutants/); never set it otherwise.
+const MUTANT_VAR: &str = "ALKSTORE_RUST_MUTANT";
+
+fn faults() -> Result<Faults, String> {
+    let mut faults = Faults::default();
+    match std::env::var(MUTANT_VAR).as_deref() {
+        Err(_) | Ok("") => {}
+        Ok("fence_by_job_id") => faults.fence_by_job_id = true,
+        Ok("lease_deadline_inclusive") => faults.lease_deadline_inclusive = true,
+        Ok(other) => {
+            return Err(format!(
+                "{MUTANT_VAR}={other:?} names no fault (fence_by_job_id, lease_deadline_inclusive)"
+            ))
+        }
+    }
+    Ok(faults)
+}
+
+/// One request line's reply, or `None` for a line that names no request to answer (logged instead).
+fn answer(engine: &mut Engine, line: &str) -> Option<Value> {
+    let message: Value = match serde_json::from_str(line) {
+        Ok(message) => message,
+        Err(e) => {
+            eprintln!("alkstore-rust: a line that is not JSON ({e}): {line:.200}");
+            return None;
+        }
+    };
+    let (Some(id), Some(op), Some(fields)) = (
+        message.get("id").and_then(Value::as_u64),
+        message.get("type").and_then(Value::as_str),
+        message.as_object(),
+    ) else {
+        eprintln!("alkstore-rust: a message without an integer id and a type: {line:.200}");
+        return None;
+    };
+    let request = Request::new(op, fields);
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| engine.handle(&request)));
+    Some(match outcome {
+        Ok(Ok(result)) => ok_reply(id, result),
+        Ok(Err(fault)) => error_reply(id, &fault, None),
+        Err(panic) => {
+            let text = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_else(|| "a panic without a message".into());
+            let stack = std::backtrace::Backtrace::force_capture().to_string();
+            error_reply(id, &Fault::engine(format!("{op} panicked: {text}")), Some(stack))
+        }
+    })
+}
+
+fn main() {
+    let faults = match faults() {
+        Ok(faults) => faults,
+        Err(problem) => {
+            eprintln!("alkstore-rust: {problem}");
+            std::process::exit(2);
+        }
+    };
+    if faults != Faults::default() {
+        eprintln!(
+            "alkstore-rust: TEST-ONLY FAULT {faults:?} ({MUTANT_VAR}): this engine breaks the contract on purpose"
+        );
+    }
+    eprintln!(
+        "alkstore-rust {} on SQLite {}, pid {}",
+        env!("CARGO_PKG_VERSION"),
+        rusqlite::version(),
+        std::process::id()
+    );
+    let mut engine = Engine::new(faults);
+    // A reader of our own (not stdin's lock) shows what it holds, so replies flush only when no request waits.
+    let mut input = BufReader::with_capacity(1 << 16, io::stdin().lock());
+    let mut output = BufWriter::new(io::stdout().lock());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match input.read_line(&mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("alkstore-rust: cannot read stdin: {e}");
+                break;
+            }
+        }
+        if let Some(reply) = answer(&mut engine, line.trim_end()) {
+            let written = serde_json::to_writer(&mut output, &reply)
+                .map_err(io::Error::from)
+                .and_then(|()| output.write_all(b"\n"));
+            if let Err(e) = written {
+                eprintln!("alkstore-rust: cannot write stdout: {e}");
+                break;
+            }
+        }
+        if !input.buffer().contains(&b'\n') && output.flush().is_err() {
+            break;
+        }
+    }
+}
