@@ -329,8 +329,9 @@ impl Engine {
 
     fn cancel(&mut self, request: &Request<'_>) -> Result<Value, Fault> {
         let (store, queue, _) = self.queue_of(request)?;
-        let Some(id) = rules::job_id(request.value("job_id")?)? else {
-            return Ok(json!(false));
+        let id = match rules::job_id(request.value("job_id")?)? {
+            Some(id) => id,
+            None => return Ok(json!(false)),
         };
         db(self.stores.get_mut(&store).expect("checked open"))
             .cancel(&queue, id)
@@ -340,8 +341,9 @@ impl Engine {
 
     fn get_job(&mut self, request: &Request<'_>) -> Result<Value, Fault> {
         let (store, queue, _) = self.queue_of(request)?;
-        let Some(id) = rules::job_id(request.value("job_id")?)? else {
-            return Ok(Value::Null);
+        let id = match rules::job_id(request.value("job_id")?)? {
+            Some(id) => id,
+            None => return Ok(Value::Null),
         };
         let job = db(self.stores.get_mut(&store).expect("checked open"))
             .get(&queue, id)

@@ -166,7 +166,7 @@ impl Reader<'_> {
             ));
         }
         let text = std::str::from_utf8(&self.bytes[start..self.at]).unwrap_or_default();
-        if !integer && !text.parse::<f64>().is_ok_and(f64::is_finite) {
+        if !integer && !text.parse::<f64>().map_or(false, f64::is_finite) {
             return Err(format!(
                 "holds {text}, beyond a double's range (NaN and infinity are not JSON values)"
             ));

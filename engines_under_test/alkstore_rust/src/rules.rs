@@ -134,8 +134,9 @@ pub fn error_text(error: Option<&str>) -> Result<Option<&str>, Fault> {
 /// gets the same message from every engine.
 pub fn duration(arg: &str, value: &Value, positive: bool) -> Result<f64, Fault> {
     let refuse = |rule: &str| Err(Fault::invalid_argument(format!("{arg}={}: {rule}", show_value(value))));
-    let Value::Number(number) = value else {
-        return refuse("a duration must be int or float seconds, or a timedelta");
+    let number = match value {
+        Value::Number(number) => number,
+        _ => return refuse("a duration must be int or float seconds, or a timedelta"),
     };
     let text = number.to_string();
     let seconds = text.parse::<f64>().unwrap_or(f64::NAN);
@@ -174,8 +175,9 @@ pub fn optional_duration(arg: &str, value: &Value, positive: bool) -> Result<Opt
 /// DEC-bounds: `max_attempts` is an int in 1 … 2³¹−1.
 pub fn max_attempts(arg: &str, value: &Value) -> Result<i64, Fault> {
     let refuse = |rule: String| Err(Fault::invalid_argument(format!("{arg}={}: {rule}", show_value(value))));
-    let Some(text) = integer_text(value) else {
-        return refuse("must be an int".into());
+    let text = match integer_text(value) {
+        Some(text) => text,
+        None => return refuse("must be an int".into()),
     };
     match text.parse::<i64>() {
         Ok(n) if (MAX_ATTEMPTS_MIN..=MAX_ATTEMPTS_MAX).contains(&n) => Ok(n),
@@ -200,13 +202,8 @@ pub fn priority(text: &str) -> Result<i64, Fault> {
 
 /// C5: the `n` of claim_batch, clamped to what a 64-bit `LIMIT` takes; `n <= 0` claims nothing.
 pub fn batch_size(value: &Value) -> Result<i64, Fault> {
-    let text = integer_text(value);
-    let Some(text) = text else {
-        return Err(Fault::invalid_argument(format!(
-            "n={}: the batch size must be an int",
-            show_value(value)
-        )));
-    };
+    let text = integer_text(value)
+        .ok_or_else(|| Fault::invalid_argument(format!("n={}: the batch size must be an int", show_value(value))))?;
     Ok(text
         .parse::<i64>()
         .unwrap_or(if text.starts_with('-') { 0 } else { i64::MAX }))

@@ -129,13 +129,10 @@ pub fn ok_reply(id: u64, result: Value) -> Value {
     json!({"in_reply_to": id, "type": "ok", "result": result})
 }
 
-/// The reply of a request that failed; `stack` only for an `EngineError` (the suite prints it under the failure).
-pub fn error_reply(id: u64, fault: &Fault, stack: Option<String>) -> Value {
-    let mut error = json!({"class": fault.class.name(), "message": fault.message});
-    if let (Some(stack), Class::EngineError) = (stack, fault.class) {
-        error["stack"] = Value::String(stack);
-    }
-    json!({"in_reply_to": id, "type": "error", "error": error})
+/// The reply of a request that failed. It carries no `stack`: a panic's place and stack go to stderr
+/// (the default panic hook; the manifest sets `RUST_BACKTRACE=1`), whose tail the suite shows.
+pub fn error_reply(id: u64, fault: &Fault) -> Value {
+    json!({"in_reply_to": id, "type": "error", "error": {"class": fault.class.name(), "message": fault.message}})
 }
 
 /// A JSON number of seconds, the shortest text that reads back as the same double (the protocol's durations).
