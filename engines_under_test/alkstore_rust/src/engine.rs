@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use crate::backoff::{backoff_delay_s, os_random, Rng};
 use crate::payload;
 use crate::rules;
-use crate::storage::{self, Db, Faults, NewJobs};
+use crate::storage::{self, Db, NewJobs, TestFault};
 use crate::time::{self, add_seconds, Clock};
 use crate::wire::{Class, Fault, Request, PROTOCOL_VERSION};
 
@@ -64,7 +64,7 @@ struct Handle {
 
 /// One engine process's state: every store it opened, every queue and handle it handed out.
 pub struct Engine {
-    faults: Faults,
+    fault: TestFault,
     stores: HashMap<String, Store>,
     queues: HashMap<String, QueueRef>,
     handles: HashMap<String, Handle>,
@@ -74,9 +74,9 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(faults: Faults) -> Engine {
+    pub fn new(fault: TestFault) -> Engine {
         Engine {
-            faults,
+            fault,
             stores: HashMap::new(),
             queues: HashMap::new(),
             handles: HashMap::new(),
@@ -93,7 +93,7 @@ impl Engine {
     /// Run one request; its result, or why not.
     pub fn handle(&mut self, request: &Request<'_>) -> Result<Value, Fault> {
         match request.op {
-            "hello" => hello(request),
+            "hello" => hello(request, self.fault),
             "unavailable_reason" => Ok(Value::Null),
             "create_location" => self.create_location(),
             "drop_location" => drop_location(request.text("location")?),
@@ -146,7 +146,7 @@ impl Engine {
             Value::Number(n) => Some(n.to_string()),
             _ => return Err(request.mistyped("seed", "an integer or null")),
         };
-        let db = Db::open(location, self.faults).map_err(storage::fault)?;
+        let db = Db::open(location, self.fault).map_err(storage::fault)?;
         let id = self.fresh_id("s");
         self.stores.insert(
             id.clone(),
@@ -435,7 +435,9 @@ fn unknown(kind: &str, id: &str) -> Fault {
     Fault::engine(format!("no {kind} {id:?} in this engine process"))
 }
 
-fn hello(request: &Request<'_>) -> Result<Value, Fault> {
+/// The handshake: the version chosen, who the engine is, what it declares. A test-only fault shows in the
+/// engine's name (`rust-sqlite-mutant-fence-by-job-id`), so no report can pass a broken variant off as the engine.
+fn hello(request: &Request<'_>, fault: TestFault) -> Result<Value, Fault> {
     let offered = request.array("versions")?;
     if !offered.iter().any(|v| v.as_u64() == Some(PROTOCOL_VERSION)) {
         return Err(Fault::engine(format!(
@@ -446,7 +448,7 @@ fn hello(request: &Request<'_>) -> Result<Value, Fault> {
     Ok(json!({
         "version": PROTOCOL_VERSION,
         "engine": {
-            "name": ENGINE_NAME,
+            "name": fault.label().map_or_else(|| ENGINE_NAME.to_owned(), |f| format!("{ENGINE_NAME}-mutant-{f}")),
             "version": env!("CARGO_PKG_VERSION"),
             "language": format!("rust (rustc {})", env!("ALKSTORE_RUSTC_VERSION")),
         },

@@ -10,26 +10,20 @@ use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::panic::{self, AssertUnwindSafe};
 
 use alkstore_rust::engine::Engine;
-use alkstore_rust::storage::Faults;
+use alkstore_rust::storage::TestFault;
 use alkstore_rust::wire::{error_reply, ok_reply, Fault, Request};
 use serde_json::Value;
 
 /// The environment variable that selects a test-only fault (tests/mutants/); never set it otherwise.
 const MUTANT_VAR: &str = "ALKSTORE_RUST_MUTANT";
 
-fn faults() -> Result<Faults, String> {
-    let mut faults = Faults::default();
-    match std::env::var(MUTANT_VAR).as_deref() {
-        Err(_) | Ok("") => {}
-        Ok("fence_by_job_id") => faults.fence_by_job_id = true,
-        Ok("lease_deadline_inclusive") => faults.lease_deadline_inclusive = true,
-        Ok(other) => {
-            return Err(format!(
-                "{MUTANT_VAR}={other:?} names no fault (fence_by_job_id, lease_deadline_inclusive)"
-            ))
-        }
+fn test_fault() -> Result<TestFault, String> {
+    match std::env::var(MUTANT_VAR) {
+        Err(_) => Ok(TestFault::None),
+        Ok(name) => TestFault::named(&name).ok_or_else(|| {
+            format!("{MUTANT_VAR}={name:?} names no fault (fence_by_job_id, lease_deadline_inclusive); unset it")
+        }),
     }
-    Ok(faults)
 }
 
 /// One request line's reply, or `None` for a line that names no request to answer (logged instead).
@@ -74,16 +68,16 @@ fn answer(engine: &mut Engine, line: &str) -> Option<Value> {
 }
 
 fn main() {
-    let faults = match faults() {
-        Ok(faults) => faults,
+    let fault = match test_fault() {
+        Ok(fault) => fault,
         Err(problem) => {
             eprintln!("alkstore-rust: {problem}");
             std::process::exit(2);
         }
     };
-    if faults != Faults::default() {
+    if fault != TestFault::None {
         eprintln!(
-            "alkstore-rust: TEST-ONLY FAULT {faults:?} ({MUTANT_VAR}): this engine breaks the contract on purpose"
+            "alkstore-rust: TEST-ONLY FAULT {fault:?} ({MUTANT_VAR}): this engine breaks the contract on purpose"
         );
     }
     eprintln!(
@@ -92,7 +86,7 @@ fn main() {
         rusqlite::version(),
         std::process::id()
     );
-    let mut engine = Engine::new(faults);
+    let mut engine = Engine::new(fault);
     // A reader of our own (not stdin's lock) shows what it holds, so replies flush only when no request waits.
     let mut input = BufReader::with_capacity(1 << 16, io::stdin().lock());
     let mut output = BufWriter::new(io::stdout().lock());

@@ -93,25 +93,41 @@ const DEAD: &str = "state = 'dead', died_at = ?2, lease_expires_at = NULL, claim
 /// The fence every handle statement ends with (H1): `?1` the job, `?2` the op's now, `?3` the claim's token.
 const FENCE: &str = "id = ?1 AND token = ?3 AND state = 'processing' AND lease_expires_at > ?2";
 
-/// Test-only faults (the project's broken-engine mutants, tests/mutants/): each breaks one clause.
+/// A test-only fault (the project's broken-engine mutants, tests/mutants/): each breaks one clause on purpose.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Faults {
+pub enum TestFault {
+    /// The engine as it should be.
+    #[default]
+    None,
     /// Handle ops fenced by job id only, not by the claim's token (breaks H1, H5).
-    pub fence_by_job_id: bool,
+    FenceByJobId,
     /// Handle ops succeed exactly at the lease deadline, `lease_expires_at >= now` (breaks H1, H3).
-    pub lease_deadline_inclusive: bool,
+    LeaseDeadlineInclusive,
 }
 
-impl Faults {
+impl TestFault {
+    /// The fault an `ALKSTORE_RUST_MUTANT` value names (its label with `_` for `-`), if any.
+    pub fn named(name: &str) -> Option<TestFault> {
+        [TestFault::FenceByJobId, TestFault::LeaseDeadlineInclusive]
+            .into_iter()
+            .find(|fault| fault.label().map(|label| label.replace('-', "_")).as_deref() == Some(name))
+    }
+
+    /// The fault as the engine's name shows it; `None` for the engine itself.
+    pub fn label(self) -> Option<&'static str> {
+        match self {
+            TestFault::None => None,
+            TestFault::FenceByJobId => Some("fence-by-job-id"),
+            TestFault::LeaseDeadlineInclusive => Some("lease-deadline-inclusive"),
+        }
+    }
+
     fn fence(self) -> String {
-        let mut fence = FENCE.to_owned();
-        if self.fence_by_job_id {
-            fence = fence.replace("token = ?3 AND ", "?3 IS NOT NULL AND ");
+        match self {
+            TestFault::None => FENCE.to_owned(),
+            TestFault::FenceByJobId => FENCE.replace("token = ?3 AND ", "?3 IS NOT NULL AND "),
+            TestFault::LeaseDeadlineInclusive => FENCE.replace("lease_expires_at > ?2", "lease_expires_at >= ?2"),
         }
-        if self.lease_deadline_inclusive {
-            fence = fence.replace("lease_expires_at > ?2", "lease_expires_at >= ?2");
-        }
-        fence
     }
 }
 
@@ -226,7 +242,7 @@ impl Db {
     ///
     /// The layout is created inside `BEGIN IMMEDIATE`, so two processes opening one new file at once
     /// create it once: the second waits for the lock, then finds the layout in place.
-    pub fn open(path: &str, faults: Faults) -> rusqlite::Result<Db> {
+    pub fn open(path: &str, fault: TestFault) -> rusqlite::Result<Db> {
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
@@ -239,7 +255,7 @@ impl Db {
         tx.commit()?;
         Ok(Db {
             conn,
-            fence: faults.fence(),
+            fence: fault.fence(),
         })
     }
 

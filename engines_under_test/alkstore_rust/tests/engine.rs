@@ -5,7 +5,7 @@
 //! check the clause its message names in docs/contract.md.
 
 use alkstore_rust::engine::Engine;
-use alkstore_rust::storage::Faults;
+use alkstore_rust::storage::TestFault;
 use alkstore_rust::time::duration_us;
 use alkstore_rust::wire::{Class, Fault, Request};
 use serde_json::{json, Value};
@@ -19,8 +19,8 @@ struct Session {
 }
 
 impl Session {
-    fn new(faults: Faults) -> Session {
-        let mut engine = Engine::new(faults);
+    fn new(fault: TestFault) -> Session {
+        let mut engine = Engine::new(fault);
         let location = call(&mut engine, "create_location", json!({})).expect("a location");
         Session {
             engine,
@@ -94,7 +94,7 @@ fn string(value: &Value) -> String {
 /// E4, C3, H2, B3: enqueue → claim → ack, the exchange docs/certify-your-engine.md shows; the oracle agrees.
 #[test]
 fn enqueue_claim_ack() {
-    let mut s = Session::new(Faults::default());
+    let mut s = Session::new(TestFault::None);
     let (_, queue) = s.queue(30.0);
     let id = s.enqueue(&queue, T0);
     let location = s.location.clone();
@@ -132,7 +132,7 @@ fn enqueue_claim_ack() {
 /// H1: a handle op succeeds while `now < lease_expires_at`, and not at the deadline itself.
 #[test]
 fn handle_ops_end_at_the_deadline() {
-    let mut s = Session::new(Faults::default());
+    let mut s = Session::new(TestFault::None);
     let (_, queue) = s.queue(10.0);
     s.enqueue(&queue, T0);
     let (handle, _) = s.claim(&queue, T0, "w1");
@@ -153,7 +153,7 @@ fn handle_ops_end_at_the_deadline() {
 /// H5: after a lapse and a reclaim, the old handle's ack is False and the new holder's is True.
 #[test]
 fn old_handle_is_fenced_out() {
-    let mut s = Session::new(Faults::default());
+    let mut s = Session::new(TestFault::None);
     let (_, queue) = s.queue(10.0);
     s.enqueue(&queue, T0);
     let (old, _) = s.claim(&queue, T0, "w1");
@@ -171,10 +171,7 @@ fn old_handle_is_fenced_out() {
 /// two tests above pass where it must fail.
 #[test]
 fn test_only_faults_break_the_fence() {
-    let mut s = Session::new(Faults {
-        fence_by_job_id: true,
-        ..Faults::default()
-    });
+    let mut s = Session::new(TestFault::FenceByJobId);
     let (_, queue) = s.queue(10.0);
     s.enqueue(&queue, T0);
     let (old, _) = s.claim(&queue, T0, "w1");
@@ -185,10 +182,7 @@ fn test_only_faults_break_the_fence() {
         "fence_by_job_id breaks H5"
     );
 
-    let mut s = Session::new(Faults {
-        lease_deadline_inclusive: true,
-        ..Faults::default()
-    });
+    let mut s = Session::new(TestFault::LeaseDeadlineInclusive);
     let (_, queue) = s.queue(10.0);
     s.enqueue(&queue, T0);
     let (handle, _) = s.claim(&queue, T0, "w1");
@@ -202,7 +196,7 @@ fn test_only_faults_break_the_fence() {
 /// DEC-order-of-checks: closed store → spent handle → arguments → spend; a bad argument spends nothing.
 #[test]
 fn order_of_checks() {
-    let mut s = Session::new(Faults::default());
+    let mut s = Session::new(TestFault::None);
     let (store, queue) = s.queue(10.0);
     s.enqueue(&queue, T0);
     let (handle, _) = s.claim(&queue, T0, "w1");
@@ -242,7 +236,7 @@ fn order_of_checks() {
 /// retry dead-letters with "max attempts exceeded".
 #[test]
 fn retry_then_dead_letter() {
-    let mut s = Session::new(Faults::default());
+    let mut s = Session::new(TestFault::None);
     let (_, queue) = s.queue(10.0);
     let id = s.enqueue(&queue, T0);
     let (first, _) = s.claim(&queue, T0, "w1");
