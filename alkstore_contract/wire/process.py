@@ -36,6 +36,9 @@ STDERR_TAIL_CHARS = 4000
 EXIT_GRACE_S = 5.0
 """How long an engine may take to exit once its stdin is closed, before SIGKILL."""
 _PR_SET_PDEATHSIG = 1
+TRACE_ENV = "ALKSTORE_WIRE_TRACE"
+"""When set, every message of every engine process is appended to the file it names, one JSON line each:
+``{"pid": …, "direction": "sent" | "received", "message": …}`` (a recorded session; worker processes too)."""
 
 
 class EngineFailed(Exception):
@@ -66,8 +69,6 @@ class EngineProcess:
         self._stderr = bytearray()
         self.ended: str | None = None
         """Why this process is no longer usable (``None`` while it serves)."""
-        self.trace: list[tuple[str, Any]] | None = None
-        """When a list, every message sent and received is appended (``"sent"``/``"received"``, message)."""
         try:
             self._process = subprocess.Popen(
                 manifest.argv,
@@ -117,8 +118,7 @@ class EngineProcess:
             message = json.loads(line)
         except ValueError:
             return f"wrote a line on stdout that is not JSON: {_cut(line)}"
-        if self.trace is not None:
-            self.trace.append(("received", message))
+        _record(self.pid, "received", message)
         reply_to = message.get("in_reply_to") if isinstance(message, dict) else None
         if not isinstance(reply_to, int):
             return f"sent a message that answers no request: {_cut(line)}"
@@ -150,8 +150,7 @@ class EngineProcess:
             request_id = next(self._ids)
             self._pending[request_id] = (op, future)
         message = {"id": request_id, "type": op, **fields}
-        if self.trace is not None:
-            self.trace.append(("sent", message))
+        _record(self.pid, "sent", message)
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         try:
             with self._lock:
@@ -233,6 +232,14 @@ class _ErrorReply(Exception):
 
     def error(self) -> Exception:
         return contract_error(self.payload)
+
+
+def _record(pid: int, direction: str, message: object) -> None:
+    path = os.environ.get(TRACE_ENV)
+    if path:
+        line = json.dumps({"pid": pid, "direction": direction, "message": message}) + "\n"
+        with open(path, "a", encoding="utf-8") as trace:
+            trace.write(line)
 
 
 def _cut(line: bytes) -> str:
