@@ -3,7 +3,7 @@
 Rule: R2's rows, the three ``last_error`` strings (R4, D1, X2), the one-hour
 cap and the bounds of DEC-bounds, S1, E8 are the contract's text; engines in
 other languages read them from this JSON file, the suite from
-``alkstore_contract.expected`` and ``validation``. Neither is derived from the
+``alkstore_contract.suite.expected`` and ``validation``. Neither is derived from the
 other, so this test is what keeps them one set of values. If this fails,
 check which of the two was edited, against docs/contract.md.
 """
@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from alkstore_contract import expected, validation
+from alkstore_contract import validation
+from alkstore_contract.suite import expected
 from alkstore_contract.types import DEFAULT_BACKOFF_BASE_S, DEFAULT_MAX_ATTEMPTS, DEFAULT_VISIBILITY_TIMEOUT_S
 from alkstore_contract.wire import LITERALS_PATH
 
