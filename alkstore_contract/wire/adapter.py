@@ -44,8 +44,6 @@ class WireAdapter:
         self._processes: list[EngineProcess] = []
         self._hello: dict[str, Any] | None = None
         self._failure: str | None = None
-        self.trace: list[tuple[str, Any]] | None = None
-        """When a list, every message of every process this adapter starts is appended (tests record sessions)."""
         try:
             self.process()
         except EngineFailed as exc:
@@ -85,7 +83,6 @@ class WireAdapter:
         if self._process is not None and self._process.ended is None:
             return self._process
         process = EngineProcess(self.manifest)
-        process.trace = self.trace
         self._processes.append(process)
         try:
             hello = process.request_sync("hello", {"versions": [PROTOCOL_VERSION]}, self.manifest.start_timeout_s)

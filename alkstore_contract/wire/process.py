@@ -35,7 +35,12 @@ STDERR_TAIL_CHARS = 4000
 """How much of an engine's log a failure shows."""
 EXIT_GRACE_S = 5.0
 """How long an engine may take to exit once its stdin is closed, before SIGKILL."""
+STDERR_DRAIN_S = 2.0
+"""How long an ended engine's last stderr may take to arrive, so a failure shows what the engine logged."""
 _PR_SET_PDEATHSIG = 1
+TRACE_ENV = "ALKSTORE_WIRE_TRACE"
+"""When set, every message of every engine process is appended to the file it names, one JSON line each:
+``{"pid": …, "direction": "sent" | "received", "message": …}`` (a recorded session; worker processes too)."""
 
 
 class EngineFailed(Exception):
@@ -66,8 +71,6 @@ class EngineProcess:
         self._stderr = bytearray()
         self.ended: str | None = None
         """Why this process is no longer usable (``None`` while it serves)."""
-        self.trace: list[tuple[str, Any]] | None = None
-        """When a list, every message sent and received is appended (``"sent"``/``"received"``, message)."""
         try:
             self._process = subprocess.Popen(
                 manifest.argv,
@@ -84,7 +87,10 @@ class EngineProcess:
             ) from None
         self.pid = self._process.pid
         threading.Thread(target=self._read_stdout, name=f"alkstore-wire-{self.pid}", daemon=True).start()
-        threading.Thread(target=self._read_stderr, name=f"alkstore-wire-err-{self.pid}", daemon=True).start()
+        self._stderr_reader = threading.Thread(
+            target=self._read_stderr, name=f"alkstore-wire-err-{self.pid}", daemon=True
+        )
+        self._stderr_reader.start()
 
     # -- what the engine wrote
 
@@ -117,8 +123,7 @@ class EngineProcess:
             message = json.loads(line)
         except ValueError:
             return f"wrote a line on stdout that is not JSON: {_cut(line)}"
-        if self.trace is not None:
-            self.trace.append(("received", message))
+        _record(self.pid, "received", message)
         reply_to = message.get("in_reply_to") if isinstance(message, dict) else None
         if not isinstance(reply_to, int):
             return f"sent a message that answers no request: {_cut(line)}"
@@ -150,8 +155,7 @@ class EngineProcess:
             request_id = next(self._ids)
             self._pending[request_id] = (op, future)
         message = {"id": request_id, "type": op, **fields}
-        if self.trace is not None:
-            self.trace.append(("sent", message))
+        _record(self.pid, "sent", message)
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         try:
             with self._lock:
@@ -205,6 +209,8 @@ class EngineProcess:
             pending, self._pending = self._pending, {}
         with contextlib.suppress(ProcessLookupError):
             self._process.kill()
+        # The failure shows the stderr tail: read what the engine wrote before it died (its pipe closes now).
+        self._stderr_reader.join(STDERR_DRAIN_S)
         for _, future in pending.values():
             if not future.done():
                 future.set_exception(EngineFailed(self.ended))
@@ -233,6 +239,14 @@ class _ErrorReply(Exception):
 
     def error(self) -> Exception:
         return contract_error(self.payload)
+
+
+def _record(pid: int, direction: str, message: object) -> None:
+    path = os.environ.get(TRACE_ENV)
+    if path:
+        line = json.dumps({"pid": pid, "direction": direction, "message": message}) + "\n"
+        with open(path, "a", encoding="utf-8") as trace:
+            trace.write(line)
 
 
 def _cut(line: bytes) -> str:
