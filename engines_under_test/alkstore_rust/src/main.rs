@@ -27,10 +27,11 @@ fn test_fault() -> Result<TestFault, String> {
 }
 
 /// One request line's reply, or `None` for a line that names no request to answer (logged instead).
-fn answer(engine: &mut Engine, line: &str) -> Option<Value> {
-    let message: Value = match serde_json::from_str(line) {
+fn answer(engine: &mut Engine, line: &[u8]) -> Option<Value> {
+    let message: Value = match serde_json::from_slice(line) {
         Ok(message) => message,
         Err(e) => {
+            let line = String::from_utf8_lossy(line);
             eprintln!("alkstore-rust: a line that is not JSON ({e}): {line:.200}");
             return None;
         }
@@ -42,7 +43,7 @@ fn answer(engine: &mut Engine, line: &str) -> Option<Value> {
     ) {
         (Some(id), Some(op), Some(fields)) => (id, op, fields),
         _ => {
-            eprintln!("alkstore-rust: a message without an integer id and a type: {line:.200}");
+            eprintln!("alkstore-rust: a message without an integer id and a type: {message:.200}");
             return None;
         }
     };
@@ -90,10 +91,10 @@ fn main() {
     // A reader of our own (not stdin's lock) shows what it holds, so replies flush only when no request waits.
     let mut input = BufReader::with_capacity(1 << 16, io::stdin().lock());
     let mut output = BufWriter::new(io::stdout().lock());
-    let mut line = String::new();
+    let mut line = Vec::new();
     loop {
         line.clear();
-        match input.read_line(&mut line) {
+        match input.read_until(b'\n', &mut line) {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => {
@@ -101,7 +102,7 @@ fn main() {
                 break;
             }
         }
-        if let Some(reply) = answer(&mut engine, line.trim_end()) {
+        if let Some(reply) = answer(&mut engine, &line) {
             let written = serde_json::to_writer(&mut output, &reply)
                 .map_err(io::Error::from)
                 .and_then(|()| output.write_all(b"\n"));
