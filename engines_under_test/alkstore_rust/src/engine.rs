@@ -118,15 +118,13 @@ impl Engine {
         }
     }
 
+    /// A fresh directory for one SQLite file (created by the first store opened there): a new name per call,
+    /// never one that exists, so a location starts empty.
     fn create_location(&mut self) -> Result<Value, Fault> {
-        let dir = std::env::temp_dir().join(format!(
-            "alkstore-rust-{}-{:x}-{}",
-            std::process::id(),
-            self.nonce,
-            self.next_id
-        ));
-        self.next_id += 1;
-        std::fs::create_dir_all(&dir).map_err(|e| Fault::engine(format!("cannot create {}: {e}", dir.display())))?;
+        let serial = self.fresh_id("l");
+        let name = format!("alkstore-rust-{}-{:x}-{serial}", std::process::id(), self.nonce);
+        let dir = std::env::temp_dir().join(name);
+        std::fs::create_dir(&dir).map_err(|e| Fault::engine(format!("cannot create {}: {e}", dir.display())))?;
         Ok(Value::String(dir.join("jobs.sqlite3").to_string_lossy().into_owned()))
     }
 
