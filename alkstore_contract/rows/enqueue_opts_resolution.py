@@ -365,7 +365,7 @@ class _Reads:
 
 
 def _from_read(ctx: RowContext, actual: datetime | None, read: datetime | None, offset_s: float, what: str) -> None:
-    """T1: ``actual`` is the op's one read plus ``offset_s``, to the engine's resolution (no read: nothing to compare)."""
+    """T1: ``actual`` is the op's one read plus ``offset_s``, to the engine's resolution (no read: no check)."""
     if read is None:
         return
     slack_s = (ctx.resolution_us - 1) / 1_000_000  # the clock never moves unread: no real-clock tolerance

@@ -1,4 +1,4 @@
-"""Mutant: ``enqueue`` reads the clock twice, ``run_at`` from one read and ``enqueued_at`` from the next — breaks T1, E4.
+"""Mutant: ``enqueue`` reads the clock twice, ``run_at`` from one read, ``enqueued_at`` from the next: breaks T1, E4.
 
 contract T1: one clock read per operation; E4: an enqueue with neither
 ``delay`` nor ``run_at`` is ready now, ``run_at == enqueued_at``. Here the
