@@ -58,21 +58,22 @@ from alkstore_contract.harness import RowContext
 from alkstore_contract.suite import row
 from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import JobState, QueueOpts
+from alkstore_contract.validation import Duration
 
 T = TypeVar("T")
 
 BELOW_ZERO = math.nextafter(0.0, -math.inf)
 """The float next below 0 (−5e−324): one step past "≥ 0"."""
-PAST_MAX_DURATION: tuple[object, ...] = (
+PAST_MAX_DURATION: tuple[Duration, ...] = (
     MAX_DURATION_S + 1,
     math.nextafter(float(MAX_DURATION_S), math.inf),
     timedelta(seconds=MAX_DURATION_S, microseconds=1),
 )
 """One step past "at most 100 years", as an int, a float and a timedelta."""
-AT_MAX_DURATION: tuple[object, ...] = (MAX_DURATION_S, float(MAX_DURATION_S), timedelta(seconds=MAX_DURATION_S))
-BELOW_ZERO_DURATION: tuple[object, ...] = (BELOW_ZERO, timedelta(microseconds=-1))
-AT_MIN_LEASE: tuple[object, ...] = (MIN_LEASE_S, timedelta(microseconds=1))
-BELOW_MIN_LEASE: tuple[object, ...] = (math.nextafter(MIN_LEASE_S, 0.0), timedelta(0))
+AT_MAX_DURATION: tuple[Duration, ...] = (MAX_DURATION_S, float(MAX_DURATION_S), timedelta(seconds=MAX_DURATION_S))
+BELOW_ZERO_DURATION: tuple[Duration, ...] = (BELOW_ZERO, timedelta(microseconds=-1))
+AT_MIN_LEASE: tuple[Duration, ...] = (MIN_LEASE_S, timedelta(microseconds=1))
+BELOW_MIN_LEASE: tuple[Duration, ...] = (math.nextafter(MIN_LEASE_S, 0.0), timedelta(0))
 """One step short of "at least 1 µs": the float next below 1e−6, and a timedelta of 0."""
 
 
@@ -243,7 +244,7 @@ async def _leg_enqueue_options(ctx: RowContext, store: Store) -> None:
         )
     await _expect_nothing_stored(ctx, stored, "E9", "enqueues with options one step past their bounds")
 
-    for delay in (0, *AT_MAX_DURATION):
+    for delay in (0.0, *AT_MAX_DURATION):
         job = await expect_stored(queue, await queue.enqueue({"delay": str(delay)}, delay=delay), "E9")
         want = timedelta(seconds=_seconds(delay))
         expect(
@@ -252,7 +253,7 @@ async def _leg_enqueue_options(ctx: RowContext, store: Store) -> None:
             did=f"stored run_at {job.run_at!r} for enqueued_at {job.enqueued_at!r} and delay={delay!r}",
             demands=f"run_at = enqueued_at + {want}",
         )
-    for expires in (0, *AT_MAX_DURATION):
+    for expires in (0.0, *AT_MAX_DURATION):
         job = await expect_stored(queue, await queue.enqueue({"expires": str(expires)}, expires=expires), "E9")
         want = timedelta(seconds=_seconds(expires))
         expect(
@@ -356,9 +357,9 @@ async def _leg_extend(ctx: RowContext, store: Store) -> None:
     job_id = await queue.enqueue({"extend": "at its bounds"})
     handle = await _claim_only(queue, "H3", "to heartbeat")
     for value in (*BELOW_MIN_LEASE, *PAST_MAX_DURATION):
-        await expect_raises(handle.heartbeat(extend=value), InvalidArgument, "H3", f"heartbeat(extend={value!r})")  # type: ignore[arg-type]
+        await expect_raises(handle.heartbeat(extend=value), InvalidArgument, "H3", f"heartbeat(extend={value!r})")
     for value in (*AT_MAX_DURATION, *AT_MIN_LEASE):
-        beat, before, after = await ctx.timed(handle.heartbeat(extend=value))  # type: ignore[arg-type]
+        beat, before, after = await ctx.timed(handle.heartbeat(extend=value))
         expect_equal(beat, True, "H3", f"heartbeat(extend={value!r}) under a live lease")
         job = await expect_stored(queue, job_id, "H3")
         ctx.expect_during(

@@ -416,8 +416,8 @@ async def _one_read_per_op(ctx: RowContext) -> None:
 
         batch, read = await reads.of(queue.claim_batch("w", 2), "claim_batch('w', 2)")
         expect_equal(len(batch), 2, "T1", "jobs claim_batch('w', 2) handed out")
-        for each in batch:
-            _from_read(ctx, each.job.lease_expires_at, read, vt, f"lease_expires_at of job {each.job.id!r}")
+        for claimed in batch:
+            _from_read(ctx, claimed.job.lease_expires_at, read, vt, f"lease_expires_at of job {claimed.job.id!r}")
         failed, read = await reads.of(batch[0].fail("one read"), "fail()")
         expect_equal(failed, True, "T1", "fail() under a live lease")
         dead = await expect_stored(queue, batch[0].job.id, "T1")
