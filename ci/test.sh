@@ -92,14 +92,14 @@ export ALKSTORE_SUITE_MANUAL_REPORT="$PWD/reports/suite-manual.json"
 MS_ENGINE="tests.engines.sqlite_milliseconds:adapter"
 rm -f "$ALKSTORE_MANUAL_CLOCK_SLEEPS" "$ALKSTORE_SUITE_MANUAL_REPORT"
 "${PYTEST[@]}" -v --alkstore-require --alkstore-clock=system --alkstore-engine=sqlite,postgres \
-    alkstore_contract/contract.suite 2>&1 | sed -u 's/^/[system] /' &
+    alkstore_contract/suite/contract.suite 2>&1 | sed -u 's/^/[system] /' &
 SYSTEM_RUN=$!
 "${PYTEST[@]}" -v --maxschedchunk=1 --durations=5 tests/test_mutants.py 2>&1 | sed -u 's/^/[mutants] /' &
 MUTANTS_RUN=$!
 MANUAL_OK=1
 "${PYTEST[@]}" -v --alkstore-require --alkstore-engine="sqlite,mem,postgres,$MS_ENGINE" \
     -p tests.manual_clock_sleeps --alkstore-sleep-record="$ALKSTORE_MANUAL_CLOCK_SLEEPS" \
-    --alkstore-report="$ALKSTORE_SUITE_MANUAL_REPORT" alkstore_contract/contract.suite 2>&1 | sed -u 's/^/[manual] /' ||
+    --alkstore-report="$ALKSTORE_SUITE_MANUAL_REPORT" alkstore_contract/suite/contract.suite 2>&1 | sed -u 's/^/[manual] /' ||
     MANUAL_OK=0
 SYSTEM_OK=1
 wait "$SYSTEM_RUN" || SYSTEM_OK=0

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from alkstore_contract.faults import FaultProxy
+from alkstore_contract.suite.fault_proxy import FaultProxy
 
 SHORT_S = 0.3
 """Long enough that a forwarded echo (well under a millisecond here) would have come back."""

@@ -36,7 +36,7 @@ from alkstore_postgres.location import new_schema_name
 from alkstore_postgres.store import PgStore, store_on
 
 from alkstore_contract import JobState, QueueOpts
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import JobId
 
 SKEW_S = 7200
 """How far ahead of the client the server's clock runs."""

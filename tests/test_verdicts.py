@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from alkstore_contract.adapter import Capability
-from alkstore_contract.clauses import CLAUSES, binding
-from alkstore_contract.ledger import Failure, Gap, Ledger, LegRecord
-from alkstore_contract.verdicts import Certificate, Verdict, certify, clause_verdicts
+from alkstore_contract.suite.clauses import CLAUSES, binding
+from alkstore_contract.suite.ledger import Failure, Gap, Ledger, LegRecord
+from alkstore_contract.suite.verdicts import Certificate, Verdict, certify, clause_verdicts
 
 DURABLE = frozenset({Capability.DURABLE})
 

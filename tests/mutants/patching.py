@@ -30,7 +30,7 @@ Where to patch: a name is looked up where its caller finds it.
   module that imported the function by name runs the changed line too.
 
 No row reads any of these: the rows take their expected values from
-``alkstore_contract.expected``, which this module never touches.
+``alkstore_contract.suite.expected``, which this module never touches.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ check, and writing it as JSON raises ``ValueError`` instead of ``PayloadError``.
 
 ``patching.edit_function`` recompiles the function with the changed line, in place, on the adapter's
 first ``open_store``; ``bounds_at_their_edge`` probes the bound itself (its values from
-``alkstore_contract.expected``), where ``validation_and_closed_store``'s far-off values never reach.
+``alkstore_contract.suite.expected``), where ``validation_and_closed_store``'s far-off values never reach.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ from alkstore_sqlite import SqliteDriver
 
 from alkstore_contract.kit import KitQueue
 from alkstore_contract.resolution import EnqueueOptions, resolve_new_jobs
-from alkstore_contract.validation import Duration, JobId, encode_payload
+from alkstore_contract.types import Duration, JobId
+from alkstore_contract.validation import encode_payload
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
