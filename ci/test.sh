@@ -70,6 +70,8 @@ bash ci/rust.sh install # the Rust engine's crates (Debian's) when missing, and 
 ALKSTORE_PG_DSN="$(bash ci/postgres.sh)"
 export ALKSTORE_PG_DSN ALKSTORE_REQUIRE=1
 echo "Postgres: $ALKSTORE_PG_DSN"
+ALKSTORE_FAKETIME_LIB="$(bash ci/faketime.sh)" # the skewed server of tests/test_postgres_server_clock.py
+export ALKSTORE_FAKETIME_LIB
 phase_done
 
 PYTEST=("$VENV/bin/pytest" -p no:cacheprovider -n 2)
