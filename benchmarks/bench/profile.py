@@ -9,16 +9,18 @@ statements, on the workload of ``throughput.py``) is measured twice:
   per job (``getrusage``), the wall time per job, and the time the event loop
   sat blocked in ``epoll`` with nothing to run, per job: with one worker, that
   is the wait on the server (Postgres working, and the round trips). During
-  these runs a CPU-time timer (``ITIMER_VIRTUAL``, user time only; the
-  kernel's tick makes it one sample per 4 ms of CPU here) samples the Python
-  stack, and each sample is charged to the layer of the innermost frame that
-  has one (below): C code, a builtin or a standard-library helper of no layer
-  is charged to the frame that called it. Unlike a tracing profiler this adds
-  nothing per call, so a layer of many small Python calls is not made to look
-  dearer than C code; the price is sampling error (a layer's share of N
-  samples is known to about ``sqrt(share / N)``). The user CPU is split in
-  proportion to the samples; the system CPU (socket calls and ``epoll``) is
-  its own layer, ``kernel``.
+  these runs py-spy samples the process's stack from outside, native frames
+  included (``py-spy record --native``). A sample in ``epoll`` is left out:
+  py-spy counts a thread the kernel has woken but not yet run as active,
+  which on a loaded machine is most of the time spent waking from ``epoll``.
+  Each other sample is charged to the layer of the innermost frame that has
+  one (below); a frame of no layer (CPython's object code, libc) passes the
+  sample to its caller. The CPU per job is split in proportion. A tracing
+  profiler (cProfile) was tried first and dropped: its cost per call (about
+  1 µs here, against 0.01–0.02 µs for the call itself) dwarfed the layers it
+  was to measure; an in-process sampling signal is handled only when Python code next runs, which charges the C code of
+  asyncpg's protocol and of asyncio's tasks to whichever coroutine resumes
+  next. A layer's share of N samples is known to about ``sqrt(share / N)``.
 - **a counting run**, shorter, with counters on the calls that stand for the
   machinery: statements (asyncpg executions; each is one round trip),
   checkouts from asyncpg's pool, tasks created, timers scheduled
@@ -26,12 +28,16 @@ statements, on the workload of ``throughput.py``) is measured twice:
 
 Layers: ``kit`` (alkstore_contract: the front, validation, snapshots),
 ``driver`` (alkstore_postgres), ``pool`` (asyncpg's pool), ``timeouts``
-(``asyncio.timeout``, ``wait_for``, timer handles and scheduling them),
-``asyncpg`` (its Python, and the Cython it calls to encode and send a
-statement), ``protocol`` (asyncpg's Cython reading the server's answer:
-parsing messages, decoding rows, run from the loop's read callback), ``json``
-(payloads), ``loop`` (the rest of asyncio: the event loop, tasks, futures),
-``harness`` (the benchmark's own loop), ``kernel`` (system CPU).
+(``asyncio.timeout``, ``wait_for``, timer handles, scheduling them and their
+heap), ``asyncpg`` (its Python: connection, statement cache), ``protocol``
+(its Cython protocol: encoding parameters, building and parsing messages,
+decoding rows), ``json`` (payloads), ``loop`` (asyncio's event loop, tasks
+and futures), ``kernel`` (the socket and ``epoll`` system calls),
+``harness`` (the benchmark's own loop), ``other`` (a sample with no frame of
+any layer).
+
+Without py-spy (``pip install py-spy``, part of the ``bench`` extra) the
+split is left out and says so; the rest is measured as usual.
 """
 
 from __future__ import annotations
@@ -39,90 +45,108 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
 import resource
+import shutil
 import signal
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from types import CodeType, FrameType
+from pathlib import Path
 from typing import Any
 
 from bench.model import Counts
 from bench.workload import DriverFactory, run_path
 
-LAYERS = ("kit", "driver", "pool", "timeouts", "asyncpg", "protocol", "json", "loop", "harness", "other", "kernel")
+LAYERS = ("kit", "driver", "pool", "timeouts", "asyncpg", "protocol", "json", "loop", "kernel", "harness", "other")
 COUNTS = ("statements", "pool_checkouts", "tasks", "timers", "loop_iterations")
-SAMPLE_INTERVAL_S = 0.001
-"""Asked of the CPU timer; the kernel rounds it up to its tick (4 ms at HZ=250)."""
+SAMPLE_RATE_HZ = 500
+ATTACH_S = 0.5
+"""How long py-spy gets to attach before the timed part starts."""
+TIMER_FUNCTIONS = (
+    "TimerHandle.",
+    "BaseEventLoop.call_at",
+    "BaseEventLoop.call_later",
+    "BaseEventLoop._timer_handle_cancelled",
+)
 
 
-def _span(obj: Any) -> tuple[str, int, int]:
-    lines, first = inspect.getsourcelines(obj)
-    return inspect.getsourcefile(obj) or "", first, first + len(lines)
+def py_spy() -> str | None:
+    """The py-spy executable: beside this Python's (a venv), else on ``PATH``; ``None`` when not installed."""
+    beside = Path(sys.executable).with_name("py-spy")
+    return str(beside) if beside.exists() else shutil.which("py-spy")
 
 
-class Layers:
-    """Which layer a frame's code belongs to, or ``None`` for code charged to its caller."""
+def layer_of(frame: str) -> str | None:
+    """The layer of one py-spy frame, ``"function (path:line)"``, or ``None`` to pass the sample to its caller."""
+    name, _, where = frame.rpartition(" (")
+    path = where.rsplit(":", 1)[0]
+    if "alkstore_contract/" in path:
+        return "kit"
+    if "alkstore_postgres/" in path:
+        return "driver"
+    if path.startswith("bench/") or "/bench/" in path or path.endswith("throughput.py"):
+        return "harness"
+    if (
+        path.endswith(("asyncio/timeouts.py", "asyncpg/_asyncio_compat.py", "_heapqmodule.c"))
+        or name.startswith(TIMER_FUNCTIONS)
+        or name in ("wait_for", "_cancel_and_wait", "_release_waiter")
+    ):
+        return "timeouts"
+    if path.endswith("asyncpg/pool.py"):
+        return "pool"
+    if "asyncpg/protocol" in path or path.endswith(("protocol.c", "record.c")) or "asyncpg" in name:
+        return "protocol"
+    if "asyncpg/" in path:
+        return "asyncpg"
+    if "json/" in path or path.endswith("_json.c"):
+        return "json"
+    if path.endswith(("socketmodule.c", "selectmodule.c")):
+        return "kernel"
+    if "asyncio/" in path or path.endswith(("_asynciomodule.c", "selectors.py", "contextvars.c", "context.c")):
+        return "loop"
+    return None
 
-    def __init__(self) -> None:
-        from asyncio import base_events, events, selector_events
 
-        loop = base_events.BaseEventLoop
-        self._timer_spans = [
-            _span(events.TimerHandle),
-            _span(loop.call_at),
-            _span(loop.call_later),
-            _span(loop._timer_handle_cancelled),
-        ]
-        transport = selector_events._SelectorSocketTransport
-        self._read_spans = [_span(transport._read_ready__data_received), _span(transport._read_ready__get_buffer)]
-        self._cache: dict[CodeType, str | None] = {}
+def parse_samples(text: str) -> Counter[str]:
+    """Samples per layer from py-spy's raw output: one ``frame;frame;... count`` line per distinct stack."""
+    samples: Counter[str] = Counter()
+    for line in text.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit() or "(selectors.py:" in stack:
+            continue  # in epoll: the wait on the server, however long the kernel took to give the CPU back
+        layer = next((found for frame in reversed(stack.split(";")) if (found := layer_of(frame))), "other")
+        samples[layer] += int(count)
+    return samples
 
-    def of(self, code: CodeType) -> str | None:
+
+@contextmanager
+def _sampling(samples: Counter[str]) -> Iterator[None]:
+    """py-spy on this process while the block runs; the samples, by layer, added to ``samples``."""
+    executable = py_spy()
+    if executable is None:
+        yield
+        return
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "samples.txt"
+        command = [executable, "record", "--pid", str(os.getpid()), "--rate", str(SAMPLE_RATE_HZ)]
+        command += ["--native", "--format", "raw", "--output", str(out)]
+        spy = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(ATTACH_S)
         try:
-            return self._cache[code]
-        except KeyError:
-            layer = self._cache[code] = self._classify(code.co_filename, code.co_firstlineno, code.co_name)
-            return layer
-
-    def _classify(self, file: str, line: int, name: str) -> str | None:
-        path = file.replace("\\", "/")
-
-        def within(spans: list[tuple[str, int, int]]) -> bool:
-            return any(path == span_file and first <= line < end for span_file, first, end in spans)
-
-        if "/alkstore_contract/" in path:
-            return "kit"
-        if "/alkstore_postgres/" in path:
-            return "driver"
-        if "/benchmarks/" in path:
-            return "harness"
-        if path.endswith(("/asyncio/timeouts.py", "/asyncpg/_asyncio_compat.py")) or within(self._timer_spans):
-            return "timeouts"
-        if path.endswith("/asyncio/tasks.py") and name in ("wait_for", "_cancel_and_wait", "_release_waiter"):
-            return "timeouts"
-        if within(self._read_spans):
-            return "protocol"
-        if path.endswith("/asyncpg/pool.py"):
-            return "pool"
-        if "/asyncpg/" in path:
-            return "asyncpg"
-        if "/json/" in path:
-            return "json"
-        if "/asyncio/" in path or path.endswith("/selectors.py"):
-            return "loop"
-        return None
-
-    def of_stack(self, frame: FrameType | None) -> str:
-        while frame is not None:
-            layer = self.of(frame.f_code)
-            if layer is not None:
-                return layer
-            frame = frame.f_back
-        return "other"
+            yield
+        finally:
+            spy.send_signal(signal.SIGINT)
+            _, errors = spy.communicate(timeout=60)
+            if not out.exists():
+                raise RuntimeError(f"py-spy wrote no samples ({' '.join(command)}): {errors.decode()[-500:]}")
+            samples.update(parse_samples(out.read_text()))
 
 
 def _rusage() -> tuple[float, float]:
@@ -134,7 +158,6 @@ def _rusage() -> tuple[float, float]:
 class TimedProbe:
     """One timed run: CPU, wall and idle time of the timed part, and the CPU samples taken during it."""
 
-    layers: Layers
     samples: Counter[str] = field(default_factory=Counter)
     user_s: float = 0.0
     system_s: float = 0.0
@@ -146,7 +169,7 @@ class TimedProbe:
 
     def start(self) -> None:
         self._stack.enter_context(_idle_meter(self))
-        self._stack.enter_context(_sampling(self.layers, self.samples))
+        self._stack.enter_context(_sampling(self.samples))
         user, system = _rusage()
         self._started = (user, system, time.perf_counter())
 
@@ -179,22 +202,6 @@ def _idle_meter(probe: TimedProbe) -> Iterator[None]:
         yield
     finally:
         del selector.select
-
-
-@contextmanager
-def _sampling(layers: Layers, samples: Counter[str]) -> Iterator[None]:
-    """Charge a sample to the layer of the running Python stack at each tick of user CPU time."""
-
-    def sample(signum: int, frame: FrameType | None) -> None:
-        samples[layers.of_stack(frame)] += 1
-
-    previous = signal.signal(signal.SIGVTALRM, sample)
-    signal.setitimer(signal.ITIMER_VIRTUAL, SAMPLE_INTERVAL_S, SAMPLE_INTERVAL_S)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_VIRTUAL, 0.0, 0.0)
-        signal.signal(signal.SIGVTALRM, previous)
 
 
 @dataclass(slots=True)
@@ -286,17 +293,13 @@ class Profile:
         return statistics.median(self.cpu_us)
 
     @property
-    def layers_us(self) -> dict[str, float]:
-        """CPU per job by layer over all timed runs: user time split by the samples, system time as ``kernel``."""
+    def layers_us(self) -> dict[str, float] | None:
+        """CPU per job by layer over all timed runs, split as the samples fell; ``None`` without samples."""
         total = sum(self.samples.values())
-        jobs = max(self.jobs, 1)
-        split = {
-            layer: (self.user_s * self.samples[layer] / total if total else 0.0) / jobs * 1e6
-            for layer in LAYERS
-            if layer != "kernel"
-        }
-        split["kernel"] = self.system_s / jobs * 1e6
-        return split
+        if not total:
+            return None
+        per_job = (self.user_s + self.system_s) / max(self.jobs, 1) * 1e6
+        return {layer: per_job * self.samples[layer] / total for layer in LAYERS}
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -312,8 +315,8 @@ class Profile:
         }
 
 
-async def timed_run(profile: Profile, factory: DriverFactory, jobs: int, layers: Layers) -> None:
-    probe = TimedProbe(layers)
+async def timed_run(profile: Profile, factory: DriverFactory, jobs: int) -> None:
+    probe = TimedProbe()
     await run_path(factory, profile.path, profile.workers, jobs, probe)
     per_job = 1e6 / probe.jobs
     profile.cpu_us.append((probe.user_s + probe.system_s) * per_job)
@@ -360,6 +363,9 @@ def tables(profiles: list[Profile]) -> str:
     ]
     for p in _pairs(profiles):
         split = p.layers_us
+        if split is None:
+            lines.append(f"| {p.path} | {p.workers} | {p.impl} | {p.cpu:,.1f} | not measured: no py-spy |")
+            continue
         cells = " | ".join(f"{split[layer]:.1f}" for layer in LAYERS)
         lines.append(f"| {p.path} | {p.workers} | {p.impl} | {p.cpu:,.1f} | {cells} | {sum(p.samples.values())} |")
     return "\n".join(lines)
