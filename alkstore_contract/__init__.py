@@ -1,5 +1,19 @@
-"""alkstore's job-queue contract: the surface, the rules every engine shares, and the suite."""
+"""alkstore's job-queue contract, its engine kit, its conformance suite and its report.
 
+The package has four parts, and the tree shows them:
+
+- **the contract** — this package's own modules: ``types``, ``surface``, ``errors``,
+  ``clock``, ``adapter``, ``validation``, ``resolution``, ``backoff``, ``handles``,
+  ``instants``. What an engine and its adapter import; docs/api.md lists every public name.
+- **the kit** — ``alkstore_contract.kit``: the public surface written once over a
+  narrow storage driver.
+- **the suite** — ``alkstore_contract.suite``: the pytest plugin, the rows and
+  everything that runs them. It judges engines; no engine imports it.
+- **the report** — ``alkstore_contract.report``: the JSON report, the matrix and
+  the ``alkstore`` command.
+"""
+
+from alkstore_contract import _moved
 from alkstore_contract.adapter import Capability, EngineAdapter
 from alkstore_contract.clock import Clock, ManualClock, SystemClock
 from alkstore_contract.errors import (
@@ -12,10 +26,11 @@ from alkstore_contract.errors import (
     StoreUnavailable,
 )
 from alkstore_contract.surface import JobHandle, Queue, Store
-from alkstore_contract.types import Job, JobState, QueueOpts
-from alkstore_contract.validation import Duration, JobId
+from alkstore_contract.types import Duration, Job, JobId, JobState, QueueOpts
 
 CONTRACT_VERSION = "1.0"
+
+_moved.install()
 
 __all__ = [
     "CONTRACT_VERSION",

@@ -12,7 +12,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 from alkstore_contract.errors import InvalidArgument
-from alkstore_contract.validation import Duration, duration_seconds
+from alkstore_contract.types import Duration
+from alkstore_contract.validation import duration_seconds
 
 
 @runtime_checkable

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from alkstore_contract.errors import HandleSpent, StoreClosed
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import JobId
 
 
 class OneShot:

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from alkstore_contract.backoff import backoff_delay_s
-from alkstore_contract.types import QueueOpts
+from alkstore_contract.types import Duration, QueueOpts
 from alkstore_contract.validation import (
-    Duration,
     encode_payload,
     optional_duration_seconds,
     validate_instant,

@@ -11,8 +11,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Protocol, Self
 
-from alkstore_contract.types import Job, QueueOpts
-from alkstore_contract.validation import Duration, JobId
+from alkstore_contract.types import Duration, Job, JobId, QueueOpts
 
 
 class JobHandle(Protocol):

@@ -1,22 +1,29 @@
-"""The values that cross the contract: queue options and job snapshots."""
+"""The values that cross the contract: ids, durations, queue options and job snapshots (the contract part).
+
+``JobId`` and ``Duration`` live here, with the other types, so that code that only
+names a type (a row, a report) needs nothing of the engines' validation rules.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeAlias
 
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.validation import (
-    Duration,
-    JobId,
     describe_value,
     duration_seconds,
     optional_duration_seconds,
     validate_max_attempts,
 )
+
+Duration: TypeAlias = int | float | timedelta
+"""A length of time: seconds as an ``int`` or ``float``, or a ``timedelta``."""
+JobId: TypeAlias = int | str
+"""A job's id: whatever the engine minted, an ``int`` or a ``str``."""
 
 
 class JobState(StrEnum):

@@ -17,12 +17,16 @@ import math
 import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from typing import TypeAlias
+from typing import TYPE_CHECKING
 
+from alkstore_contract._moved import moved_names
 from alkstore_contract.errors import InvalidArgument, InvalidName, PayloadError
 
-Duration: TypeAlias = int | float | timedelta
-JobId: TypeAlias = int | str
+if TYPE_CHECKING:
+    from alkstore_contract.types import JobId
+
+__getattr__ = moved_names(__name__, "alkstore_contract.types", ("Duration", "JobId"))
+"""``JobId`` and ``Duration`` live in ``alkstore_contract.types`` now; the old names here warn for a release."""
 
 MAX_QUEUE_NAME_LENGTH = 200
 RESERVED_PREFIX = "__"

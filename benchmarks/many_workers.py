@@ -55,7 +55,7 @@ from bench.report import ENGINE_ORDER
 from bench.sqlite_raw import attach_aiosqlite, new_aiosqlite_location
 from bench.workload import Driver, payload
 
-from alkstore_contract.registry import load_adapter
+from alkstore_contract.suite.registry import load_adapter
 
 CLAIM_PATHS = ("claim_one+ack", "claim_batch+ack_batch")
 WORKERS = 16

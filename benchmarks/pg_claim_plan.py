@@ -33,7 +33,7 @@ from alkstore_postgres.location import Location
 from alkstore_postgres.statements import render
 from bench.workload import payload
 
-from alkstore_contract.registry import load_adapter
+from alkstore_contract.suite.registry import load_adapter
 
 QUEUE = "plan"
 

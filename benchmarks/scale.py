@@ -64,7 +64,7 @@ from bench.report import ENGINE_ORDER
 from bench.workload import payload
 
 from alkstore_contract.clock import ManualClock
-from alkstore_contract.registry import load_adapter
+from alkstore_contract.suite.registry import load_adapter
 from alkstore_contract.surface import Queue, Store
 from alkstore_contract.types import QueueOpts
 

@@ -31,7 +31,7 @@ figures; the exit status is 0 only when lost, duplicated, unexpected and
 stranded are all 0.
 
 ``--network-faults`` (an engine declaring ``networked``, e.g. postgres) also
-puts the suite's fault proxy (``alkstore_contract.faults``) between the
+puts the suite's fault proxy (``alkstore_contract.suite.fault_proxy``) between the
 workers and the server: the workers open their stores through it
 (``location_via``), and the parent resets every connection, stalls the wire
 for up to two seconds or refuses new connections, at random, until the
@@ -61,12 +61,18 @@ from typing import Any
 
 from alkstore_contract.adapter import Capability, EngineAdapter, NetworkedAdapter
 from alkstore_contract.errors import StoreUnavailable
-from alkstore_contract.faults import FaultProxy
-from alkstore_contract.history import Handout, Release, Verdict, check_history, handout_from_event, handout_from_job
-from alkstore_contract.registry import load_adapter
+from alkstore_contract.suite.fault_proxy import FaultProxy
+from alkstore_contract.suite.history import (
+    Handout,
+    Release,
+    Verdict,
+    check_history,
+    handout_from_event,
+    handout_from_job,
+)
+from alkstore_contract.suite.registry import load_adapter
 from alkstore_contract.surface import JobHandle, Queue, Store
-from alkstore_contract.types import JobState, QueueOpts
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import JobId, JobState, QueueOpts
 
 QUEUE = "soak"
 SCRIPT = os.path.abspath(__file__)

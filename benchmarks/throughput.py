@@ -147,7 +147,7 @@ def _rows(args: argparse.Namespace, postgres_ok: bool) -> list[Row]:
 
 
 async def _postgres_reason() -> str | None:
-    from alkstore_contract.registry import load_adapter
+    from alkstore_contract.suite.registry import load_adapter
 
     return await load_adapter("postgres").unavailable_reason()
 

@@ -61,7 +61,7 @@ def _run(engines: str, burners: int, scratch: Path, index: int) -> tuple[dict[st
                 "--alkstore-clock=system",
                 f"--alkstore-engine={engines}",
                 f"--alkstore-report={report}",
-                "alkstore_contract/contract.suite",
+                "alkstore_contract/suite/contract.suite",
             ],
             capture_output=True,
             text=True,

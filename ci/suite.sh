@@ -15,8 +15,8 @@ if [ "$engine" = postgres ] && [ -z "${ALKSTORE_PG_DSN:-}" ]; then
 fi
 mkdir -p reports
 pytest -p no:cacheprovider -n 2 --alkstore-require --alkstore-engine="$engine" --alkstore-clock=manual \
-    --alkstore-report="reports/$engine-manual.json" alkstore_contract/contract.suite
+    --alkstore-report="reports/$engine-manual.json" alkstore_contract/suite/contract.suite
 if [ "$engine" != mem ]; then
     pytest -p no:cacheprovider -n 2 --alkstore-require --alkstore-engine="$engine" --alkstore-clock=system \
-        --alkstore-report="reports/$engine-system.json" alkstore_contract/contract.suite
+        --alkstore-report="reports/$engine-system.json" alkstore_contract/suite/contract.suite
 fi

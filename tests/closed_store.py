@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from alkstore_contract import JobHandle, Queue, StoreClosed
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import JobId
 
 
 async def assert_every_op_refused(queue: Queue, handle: JobHandle, job_id: JobId) -> None:

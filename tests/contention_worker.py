@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from alkstore_contract.registry import load_adapter
+from alkstore_contract.suite.registry import load_adapter
 from alkstore_contract.surface import JobHandle, Queue
 from alkstore_contract.types import QueueOpts
 

@@ -28,7 +28,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
-from alkstore_contract.suite import SUITE_VERSION, all_rows
+from alkstore_contract.suite.row import SUITE_VERSION, all_rows
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "alkstore_example_dict"
@@ -130,7 +130,7 @@ def _example_version() -> str:
 def _valid_report(venv: FreshVenv, path: Path) -> dict[str, Any]:
     """The report at ``path``, checked against the schema shipped in the installed wheel."""
     found = venv.run(
-        "python", "-c", "from alkstore_contract.report import SCHEMA_PATH; print(SCHEMA_PATH)", cwd=path.parent
+        "python", "-c", "from alkstore_contract.report.build import SCHEMA_PATH; print(SCHEMA_PATH)", cwd=path.parent
     )
     assert found.returncode == 0, _output(found)
     schema = json.loads(Path(found.stdout.strip()).read_text(encoding="utf-8"))

@@ -2,7 +2,7 @@
 
 The kit publishes ``claimable`` for drivers that decide in Python; the mem
 driver decides on its flat records with its own ``_is_claimable``. Both are
-checked here against ``alkstore_contract.model.Model.claimable``, the
+checked here against ``alkstore_contract.suite.model.Model.claimable``, the
 contract's executable reading, on every combination of state, ready time,
 expiry, lease and attempts around one instant, boundaries included.
 """
@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from alkstore_contract import JobState
 from alkstore_contract.kit import claimable
-from alkstore_contract.model import Model, ModelJob
+from alkstore_contract.suite.model import Model, ModelJob
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 offsets = st.integers(min_value=-2, max_value=2).map(lambda us: NOW + timedelta(microseconds=us))

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from alkstore_contract.adapter import Capability
-from alkstore_contract.clauses import CLAUSES, UnknownClause, binding, clause
-from alkstore_contract.suite import all_rows
+from alkstore_contract.suite.clauses import CLAUSES, UnknownClause, binding, clause
+from alkstore_contract.suite.row import all_rows
 
 REPO = Path(__file__).resolve().parents[1]
-ROWS = REPO / "alkstore_contract" / "rows"
+ROWS = REPO / "alkstore_contract" / "suite" / "rows"
 CONTRACT = REPO / "docs" / "contract.md"
 CHECK = re.compile(r"\"([A-Z][0-9]{1,2})\"")
 """A clause id as the rows pass it to a check: a string literal such as ``"C4"``."""

@@ -20,9 +20,9 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
-from alkstore_contract.cli import main
-from alkstore_contract.report import SCHEMA_PATH
-from alkstore_contract.report_file import schema_fault
+from alkstore_contract.report.build import SCHEMA_PATH
+from alkstore_contract.report.cli import main
+from alkstore_contract.report.read import schema_fault
 
 TIMEOUT_S = 300
 
@@ -218,7 +218,7 @@ def test_certify_help_explains_every_option_and_the_pytest_passthrough(capsys: p
 def _certify(engine: str, cwd: Path) -> str:
     """``alkstore certify ENGINE -- --collect-only`` from ``cwd``: the header, without running a row."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
-    command = [sys.executable, "-m", "alkstore_contract.cli", "certify", engine, "--", "--collect-only"]
+    command = [sys.executable, "-m", "alkstore_contract.report.cli", "certify", engine, "--", "--collect-only"]
     result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
     return result.stdout + result.stderr
 

@@ -34,8 +34,8 @@ import alkstore_mem
 import pytest
 
 from alkstore_contract import surface
-from alkstore_contract.suite import all_rows
-from alkstore_contract.xfail import load_xfail_file
+from alkstore_contract.suite.row import all_rows
+from alkstore_contract.suite.xfail import load_xfail_file
 from tests.api_reference import RENDERERS, generated_blocks, regenerate
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The shared code the engines run agrees with the contract's values as ``alkstore_contract.expected`` writes them.
+"""The shared code the engines run agrees with the contract's values as ``alkstore_contract.suite.expected`` has them.
 
 The table is the spec: when these fail, ``backoff.py`` or ``resolution.py``
 is wrong (or the table lost a row's arithmetic, which its comment shows), and
@@ -12,7 +12,7 @@ import random
 import pytest
 
 from alkstore_contract import backoff, resolution
-from alkstore_contract.expected import (
+from alkstore_contract.suite.expected import (
     BACKOFF_CAP_S,
     LAST_ERROR_EXPIRED,
     LAST_ERROR_FAILED,

@@ -56,7 +56,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from alkstore_contract import InvalidArgument, InvalidName, JobState, ManualClock, PayloadError, QueueOpts
-from alkstore_contract.registry import load_adapter
+from alkstore_contract.suite.registry import load_adapter
 from alkstore_contract.surface import Queue, Store
 from alkstore_contract.validation import INT32_MAX, INT64_MAX, INT64_MIN, MAX_DURATION_S, MAX_PAYLOAD_DEPTH
 

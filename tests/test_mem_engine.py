@@ -33,8 +33,8 @@ from alkstore_contract import (
     QueueOpts,
     StoreClosed,
 )
-from alkstore_contract.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
-from alkstore_contract.registry import load_adapter
+from alkstore_contract.suite.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
+from alkstore_contract.suite.registry import load_adapter
 from tests.closed_store import assert_every_op_refused
 
 pytestmark = pytest.mark.asyncio

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from alkstore_contract.suite import ROW_MODULES, all_rows
+from alkstore_contract.suite.row import ROW_MODULES, all_rows
 from tests.mutants.catalog import CatalogEntry, catalog
 from tests.mutants.kill_table import run_catalog
 from tests.mutants.runner import failed_rows, mutant_engine, run_mutant

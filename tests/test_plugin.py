@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
-from alkstore_contract.report import SCHEMA_PATH
+from alkstore_contract.report.build import SCHEMA_PATH
 
 Run = Callable[..., pytest.RunResult]
 """The ``run`` fixture: pytest in a subprocess with these arguments."""

@@ -46,7 +46,7 @@ from alkstore_contract import (
     StoreClosed,
 )
 from alkstore_contract.adapter import NetworkedAdapter
-from alkstore_contract.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
+from alkstore_contract.suite.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 
 START = datetime(2030, 1, 1, 12, 0, 0, 123457, tzinfo=UTC)
 """A manual clock's start with a microsecond part, so rounding slips would show."""
@@ -598,7 +598,7 @@ def test_the_adapter_imports_without_asyncpg() -> None:
     code = (
         "import asyncio, sys\n"
         "sys.modules['asyncpg'] = None\n"
-        "import alkstore_contract.plugin\n"
+        "import alkstore_contract.suite.plugin\n"
         "from alkstore_postgres import adapter\n"
         "print(asyncio.run(adapter.unavailable_reason()))\n"
     )

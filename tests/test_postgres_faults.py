@@ -48,10 +48,9 @@ from alkstore_postgres.adapter import DSN_OPTION
 from alkstore_postgres.connection import application_name
 from alkstore_postgres.location import Location, quote_ident
 
-from alkstore_contract.history import Handout, Release, Verdict, check_history, handout_from_job
+from alkstore_contract.suite.history import Handout, Release, Verdict, check_history, handout_from_job
 from alkstore_contract.surface import Queue
-from alkstore_contract.types import QueueOpts
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import JobId, QueueOpts
 
 REPO = Path(__file__).resolve().parent.parent
 POSTGRES_SH = REPO / "ci" / "postgres.sh"

@@ -27,7 +27,7 @@ from typing import Any
 
 from alkstore_sqlite import adapter
 
-from alkstore_contract.history import Handout, Release, check_history, handout_from_event
+from alkstore_contract.suite.history import Handout, Release, check_history, handout_from_event
 from alkstore_contract.types import QueueOpts
 
 WORKER = Path(__file__).resolve().with_name("contention_worker.py")

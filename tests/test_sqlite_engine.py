@@ -36,7 +36,7 @@ from alkstore_contract import (
     QueueOpts,
     StoreClosed,
 )
-from alkstore_contract.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS, r2_range_s
+from alkstore_contract.suite.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS, r2_range_s
 from tests.closed_store import assert_every_op_refused
 
 START = datetime(2030, 1, 1, tzinfo=UTC)

@@ -27,8 +27,8 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from alkstore_contract.resolution import NewJobs
-from alkstore_contract.types import Job, JobState
-from alkstore_contract.validation import INT64_MAX, INT64_MIN, JobId, decode_payload
+from alkstore_contract.types import Job, JobId, JobState
+from alkstore_contract.validation import INT64_MAX, INT64_MIN, decode_payload
 
 _ONE_US = timedelta(microseconds=1)
 

@@ -31,11 +31,9 @@ from alkstore_contract.resolution import (
     resolve_new_jobs,
 )
 from alkstore_contract.surface import JobHandle
-from alkstore_contract.types import Job, QueueOpts, validate_queue_opts
+from alkstore_contract.types import Duration, Job, JobId, QueueOpts, validate_queue_opts
 from alkstore_contract.validation import (
     INT64_MAX,
-    Duration,
-    JobId,
     describe_value,
     encode_payload,
     optional_duration_seconds,

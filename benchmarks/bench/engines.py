@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
-from alkstore_contract.registry import load_adapter
+from alkstore_contract.suite.registry import load_adapter
 from alkstore_contract.surface import Queue, Store
 from bench.workload import Driver, DriverFactory, Payload
 

@@ -20,7 +20,7 @@ from alkstore_postgres.driver import PgDriver
 from alkstore_postgres.location import Location, quote_ident
 from alkstore_postgres.statements import render
 
-from alkstore_contract.registry import load_adapter
+from alkstore_contract.suite.registry import load_adapter
 from bench.engines import QUEUE
 from bench.workload import Driver, Payload
 

@@ -24,7 +24,7 @@ import aiosqlite
 from alkstore_sqlite.driver import SqliteDriver
 from alkstore_sqlite.schema import BUSY_TIMEOUT_MS, CONNECTION_PRAGMAS
 
-from alkstore_contract.registry import load_adapter
+from alkstore_contract.suite.registry import load_adapter
 from bench.engines import QUEUE
 from bench.workload import Driver, DriverFactory, Payload
 

@@ -25,8 +25,7 @@ from datetime import datetime, timedelta
 from heapq import heapify, heappop
 
 from alkstore_contract.kit import NewJobs
-from alkstore_contract.types import Job
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import Job, JobId
 from alkstore_mem.record import (
     ATTEMPTS,
     DEAD,

@@ -42,8 +42,8 @@ import asyncpg
 
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.kit import NewJobs, duration_us, int_job_id, job_from_row
-from alkstore_contract.types import Job
-from alkstore_contract.validation import JobId, describe_value
+from alkstore_contract.types import Job, JobId
+from alkstore_contract.validation import describe_value
 from alkstore_postgres.connection import (
     CONNECTION_ERRORS,
     StatelessConnection,

@@ -40,8 +40,7 @@ from typing import ClassVar, Self
 
 from alkstore_contract.instants import to_epoch_us
 from alkstore_contract.kit import NewJobs, duration_us, int_job_id
-from alkstore_contract.types import Job
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import Job, JobId
 from alkstore_sqlite.coalesce import Params
 from alkstore_sqlite.columns import JOB_COLUMN_LIST, decode_job, optional_duration_us
 from alkstore_sqlite.database import SqliteDatabase

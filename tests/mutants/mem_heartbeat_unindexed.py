@@ -18,7 +18,7 @@ from datetime import datetime
 from alkstore_mem import MemDriver
 from alkstore_mem.record import ID, as_timedelta, leased
 
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import JobId
 from tests.mutants.catalog import Mutant, mem_mutant
 
 

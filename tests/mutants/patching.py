@@ -26,7 +26,7 @@ Where to patch: a name is looked up where its caller finds it.
   as if the shared source had said it.
 
 No row reads any of these: the rows take their expected values from
-``alkstore_contract.expected``, which this module never touches.
+``alkstore_contract.suite.expected``, which this module never touches.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import Any
 
 from alkstore_postgres import PgDriver, ServerConnectionError
 
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import JobId
 from tests.mutants.catalog import Mutant, mutated, postgres_mutant
 
 UNFENCED_ACK_SQL = mutated(

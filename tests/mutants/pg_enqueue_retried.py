@@ -15,7 +15,7 @@ from datetime import datetime
 from alkstore_postgres import PgDriver, ServerConnectionError
 
 from alkstore_contract.kit import NewJobs
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import JobId
 from tests.mutants.catalog import Mutant, postgres_mutant
 
 

@@ -4,7 +4,7 @@ contract R2: ``cap = min(b·2^(a−1), 3600 s)``. Here ``BACKOFF_CAP_S`` is 7200
 read by ``backoff_cap_s`` from ``alkstore_contract.backoff``'s globals at each
 call, so every engine drawing through ``resolution`` (the kit's
 ``decide_retry``) waits up to two hours once the curve passes one. Applied on the adapter's first
-``open_store`` (see ``patching``). Before ``alkstore_contract.expected``,
+``open_store`` (see ``patching``). Before ``alkstore_contract.suite.expected``,
 the row took its cap from this very constant and certified it.
 ``backoff_curve_equivalence``'s cap leg (attempts 12 and 40, every clock)
 sees delays past 3600 s.

@@ -5,7 +5,7 @@ contract X2: the sweep moves every live job past its ``expires_at`` to dead with
 ``alkstore_contract.resolution`` and in each engine module that imported it by
 name for its sweep, as a one-letter slip in ``resolution.py`` would. Applied on
 the adapter's first ``open_store`` (see ``patching``). Before
-``alkstore_contract.expected``, the rows, the model and the engine tests
+``alkstore_contract.suite.expected``, the rows, the model and the engine tests
 imported this very string and certified the slip.
 """
 

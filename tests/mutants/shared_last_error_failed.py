@@ -4,7 +4,7 @@ contract D1: ``fail()`` without an error stores ``last_error = "failed"``.
 ``patching.rebind`` changes the string in ``alkstore_contract.resolution``,
 where ``fail_error`` reads it, as a one-letter slip in ``resolution.py`` would.
 Applied on the adapter's first ``open_store`` (see ``patching``). Before
-``alkstore_contract.expected``, the rows, the model and the engine tests
+``alkstore_contract.suite.expected``, the rows, the model and the engine tests
 imported this very string and certified the slip.
 """
 

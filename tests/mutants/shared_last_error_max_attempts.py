@@ -5,7 +5,7 @@ contract R4: ``retry()`` on the last attempt without an error dead-letters with
 too). ``patching.rebind`` changes the string in ``alkstore_contract.resolution``
 and in each engine module that imported it by name, as a one-letter slip in
 ``resolution.py`` would. Applied on the adapter's first ``open_store`` (see
-``patching``). Before ``alkstore_contract.expected``, the rows, the model and
+``patching``). Before ``alkstore_contract.suite.expected``, the rows, the model and
 the engine tests imported this very string and certified the slip.
 """
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from alkstore_sqlite import SqliteDriver
 
 from alkstore_contract.kit import KitJobHandle
-from alkstore_contract.validation import Duration
+from alkstore_contract.types import Duration
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 

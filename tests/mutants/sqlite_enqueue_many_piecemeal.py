@@ -20,7 +20,7 @@ from alkstore_sqlite import SqliteDriver
 
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.kit import KitQueue
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import JobId
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from alkstore_sqlite import SqliteDriver
 
 from alkstore_contract.resolution import LAST_ERROR_FAILED
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import JobId
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 

@@ -16,7 +16,7 @@ from datetime import datetime
 from alkstore_sqlite import SqliteDriver
 
 from alkstore_contract.resolution import LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import JobId
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from alkstore_sqlite import SqliteDriver
 
 from alkstore_contract.kit import KitQueue
-from alkstore_contract.validation import JobId
+from alkstore_contract.types import JobId
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 

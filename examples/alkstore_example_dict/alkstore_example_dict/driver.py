@@ -23,8 +23,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from alkstore_contract.kit import NewJobs, c2_order_key, claimable
-from alkstore_contract.types import Job, JobState
-from alkstore_contract.validation import JobId, decode_payload
+from alkstore_contract.types import Job, JobId, JobState
+from alkstore_contract.validation import decode_payload
 
 
 @dataclass

@@ -1,0 +1,15 @@
+"""The report part: the JSON certification report, the conformance matrix, and the ``alkstore`` command.
+
+``build`` writes a run's report (``report.schema.json``), ``read`` reads one
+back or says in one line what is wrong with it, ``render`` turns reports into
+the HTML and Markdown matrix, and ``cli`` is ``alkstore certify`` and
+``alkstore report``.
+"""
+
+from alkstore_contract._moved import moved_names
+
+__getattr__ = moved_names(
+    __name__,
+    "alkstore_contract.report.build",
+    ("SCHEMA_PATH", "RowResult", "EngineInfo", "build_report", "write_report", "load_report"),
+)

@@ -1,0 +1,17 @@
+"""The suite part: the pytest plugin, the rows and everything that runs them and judges what they saw.
+
+It judges engines, so no engine imports it (``tests/test_engine_imports.py``).
+Its modules: ``plugin`` (the pytest entry point), ``run`` (a session:
+collection, execution, summary), ``row`` (rows as data), ``rows/`` (the
+contract's rows), ``harness`` (what a row works with), ``checks``, ``ledger``
+and ``verdicts`` (from checks to clause verdicts and a certificate),
+``clauses`` (the clause registry), ``expected`` (the contract's literal values,
+written a second time), ``model`` (the reference model), ``history`` (the
+concurrent rows' checker), ``processes`` and ``worker`` (rows in other OS
+processes), ``fault_proxy`` and ``network`` (the network-fault rows' nemesis),
+``settings``, ``engine_options``, ``registry``, ``tick`` and ``xfail``.
+"""
+
+from alkstore_contract._moved import moved_names
+
+__getattr__ = moved_names(__name__, "alkstore_contract.suite.row", ("SUITE_VERSION", "ROW_MODULES", "Row", "all_rows"))

@@ -1,0 +1,111 @@
+"""How a row says what went wrong: what the engine did, and what the clause demands.
+
+Rows raise ``ContractViolation`` (an ``AssertionError``, so pytest reports a
+failure, never an error) through ``expect``. The message starts with the clause
+id, so a failing run names the broken clause on its first line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from datetime import datetime, timedelta
+
+from alkstore_contract.suite.ledger import count_check
+from alkstore_contract.surface import Queue
+from alkstore_contract.types import Job, JobId
+
+
+class ContractViolation(AssertionError):
+    """The engine broke a clause of docs/contract.md; ``clause`` is its id (read from the message when not given)."""
+
+    def __init__(self, message: str, *, clause: str | None = None) -> None:
+        super().__init__(message)
+        self.clause = clause if clause is not None else _clause_of(message)
+
+
+def _clause_of(message: str) -> str | None:
+    """The id of a message written ``[C4] ...``."""
+    if message.startswith("[") and "]" in message:
+        return message[1 : message.index("]")]
+    return None
+
+
+def expect(condition: bool, clause: str, *, did: str, demands: str) -> None:
+    """Fail with ``[clause] the engine <did>; <clause> demands <demands>`` unless ``condition``.
+
+    Every call counts as one check of ``clause`` in the running row's ledger, pass or fail: a clause is
+    passed only when at least one of its checks ran.
+    """
+    count_check(clause)
+    if not condition:
+        raise ContractViolation(f"[{clause}] the engine {did}; {clause} demands {demands}", clause=clause)
+
+
+def expect_equal(actual: object, expected: object, clause: str, what: str) -> None:
+    """``what`` must equal ``expected``."""
+    expect(actual == expected, clause, did=f"gave {what} = {actual!r}", demands=f"{what} = {expected!r}")
+
+
+async def expect_stored(queue: Queue, job_id: JobId, clause: str) -> Job:
+    """``get_job`` of a job the row knows the queue holds: it must be there."""
+    count_check(clause)
+    job = await queue.get_job(job_id)
+    if job is None:
+        raise ContractViolation(
+            f"[{clause}] the engine returned None from get_job({job_id!r}) for a job the queue holds; "
+            f"{clause} demands the stored job",
+            clause=clause,
+        )
+    return job
+
+
+def expect_instant(
+    actual: datetime | None,
+    expected: datetime,
+    clause: str,
+    what: str,
+    *,
+    tolerance_s: float,
+) -> None:
+    """``what`` must be ``expected``, exactly under a manual clock, within ``tolerance_s`` on real time."""
+    if tolerance_s == 0:
+        expect_equal(actual, expected, clause, what)
+        return
+    slack = timedelta(seconds=tolerance_s)
+    expect(
+        actual is not None and expected - slack <= actual <= expected + slack,
+        clause,
+        did=f"gave {what} = {actual!r}",
+        demands=f"{what} = {expected!r} (± {tolerance_s} s on the real clock)",
+    )
+
+
+async def expect_raises(
+    operation: Awaitable[object], error: type[BaseException], clause: str, what: str
+) -> BaseException:
+    """Awaiting ``operation`` must raise ``error``; returns it so the message can be checked."""
+    count_check(clause)
+    try:
+        result = await operation
+    except error as exc:
+        return exc
+    except Exception as exc:
+        raise ContractViolation(
+            f"[{clause}] the engine raised {type(exc).__name__}({exc}) for {what}; {clause} demands {error.__name__}",
+            clause=clause,
+        ) from exc
+    raise ContractViolation(
+        f"[{clause}] the engine returned {result!r} for {what}; {clause} demands {error.__name__}", clause=clause
+    )
+
+
+def expect_message_names(exc: BaseException, clause: str, *fragments: str) -> None:
+    """A bad-input error must name the argument and the value: each fragment must appear in its message."""
+    text = str(exc)
+    missing = [f for f in fragments if f not in text]
+    expect(
+        not missing,
+        clause,
+        did=f"raised {type(exc).__name__}({text!r}), which does not mention {missing}",
+        demands="a message naming the argument, the value and the rule",
+    )

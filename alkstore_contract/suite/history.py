@@ -1,0 +1,147 @@
+"""The history checker of the concurrent rows (contract C4): lost, duplicated, unexpected, recovered.
+
+Every handout and every ack is recorded with the worker, the claim and the
+time. A job is *duplicated* when a second claim was handed out while an earlier
+claim's lease was still unexpired and not handed back by a successful
+``retry``/``fail``, or after a successful ack (the job ran
+twice); *lost* when it was enqueued and never completed nor left accounted for;
+*unexpected* when a handout names a job that was never enqueued; *recovered*
+when a later claim legitimately followed a lapsed lease. Duplicates are
+failures, not warnings (unlike Jepsen's counters).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from alkstore_contract.types import JobId
+
+
+@dataclass(frozen=True, slots=True)
+class Handout:
+    """One job handed to one worker by one claim."""
+
+    job_id: JobId
+    worker: str
+    claim: str
+    """Who and which claim: e.g. ``"proc2/worker1#17"``."""
+    claimed_at: datetime
+    """The claim's ``now``: the lease's end minus the stamped visibility timeout."""
+    lease_expires_at: datetime
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """The outcome of one ``ack``, ``retry`` or ``fail`` on a handout's handle."""
+
+    job_id: JobId
+    claim: str
+    op: str
+    succeeded: bool
+
+
+def handout_from_job(
+    job_id: JobId, worker: str, claim: str, lease_expires_at: datetime, visibility_timeout_s: float, attempts: int
+) -> Handout:
+    """Build a handout from what a handle's ``job`` says."""
+    return Handout(
+        job_id=job_id,
+        worker=worker,
+        claim=claim,
+        claimed_at=lease_expires_at - timedelta(seconds=visibility_timeout_s),
+        lease_expires_at=lease_expires_at,
+        attempts=attempts,
+    )
+
+
+def handout_from_event(event: Mapping[str, Any]) -> Handout:
+    """Build a handout from a worker process's ``handout`` event: its JSON keys, the lease as ISO text."""
+    return handout_from_job(
+        event["job"],
+        event["worker"],
+        event["claim"],
+        datetime.fromisoformat(event["lease"]),
+        float(event["vt"]),
+        int(event["attempts"]),
+    )
+
+
+@dataclass
+class Verdict:
+    """The checker's classification; ``ok`` only with nothing lost, duplicated or unexpected."""
+
+    lost: list[JobId] = field(default_factory=list)
+    duplicated: dict[JobId, list[str]] = field(default_factory=dict)
+    unexpected: list[JobId] = field(default_factory=list)
+    recovered: list[JobId] = field(default_factory=list)
+    handouts: int = 0
+    acks: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not (self.lost or self.duplicated or self.unexpected)
+
+    def describe(self, limit: int = 10) -> str:
+        """A one-paragraph account naming the offending jobs."""
+
+        def some(ids: Iterable[object]) -> str:
+            listed = list(ids)
+            shown = ", ".join(repr(x) for x in listed[:limit])
+            return shown + (f" … (+{len(listed) - limit} more)" if len(listed) > limit else "")
+
+        parts = [f"{self.handouts} handouts, {self.acks} successful acks"]
+        if self.lost:
+            parts.append(f"{len(self.lost)} lost: {some(self.lost)}")
+        if self.duplicated:
+            dup = [f"{job}: {' & '.join(claims)}" for job, claims in list(self.duplicated.items())[:limit]]
+            parts.append(f"{len(self.duplicated)} duplicated: {'; '.join(dup)}")
+        if self.unexpected:
+            parts.append(f"{len(self.unexpected)} unexpected: {some(self.unexpected)}")
+        if self.recovered:
+            parts.append(f"{len(self.recovered)} recovered after a lapsed lease")
+        return "; ".join(parts)
+
+
+def check_history(
+    enqueued: Iterable[JobId],
+    handouts: Iterable[Handout],
+    releases: Iterable[Release],
+    *,
+    still_present: Iterable[JobId] = (),
+) -> Verdict:
+    """Classify every job. ``still_present`` are jobs left in the store (not lost, just not done)."""
+    enqueued_set = set(enqueued)
+    present = set(still_present)
+    by_job: dict[JobId, list[Handout]] = defaultdict(list)
+    verdict = Verdict()
+    for handout in handouts:
+        by_job[handout.job_id].append(handout)
+        verdict.handouts += 1
+    acked_claims: dict[JobId, set[str]] = defaultdict(set)
+    handed_back: set[str] = set()
+    for release in releases:
+        if not release.succeeded:
+            continue
+        if release.op == "ack":
+            acked_claims[release.job_id].add(release.claim)
+            verdict.acks += 1
+        else:
+            handed_back.add(release.claim)
+    verdict.unexpected = sorted((j for j in by_job if j not in enqueued_set), key=repr)
+    for job_id, claims in by_job.items():
+        claims.sort(key=lambda h: (h.claimed_at, h.attempts))
+        for earlier_index, earlier in enumerate(claims):
+            for later in claims[earlier_index + 1 :]:
+                overlapping = later.claimed_at < earlier.lease_expires_at and earlier.claim not in handed_back
+                after_ack = earlier.claim in acked_claims[job_id]
+                if overlapping or after_ack:
+                    verdict.duplicated.setdefault(job_id, [earlier.claim, later.claim])
+        if len(claims) > 1 and job_id not in verdict.duplicated:
+            verdict.recovered.append(job_id)
+    verdict.lost = sorted((j for j in enqueued_set if not acked_claims[j] and j not in present), key=repr)
+    return verdict

@@ -1,0 +1,64 @@
+"""Starting worker processes from a row and reading what they report."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+from alkstore_contract.suite.harness import RowContext
+
+
+def _child_env() -> dict[str, str]:
+    """The parent's environment plus its ``sys.path``, so ``module:attr`` engines import in the child."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    return env
+
+
+async def spawn_worker(ctx: RowContext, action: str, **params: Any) -> asyncio.subprocess.Process:
+    """Start ``python -m alkstore_contract.suite.worker`` on the row's engine, location and clock."""
+    spec = {
+        "engine": ctx.engine_spec,
+        "location": params.pop("location", ctx.location),
+        "clock": ctx.child_clock_arg(),
+        "seed": ctx.seed,
+        "action": action,
+        **params,
+    }
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "alkstore_contract.suite.worker",
+        json.dumps(spec),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=_child_env(),
+    )
+
+
+async def read_events(process: asyncio.subprocess.Process, *, until: str | None = None) -> list[dict[str, Any]]:
+    """Events the child wrote, up to and including ``until`` (or to its exit)."""
+    assert process.stdout is not None
+    events: list[dict[str, Any]] = []
+    while True:
+        line = await process.stdout.readline()
+        if not line:
+            return events
+        event = json.loads(line)
+        events.append(event)
+        if until is not None and event.get("event") == until:
+            return events
+
+
+async def finish(process: asyncio.subprocess.Process, timeout_s: float = 120.0) -> list[dict[str, Any]]:
+    """Every event of a child that runs to its end; a child that fails raises with its stderr."""
+    events = await asyncio.wait_for(read_events(process), timeout_s)
+    assert process.stderr is not None
+    stderr = (await process.stderr.read()).decode(errors="replace")
+    code = await process.wait()
+    if code != 0 or not events or events[-1].get("event") != "done":
+        raise RuntimeError(f"worker process exited with {code}; stderr:\n{stderr[-4000:]}")
+    return events

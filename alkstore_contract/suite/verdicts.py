@@ -1,0 +1,168 @@
+"""One verdict per clause per engine, from the ledgers of its rows, and the certificate they allow.
+
+A clause is **passed** only when at least one of its checks ran in this run and
+none failed; **failed** when a check or an engine exception failed it (the
+first message is kept); **xfailed** when every failure of it was listed in the
+expected-failures file; **inconclusive** when a real-clock leg found the host
+too slow to judge it (never counted as passed); **not exercised** otherwise,
+with why (a capability not declared, exact instants the engine cannot be given,
+a leg that built on a failed one, a row that did not run, or a clause the
+registry marks untested) — and also when any leg of it injected network faults
+that touched no connection of the engine (``fault missed``), whatever other
+legs checked: a fault that never reached the engine is never a pass.
+
+The certificate binds what the engine declares (docs/capabilities.md, "What a
+certificate covers"): CERTIFIED only when every clause of the core and of every
+declared capability passed, or was not exercised for a reason the certificate
+names (exact-instant legs on an engine without ``injectable_clock``, clauses the
+registry marks untested).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from alkstore_contract.adapter import TIME_RESOLUTIONS_US, Capability
+from alkstore_contract.suite.clauses import CLAUSES, binding
+from alkstore_contract.suite.ledger import Gap, Ledger
+
+
+class Verdict(StrEnum):
+    PASSED = "passed"
+    FAILED = "failed"
+    XFAILED = "xfailed"
+    INCONCLUSIVE = "inconclusive"
+    NOT_EXERCISED = "not exercised"
+
+
+@dataclass(slots=True)
+class ClauseVerdict:
+    clause: str
+    verdict: Verdict
+    checks: int = 0
+    rows: list[str] = field(default_factory=list)
+    """Rows in which a check of the clause ran."""
+    detail: str | None = None
+    """The first failure, the expected-failure reason, why it was inconclusive or why it was not exercised."""
+    gap: str | None = None
+    """For ``not exercised``: the kind of gap (``capability``, ``clock``, ``dependency``, ``not run``, ``untested``)."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "clause": self.clause,
+            "verdict": str(self.verdict),
+            "checks": self.checks,
+            "rows": self.rows,
+            "detail": self.detail,
+            "gap": self.gap,
+        }
+
+
+def clause_verdicts(ledgers: list[Ledger], xfailed: dict[str, str]) -> dict[str, ClauseVerdict]:
+    """Every registered clause's verdict from ``ledgers`` (one per row that ran on the engine).
+
+    ``xfailed`` maps a clause to the reason of the expected-failure entry that covered its failures.
+    """
+    verdicts: dict[str, ClauseVerdict] = {}
+    for clause_id, known in CLAUSES.items():
+        checks = sum(ledger.checks.get(clause_id, 0) for ledger in ledgers)
+        rows = [ledger.row for ledger in ledgers if ledger.checks.get(clause_id)]
+        failures = [f for ledger in ledgers for f in ledger.failures if f.clause == clause_id]
+        undecided = [why for ledger in ledgers for why in ledger.inconclusive.get(clause_id, [])]
+        gaps = [gap for ledger in ledgers for gap in ledger.gaps.get(clause_id, [])]
+        missed = [gap for gap in gaps if gap[0] == str(Gap.FAULT_MISSED)]
+        found = ClauseVerdict(clause_id, Verdict.PASSED, checks, rows)
+        if failures and clause_id in xfailed:
+            found.verdict, found.detail = Verdict.XFAILED, xfailed[clause_id]
+        elif failures:
+            found.verdict, found.detail = Verdict.FAILED, failures[0].message.splitlines()[0]
+        elif undecided:
+            found.verdict, found.detail = Verdict.INCONCLUSIVE, undecided[0]
+        elif checks == 0 or missed:
+            found.verdict = Verdict.NOT_EXERCISED
+            if missed:
+                found.gap, found.detail = missed[0]
+            elif known.untested is not None:
+                found.gap, found.detail = "untested", known.untested
+            elif gaps:
+                found.gap, found.detail = gaps[0]
+            else:
+                found.gap, found.detail = "not run", "no row that checks it ran"
+        verdicts[clause_id] = found
+    return verdicts
+
+
+@dataclass(slots=True)
+class Certificate:
+    certified: bool
+    covers: list[str]
+    """``core`` and the declared capabilities."""
+    not_exercised: list[str]
+    """What the certificate names as not exercised within what it covers."""
+    blockers: list[str]
+
+    def line(self, clock: str, resolution_us: int = 1) -> str:
+        scope = " + ".join(self.covers)
+        left = f"; not exercised: {', '.join(self.not_exercised)}" if self.not_exercised else ""
+        coarse = "" if resolution_us == 1 else f", time resolution {TIME_RESOLUTIONS_US[resolution_us]}"
+        if self.certified:
+            return f"CERTIFIED: {scope} (clock={clock}{coarse}{left})"
+        return "NOT CERTIFIED: " + "; ".join(self.blockers)
+
+
+def certify(
+    verdicts: dict[str, ClauseVerdict], ledgers: list[Ledger], capabilities: frozenset[Capability]
+) -> Certificate:
+    """The certificate the clause verdicts allow for an engine declaring ``capabilities``."""
+    covers = ["core", *sorted(str(c) for c in capabilities)]
+    blockers: list[str] = []
+    named: list[str] = []
+    for known in binding(capabilities):
+        found = verdicts[known.id]
+        where = f" ({', '.join(found.rows)})" if found.rows else ""
+        if found.verdict is Verdict.FAILED:
+            blockers.append(f"{known.id} failed{where}: {found.detail}")
+        elif found.verdict is Verdict.XFAILED:
+            blockers.append(f"{known.id} failed as expected ({found.detail})")
+        elif found.verdict is Verdict.INCONCLUSIVE:
+            blockers.append(f"{known.id} inconclusive: {found.detail}")
+        elif found.verdict is Verdict.NOT_EXERCISED:
+            if found.gap == "untested":
+                continue
+            if found.gap == str(Gap.CLOCK):
+                named.append(known.id)
+                continue
+            blockers.append(f"{known.id} not exercised: {found.detail}")
+    for ledger in ledgers:
+        for leg in ledger.legs:
+            if leg.gap == str(Gap.CLOCK) and any(CLAUSES[c] in binding(capabilities) for c in leg.clauses):
+                named.append(f"{leg.name} ({ledger.row})")
+    return Certificate(not blockers, covers, list(dict.fromkeys(named)), blockers)
+
+
+@dataclass
+class EngineVerdict:
+    """What the session concluded about one engine."""
+
+    clauses: dict[str, ClauseVerdict]
+    certificate: Certificate | None
+    """``None`` when the run cannot certify: the engine did not run, or rows were left out."""
+    why_no_certificate: str | None = None
+    blockers: list[str] = field(default_factory=list)
+    """Without a certificate: the failures that would refuse one anyway (a partial run that failed a clause)."""
+
+    @property
+    def not_certified_because(self) -> list[str]:
+        """One line per thing in the certificate's way (empty when certified)."""
+        if self.certificate is not None:
+            return self.certificate.blockers
+        return [*self.blockers, str(self.why_no_certificate)]
+
+    def line_for(self, clock: str, resolution_us: int = 1) -> str:
+        if self.certificate is None and self.blockers:
+            return "NOT CERTIFIED: " + "; ".join(self.not_certified_because)
+        if self.certificate is None:
+            return str(self.why_no_certificate)
+        return self.certificate.line(clock, resolution_us)
