@@ -21,8 +21,8 @@ JSON (``--json``) and a bar chart (``--png``).
 (``bench.profile``): CPU per job by layer, the wait on the server, and the
 statements, pool checkouts, tasks and timers per job, for alkstore and the
 bare asyncpg baseline on every path and worker count: ``--runs`` timed runs
-of ``--jobs`` jobs per row (ten times that on the batched paths), sampled,
-and one counting run of ``--count-jobs``.
+of ``--jobs`` jobs per row (ten times that on the batched paths), the first
+sampled by py-spy, and one counting run of ``--count-jobs``.
 
 Run: ``python benchmarks/throughput.py [--jobs 20000] [--runs 3] [--engines sqlite,postgres,mem]
 [--dsn DSN] [--json PATH] [--png PATH]``, or ``python benchmarks/throughput.py --profile [--jobs 5000]
@@ -226,7 +226,7 @@ async def profile_main(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     for run in range(args.runs):
         for p in profiles:
-            await profile.timed_run(p, factories[p.impl], jobs_of(p))
+            await profile.timed_run(p, factories[p.impl], jobs_of(p), sample=run == 0)
             _progress(f"run {run + 1}/{args.runs} {p.path:22} {p.workers}w {p.impl:14} {p.cpu_us[-1]:8.1f} µs CPU/job")
     for p in profiles:
         await profile.counting_run(p, factories[p.impl], min(jobs_of(p), args.count_jobs))

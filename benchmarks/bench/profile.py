@@ -9,8 +9,11 @@ statements, on the workload of ``throughput.py``) is measured twice:
   per job (``getrusage``), the wall time per job, and the time the event loop
   sat blocked in ``epoll`` with nothing to run, per job: with one worker, that
   is the wait on the server (Postgres working, and the round trips). During
-  these runs py-spy samples the process's stack from outside, native frames
-  included (``py-spy record --native``). A sample in ``epoll`` is left out:
+  the first of them py-spy samples the process's stack from outside, native
+  frames included (``py-spy record --native``); it pauses the process for each
+  sample, which adds to that run's wall and idle time (not to its CPU), so
+  the medians of the wall and idle time come from the runs without it when
+  there are three or more. A sample in ``epoll`` is left out:
   py-spy counts a thread the kernel has woken but not yet run as active,
   which on a loaded machine is most of the time spent waking from ``epoll``.
   Each other sample is charged to the layer of the innermost frame that has
@@ -156,8 +159,9 @@ def _rusage() -> tuple[float, float]:
 
 @dataclass(slots=True)
 class TimedProbe:
-    """One timed run: CPU, wall and idle time of the timed part, and the CPU samples taken during it."""
+    """One timed run: CPU, wall and idle time of the timed part, and (with ``sample``) py-spy's samples."""
 
+    sample: bool = False
     samples: Counter[str] = field(default_factory=Counter)
     user_s: float = 0.0
     system_s: float = 0.0
@@ -169,7 +173,8 @@ class TimedProbe:
 
     def start(self) -> None:
         self._stack.enter_context(_idle_meter(self))
-        self._stack.enter_context(_sampling(self.samples))
+        if self.sample:
+            self._stack.enter_context(_sampling(self.samples))
         user, system = _rusage()
         self._started = (user, system, time.perf_counter())
 
@@ -315,8 +320,9 @@ class Profile:
         }
 
 
-async def timed_run(profile: Profile, factory: DriverFactory, jobs: int) -> None:
-    probe = TimedProbe()
+async def timed_run(profile: Profile, factory: DriverFactory, jobs: int, *, sample: bool) -> None:
+    """One timed run of ``profile``'s row; with ``sample``, py-spy samples it (``_sampling``)."""
+    probe = TimedProbe(sample=sample)
     await run_path(factory, profile.path, profile.workers, jobs, probe)
     per_job = 1e6 / probe.jobs
     profile.cpu_us.append((probe.user_s + probe.system_s) * per_job)
