@@ -1,5 +1,7 @@
 """The engine adapter: the one object a third party writes besides its engine.
 
+Part of the contract.
+
 It says who the engine is, what it can do, whether it can run here, and how
 to make a fresh location, open a store on it with a given clock, read it
 without going through the engine (the oracle), and drop it. Rows talk only to

@@ -14,7 +14,7 @@ Runs are interleaved (run 1 of every row, then run 2 of every row, ...) so a
 machine whose load drifts hurts every row alike. It prints jobs/s (median of
 the runs and min–max), each op's p50/p99 latency, statements and round trips
 per job (from a separate, smaller counting run; thread hops on SQLite), the
-ratio of alkstore to every baseline and peer, and the targets (``bench.report``); writes
+ratio of alkstore to every baseline and peer, and the targets it is held to; writes
 JSON (``--json``) and a bar chart (``--png``).
 
 ``--profile`` measures instead where each Postgres job's client time goes

@@ -1,5 +1,7 @@
 """The ``alkstore`` command: certify an engine, or render reports into a conformance matrix.
 
+Part of the report.
+
 ``alkstore certify NAME`` runs the suite on one engine from an empty scratch
 directory with an empty pytest configuration of its own (so no conftest, ini
 file or pyproject of the caller's project interferes), shows each row as it
@@ -21,6 +23,7 @@ from pathlib import Path
 from alkstore_contract.report.build import load_report
 from alkstore_contract.report.read import ReportFileError, read_report
 from alkstore_contract.report.render import render_html, render_markdown
+from alkstore_contract.suite.registry import UnknownEngine, load_adapter
 
 DESCRIPTION = "Certify an alkstore engine against the contract, or render reports into a conformance matrix."
 CERTIFY_EPILOG = """\
@@ -29,7 +32,7 @@ Options after -- go to pytest unchanged, e.g.
   alkstore certify postgres -- --alkstore-pg-dsn=postgresql://user@host/db
   alkstore certify sqlite -- --alkstore-tolerance=1.0
 A run of only some rows (-k, -m) writes a report but certifies nothing.
-Exit code: 0 certified, 1 not certified, 2 no report was written."""
+Exit code: 0 certified, 1 not certified, 2 the engine cannot be loaded or no report was written."""
 PYTEST_INI = "pytest.ini"
 
 
@@ -49,6 +52,20 @@ def _scratch_ini(scratch: Path) -> Path:
     return ini
 
 
+def _unloadable(engines: str) -> str | None:
+    """Why an engine of ``engines`` (comma-separated, as ``--alkstore-engine``) cannot be loaded, or ``None``.
+
+    Loaded here first, so an adapter that cannot be is told in one line and exit code 2, not in
+    a pytest usage error and a missing report after it. The child still imports it afresh.
+    """
+    for spec in filter(None, (name.strip() for name in engines.split(","))):
+        try:
+            load_adapter(spec)
+        except UnknownEngine as exc:
+            return str(exc)
+    return None
+
+
 def _certify(args: argparse.Namespace, passthrough: list[str]) -> int:
     """Run pytest in a child process from an empty scratch directory.
 
@@ -57,6 +74,10 @@ def _certify(args: argparse.Namespace, passthrough: list[str]) -> int:
     own empty ini keeps any conftest or ini file of the caller's project out of the
     certification.
     """
+    unloadable = _unloadable(args.engine)
+    if unloadable is not None:
+        sys.stderr.write(f"alkstore certify: {unloadable}\n")
+        return 2
     report = Path(args.report or f"alkstore-report-{args.engine.replace(':', '_')}.json").resolve()
     if report.exists():
         report.unlink()

@@ -1,5 +1,7 @@
 """An in-process TCP fault proxy: the suite's nemesis between an engine and its server (contract N1–N5).
 
+Part of the suite.
+
 A ``networked`` engine's adapter can make a location whose connections go to
 an address the suite chooses (``location_via``); the suite points it at a
 ``FaultProxy``, which forwards every accepted connection to the real server

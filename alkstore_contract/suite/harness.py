@@ -1,5 +1,7 @@
 """What a row gets to work with: the engine, a fresh location, a clock it can move, and its legs.
 
+Part of the suite.
+
 A ``RowContext`` lives for one row on one engine. It owns the locations it
 creates and the stores it opens and releases all of them at teardown, inside
 the same event loop that used them (a store never outlives its loop).

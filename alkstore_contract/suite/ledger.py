@@ -1,5 +1,7 @@
 """What one row proved, clause by clause: the checks that ran, the failures, and what was left out.
 
+Part of the suite.
+
 Every ``expect*`` call in ``alkstore_contract.suite.checks`` counts one check of its
 clause in the ledger of the row that is running (a context variable, so rows
 need not pass it around and checks made in worker threads still land in it).

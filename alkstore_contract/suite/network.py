@@ -1,5 +1,7 @@
 """What the network-fault rows share: a fault proxy in front of a location, and ops timed against the bounds.
 
+Part of the suite.
+
 ``open_wire(ctx)`` starts a ``FaultProxy`` forwarding to the server of the
 row's location and opens stores whose connections go through it
 (``NetworkedAdapter.location_via``). ``Wire.bounded`` awaits an op for at most

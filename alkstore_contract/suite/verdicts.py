@@ -1,5 +1,7 @@
 """One verdict per clause per engine, from the ledgers of its rows, and the certificate they allow.
 
+Part of the suite.
+
 A clause is **passed** only when at least one of its checks ran in this run and
 none failed; **failed** when a check or an engine exception failed it (the
 first message is kept); **xfailed** when every failure of it was listed in the

@@ -1,5 +1,7 @@
 """Row network_faults (contract N1, N2, N3, N5): an engine cut off its server, and what it does about it.
 
+Part of the suite.
+
 Every leg puts the suite's fault proxy (``alkstore_contract.suite.fault_proxy``) between
 the engine and its server through the adapter's ``location_via``, and times
 every op against the bounds the adapter reports (``op_timeout_s``,

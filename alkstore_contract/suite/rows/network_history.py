@@ -1,5 +1,7 @@
 """Row network_history (contract N4; N1, N2): a history of concurrent workers while the wire is cut at random.
 
+Part of the suite.
+
 Four workers on two stores and a producer on a third, every store's
 connections through the suite's fault proxy, work one queue (preloaded through
 a store straight to the server) while a nemesis, seeded by the row's seed,

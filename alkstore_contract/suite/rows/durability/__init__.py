@@ -1,5 +1,7 @@
 """Row durability (contract P3): committed writes survive a close and reopen, and a kill -9 and reopen.
 
+Part of the suite.
+
 Unrelated legs, each on its own fresh location and in its own module:
 ``reopen`` (a store closes politely; a reopened store must read back every
 committed write exactly), ``kill`` (worker processes doing a seeded churn

@@ -1,5 +1,7 @@
 """Leg "kill -9 and reopen" of row durability (contract P3): a SIGKILLed writer loses no reported op.
 
+Part of the suite.
+
 A worker process (``worker.py churn``) runs a seeded random mix of enqueue,
 claim, ack, retry, fail and cancel, one op at a time, writing a line once each
 op has returned. The parent kills it with SIGKILL right after a seeded random

@@ -1,5 +1,7 @@
 """Leg "server crash and restart" of row durability (contract P3): a networked engine's server killed -9 loses nothing.
 
+Part of the suite.
+
 For an engine whose storage is a server, the writes that matter are the
 server's: a kill -9 of the engine's own process (the kill leg) proves nothing
 about what the server keeps. This leg runs only on an engine that declares
