@@ -15,8 +15,9 @@ The SQL is a class attribute per step (``INSERT_SQL`` … ``SWEEP_SQL``), so a
 subclass can replace one statement (the project's broken-engine mutants do).
 
 Network faults (contract N1–N3). Each statement is bounded three ways:
-acquiring a connection (waiting for a free one or opening a new one) gives up
-after ``connect_timeout_s``; the statement gives up after ``op_timeout_s``
+acquiring a connection (one the store holds idle, else waiting for a free one
+in the pool or opening a new one: ``alkstore_postgres.held``) gives up after
+``connect_timeout_s``; the statement gives up after ``op_timeout_s``
 (asyncpg's ``command_timeout``), after which asyncpg sends the server a cancel
 request, itself bounded by both; releasing the connection waits at most
 ``connect_timeout_s`` for that cancel and otherwise terminates the connection.
