@@ -200,7 +200,7 @@ def _header(meta: dict[str, Any], loads: list[tuple[float, float, float]]) -> st
     """When, where and how a run was taken: the date, the command and the load it ran under."""
     start, end = loads[0], loads[-1]
     return (
-        f"{meta['date']}; `{meta['command']}`; load average (1, 5, 15 min) "
+        f"{meta['started']} to {meta['date']}; `{meta['command']}`; load average (1, 5, 15 min) "
         f"{start[0]:.2f} {start[1]:.2f} {start[2]:.2f} at the start, {end[0]:.2f} {end[1]:.2f} {end[2]:.2f} at the end"
     )
 
@@ -223,6 +223,7 @@ async def profile_main(args: argparse.Namespace) -> int:
         return args.jobs * (PROFILE_BATCH_FACTOR if p.path in BATCHED_PATHS else 1)
 
     loads = [os.getloadavg()]
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.perf_counter()
     for run in range(args.runs):
         for p in profiles:
@@ -232,6 +233,7 @@ async def profile_main(args: argparse.Namespace) -> int:
         await profile.counting_run(p, factories[p.impl], min(jobs_of(p), args.count_jobs))
     loads.append(os.getloadavg())
     meta = _meta(args, server, loads)
+    meta["started"] = started_at
     meta["seconds"] = round(time.perf_counter() - started, 1)
     sys.stdout.write(
         f"alkstore Postgres profile: Postgres {server}; {args.jobs:,} jobs per timed run "
@@ -258,6 +260,7 @@ async def main(args: argparse.Namespace) -> int:
             server = await _server_version(args.dsn)
     rows = _rows(args, postgres_ok)
     loads = [os.getloadavg()]
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.perf_counter()
     for run in range(args.runs):
         for row in rows:
@@ -273,6 +276,7 @@ async def main(args: argparse.Namespace) -> int:
     loads.append(os.getloadavg())
     series = [row.series for row in rows]
     meta = _meta(args, server, loads)
+    meta["started"] = started_at
     meta["seconds"] = round(time.perf_counter() - started, 1)
     machine = meta["machine"]
     out = sys.stdout
