@@ -52,6 +52,13 @@ def _scratch_ini(scratch: Path) -> Path:
     return ini
 
 
+def _report_name(engine: str) -> str:
+    """The default report's name part: the engine's spec, or for a manifest its directory's name."""
+    if engine.endswith(".toml"):
+        return Path(engine).resolve().parent.name
+    return engine.replace(":", "_")
+
+
 def _unloadable(engines: str) -> str | None:
     """Why an engine of ``engines`` (comma-separated, as ``--alkstore-engine``) cannot be loaded, or ``None``.
 
@@ -78,7 +85,7 @@ def _certify(args: argparse.Namespace, passthrough: list[str]) -> int:
     if unloadable is not None:
         sys.stderr.write(f"alkstore certify: {unloadable}\n")
         return 2
-    report = Path(args.report or f"alkstore-report-{args.engine.replace(':', '_')}.json").resolve()
+    report = Path(args.report or f"alkstore-report-{_report_name(args.engine)}.json").resolve()
     if report.exists():
         report.unlink()
     options = [f"--alkstore-engine={args.engine}", f"--alkstore-report={report}"]
@@ -139,7 +146,9 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     certify.add_argument(
-        "engine", help="an installed engine name (entry point alkstore.engines), or package.module:attr"
+        "engine",
+        help="an installed engine name (entry point alkstore.engines), package.module:attr, "
+        "or the path of an engine's manifest (alkstore-engine.toml, an engine in any language)",
     )
     certify.add_argument(
         "--report", metavar="PATH", help="where to write the JSON report (default alkstore-report-NAME.json)"

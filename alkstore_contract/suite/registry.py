@@ -1,10 +1,11 @@
-"""Finding engine adapters: installed ``alkstore.engines`` entry points, or ``module:attr``.
+"""Finding engine adapters: installed ``alkstore.engines`` entry points, ``module:attr``, or a manifest.
 
 Part of the suite.
 
 The ``module:attr`` form lets an engine author certify an engine before it is
 packaged, and lets the project's own tests point the suite at broken-engine
-mutants that are deliberately not registered.
+mutants that are deliberately not registered. A path ending ``.toml`` names an
+engine in any language by its manifest (``alkstore_contract.wire``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from importlib.metadata import entry_points
 
 from alkstore_contract.adapter import EngineAdapter
 from alkstore_contract.suite.load_errors import load_failure
+from alkstore_contract.wire.adapter import load_wire_adapter
+from alkstore_contract.wire.manifest import ManifestError, is_manifest_spec
 
 ENTRY_POINT_GROUP = "alkstore.engines"
 
@@ -55,10 +58,15 @@ def _checked(spec: str, obj: object) -> EngineAdapter:
 
 
 def load_adapter(spec: str) -> EngineAdapter:
-    """The adapter named ``spec``: an entry-point name, or ``package.module:attribute``.
+    """The adapter named ``spec``: a manifest (``….toml``), an entry-point name, or ``package.module:attribute``.
 
     Whatever stops it loading is an ``UnknownEngine`` whose message is one line (``load_errors``).
     """
+    if is_manifest_spec(spec):
+        try:
+            return load_wire_adapter(spec)
+        except ManifestError as exc:
+            raise UnknownEngine(str(exc)) from None
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
         try:

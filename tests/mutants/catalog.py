@@ -194,3 +194,10 @@ def postgres_mutant(name: str, *, driver: type[Any]) -> Any:
     from alkstore_postgres import PgAdapter
 
     return type("MutantAdapter", (PgAdapter,), {"driver_class": driver, "name": name})()
+
+
+def node_mutant(module: str) -> Any:
+    """The wire adapter of a broken variant of the Node.js engine: ``tests/mutants/MODULE.toml`` starts it."""
+    from alkstore_contract.wire.adapter import load_wire_adapter
+
+    return load_wire_adapter(str(PACKAGE_DIR / f"{module}.toml"))

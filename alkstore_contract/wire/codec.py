@@ -1,0 +1,143 @@
+"""Python values to the protocol's encodings and back (docs/wire-protocol.md, "Encodings").
+
+The checks here are the ones a message cannot carry: a Python type with no
+JSON form (a ``bool`` given as a duration, a naive ``datetime``, a tuple
+payload, a NaN, a lone surrogate). They raise the contract's error with the
+message the in-process engines give, and send nothing. Every value that can be
+encoded goes to the engine to be judged: its range, its length, its rules.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from typing import Any
+
+from alkstore_contract.errors import InvalidArgument, InvalidName
+from alkstore_contract.instants import from_epoch_us, to_epoch_us
+from alkstore_contract.types import Job, JobId, JobState, QueueOpts
+from alkstore_contract.validation import (
+    decode_payload,
+    describe_value,
+    encode_payload,
+    validate_instant,
+    validate_job_id,
+    validate_job_ids,
+)
+
+
+def _utf8(arg: str, value: str, error: type[Exception]) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise error(f"{arg}={describe_value(value)}: must be encodable as UTF-8 (no lone surrogates)") from None
+    return value
+
+
+def name(value: object) -> str:
+    """A queue name: a str the wire can carry (S1's other rules are the engine's)."""
+    if not isinstance(value, str):
+        raise InvalidName(f"name={describe_value(value)}: a queue name must be a str")
+    return _utf8("name", value, InvalidName)
+
+
+def worker_id(value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidName(f"worker_id={describe_value(value)}: a worker id must be a non-empty str")
+    return _utf8("worker_id", value, InvalidName)
+
+
+def error_text(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidArgument(f"error={describe_value(value)}: must be a str or None")
+    return _utf8("error", value, InvalidArgument)
+
+
+def duration(arg: str, value: object) -> int | float | None:
+    """``None``, or seconds as a JSON number: an int stays an int, a ``timedelta`` becomes float seconds."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | timedelta):
+        raise InvalidArgument(f"{arg}={describe_value(value)}: a duration must be int or float seconds, or a timedelta")
+    seconds = value.total_seconds() if isinstance(value, timedelta) else value
+    if isinstance(seconds, float) and not math.isfinite(seconds):
+        raise InvalidArgument(f"{arg}={describe_value(value)}: a duration must be finite")
+    return seconds
+
+
+def integer(arg: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidArgument(f"{arg}={describe_value(value)}: must be an int")
+    return value
+
+
+def instant(value: object, arg: str = "run_at") -> str | None:
+    return None if value is None else str(to_epoch_us(validate_instant(arg, value)))
+
+
+def enqueue_options(
+    delay: object, run_at: object, expires: object, max_attempts: object, priority: object
+) -> dict[str, Any]:
+    return {
+        "delay_s": duration("delay", delay),
+        "run_at": instant(run_at),
+        "expires_s": duration("expires", expires),
+        "max_attempts": None if max_attempts is None else integer("max_attempts", max_attempts),
+        "priority": str(integer("priority", priority)),
+    }
+
+
+def payloads(values: object) -> list[str]:
+    if not isinstance(values, list | tuple):
+        raise InvalidArgument(f"payloads={describe_value(values)}: must be a list or tuple of payloads")
+    return [encode_payload(value) for value in values]
+
+
+def job_id(value: object) -> JobId:
+    return validate_job_id(value)
+
+
+def job_ids(values: object) -> list[JobId]:
+    return validate_job_ids(values)
+
+
+def queue_opts(opts: QueueOpts) -> dict[str, Any]:
+    return {
+        "visibility_timeout_s": opts.visibility_timeout_s,
+        "max_attempts": opts.max_attempts,
+        "backoff_base_s": opts.backoff_base_s,
+        "dead_letter_retention_s": opts.dead_letter_retention_s,
+    }
+
+
+def _instant_or_none(value: str | None) -> Any:
+    return None if value is None else from_epoch_us(int(value))
+
+
+def _seconds_or_none(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def job(data: dict[str, Any]) -> Job:
+    """A snapshot the schema accepted, as the contract's ``Job``."""
+    return Job(
+        data["id"],
+        data["queue"],
+        decode_payload(data["payload"]),
+        JobState(data["state"]),
+        int(data["priority"]),
+        data["attempts"],
+        data["max_attempts"],
+        from_epoch_us(int(data["run_at"])),
+        _instant_or_none(data["expires_at"]),
+        from_epoch_us(int(data["enqueued_at"])),
+        _instant_or_none(data["lease_expires_at"]),
+        data["claimed_by"],
+        float(data["visibility_timeout_s"]),
+        float(data["backoff_base_s"]),
+        _seconds_or_none(data["dead_letter_retention_s"]),
+        data["last_error"],
+        _instant_or_none(data["died_at"]),
+    )

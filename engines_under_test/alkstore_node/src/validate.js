@@ -1,0 +1,123 @@
+'use strict';
+// The input rules of the contract (S1, C6, E7, E9, D1, H3, DEC-bounds), judged by this engine.
+// Each message names the argument, shows the value as Python's repr would (the suite's rows look for it)
+// and states the rule. The bounds come from the contract's literals, the file the suite reads too.
+
+const path = require('node:path');
+const fs = require('node:fs');
+const { invalidName, invalidArgument } = require('./errors');
+
+const LITERALS_PATH = path.join(__dirname, '..', '..', '..', 'alkstore_contract', 'wire', 'literals.json');
+const LITERALS = JSON.parse(fs.readFileSync(LITERALS_PATH, 'utf8'));
+const BOUNDS = LITERALS.bounds;
+const PRIORITY_MIN = BigInt(BOUNDS.priority_min);
+const PRIORITY_MAX = BigInt(BOUNDS.priority_max);
+const MAX_SHOWN = 80;
+
+function pyString(text) {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of text) {
+    const code = ch.codePointAt(0);
+    if (ch === '\\') out += '\\\\';
+    else if (ch === quote) out += '\\' + quote;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (code < 0x20 || (code >= 0x7f && code < 0xa0)) out += '\\x' + code.toString(16).padStart(2, '0');
+    else out += ch;
+  }
+  return out + quote;
+}
+
+/** A short description of a value, as Python's describe_value shows it (repr, cut to 80 characters). */
+function describe(value) {
+  let text;
+  if (typeof value === 'string') text = pyString(value);
+  else if (typeof value === 'number') text = Number.isFinite(value) ? String(value) : String(value).replace('Infinity', 'inf');
+  else if (typeof value === 'bigint') text = value.toString();
+  else if (value === null || value === undefined) text = 'None';
+  else text = JSON.stringify(value);
+  return text.length <= MAX_SHOWN ? text : text.slice(0, MAX_SHOWN - 3) + '...';
+}
+
+function hasControl(text) {
+  for (const ch of text) {
+    const code = ch.codePointAt(0);
+    if (code < 0x20 || (code >= 0x7f && code < 0xa0)) return ch;
+  }
+  return null;
+}
+
+function queueName(name) {
+  if (name.length === 0) throw invalidName("name='': a queue name must not be empty");
+  const length = [...name].length;
+  if (length > BOUNDS.max_queue_name_length) {
+    throw invalidName(`name=${describe(name)}: a queue name has at most ${BOUNDS.max_queue_name_length} characters, got ${length}`);
+  }
+  if (name.startsWith(BOUNDS.reserved_prefix)) {
+    throw invalidName(`name=${describe(name)}: the prefix '${BOUNDS.reserved_prefix}' is reserved`);
+  }
+  const control = hasControl(name);
+  if (control !== null) {
+    throw invalidName(`name=${describe(name)}: a queue name must not contain control characters (${pyString(control)})`);
+  }
+  return name;
+}
+
+function workerId(id) {
+  if (id.length === 0) throw invalidName("worker_id='': a worker id must be a non-empty str");
+  if (id.includes('\u0000')) throw invalidName(`worker_id=${describe(id)}: a worker id must not contain NUL characters ('\\x00')`);
+  return id;
+}
+
+function errorText(error) {
+  if (error !== null && error.includes('\u0000')) {
+    throw invalidArgument(`error=${describe(error)}: must not contain NUL characters ('\\x00')`);
+  }
+  return error;
+}
+
+/** A duration in seconds as whole microseconds (BigInt), or null; `positive` for a lease (at least 1 µs). */
+function durationUs(arg, seconds, { positive = false } = {}) {
+  if (seconds === null) return null;
+  if (!Number.isFinite(seconds) && seconds > 0) {
+    throw invalidArgument(`${arg}=${describe(seconds)}: a duration must be at most ${BOUNDS.max_duration_s.toFixed(0)} s (100 years)`);
+  }
+  if (positive && seconds < BOUNDS.min_positive_duration_s) {
+    throw invalidArgument(
+      `${arg}=${describe(seconds)}: must be greater than 0 seconds, and at least 1 microsecond ` +
+        `(${BOUNDS.min_positive_duration_s} s), so the lease it sets does not end at once`,
+    );
+  }
+  if (seconds < 0) throw invalidArgument(`${arg}=${describe(seconds)}: a duration must not be negative`);
+  if (seconds > BOUNDS.max_duration_s) {
+    throw invalidArgument(`${arg}=${describe(seconds)}: a duration must be at most ${BOUNDS.max_duration_s.toFixed(0)} s (100 years)`);
+  }
+  return secondsToUs(seconds);
+}
+
+/** Seconds to the nearest microsecond, as BigInt (the product of a double and 1e6, as Python's timedelta does). */
+function secondsToUs(seconds) {
+  return BigInt(Math.round(seconds * 1e6));
+}
+
+function maxAttempts(value) {
+  if (value === null) return null;
+  if (!Number.isInteger(value)) throw invalidArgument(`max_attempts=${describe(value)}: must be an int`);
+  if (value < BOUNDS.max_attempts_min || value > BOUNDS.max_attempts_max) {
+    throw invalidArgument(`max_attempts=${describe(value)}: must be between ${BOUNDS.max_attempts_min} and ${BOUNDS.max_attempts_max}`);
+  }
+  return value;
+}
+
+function priority(text) {
+  const value = BigInt(text);
+  if (value < PRIORITY_MIN || value > PRIORITY_MAX) {
+    const shown = text.length <= 78 ? text : `<${text.startsWith('-') ? 'negative ' : ''}int of ${text.replace('-', '').length} digits>`;
+    throw invalidArgument(`priority=${shown}: must be between ${PRIORITY_MIN} and ${PRIORITY_MAX}`);
+  }
+  return value;
+}
+
+module.exports = { LITERALS, describe, pyString, queueName, workerId, errorText, durationUs, secondsToUs, maxAttempts, priority };
