@@ -58,3 +58,30 @@ class ManualClock:
         if instant.tzinfo is None:
             raise InvalidArgument(f"instant={instant!r}: ManualClock.set needs a timezone-aware datetime")
         self._now = instant.astimezone(UTC)
+
+
+class SteppingClock:
+    """A manual clock that tells its reads apart: each ``now()`` returns an instant one ``step`` past the last.
+
+    A ``ManualClock`` stands still between two reads, so an op that reads it
+    twice (``run_at`` from one read, ``enqueued_at`` from another) stamps equal
+    instants and looks like one that read it once (T1). Under this clock the
+    two reads differ, and ``reads`` lists every instant handed out, so a test
+    can see how many reads an op made and which one each stamp came from.
+    """
+
+    def __init__(self, start: datetime = DEFAULT_MANUAL_START, step: timedelta = timedelta(microseconds=1)) -> None:
+        if start.tzinfo is None:
+            raise InvalidArgument(f"start={start!r}: a SteppingClock needs a timezone-aware datetime")
+        if step <= timedelta(0):
+            raise InvalidArgument(f"step={step!r}: a SteppingClock must step forward")
+        self._next = start.astimezone(UTC)
+        self._step = step
+        self.reads: list[datetime] = []
+        """Every instant ``now()`` returned, in order."""
+
+    def now(self) -> datetime:
+        instant = self._next
+        self._next = instant + self._step
+        self.reads.append(instant)
+        return instant

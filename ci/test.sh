@@ -66,21 +66,25 @@ fi
 # --no-compile: a module's bytecode is written when it is first imported, and most installed modules never are.
 "$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test]'
 bash ci/node.sh install # the Node.js engine's npm packages, when node_modules lacks them
+bash ci/rust.sh install # the Rust engine's crates (Debian's) when missing, and its release build
 ALKSTORE_PG_DSN="$(bash ci/postgres.sh)"
 export ALKSTORE_PG_DSN ALKSTORE_REQUIRE=1
 echo "Postgres: $ALKSTORE_PG_DSN"
+ALKSTORE_FAKETIME_LIB="$(bash ci/faketime.sh)" # the skewed server of tests/test_postgres_server_clock.py
+export ALKSTORE_FAKETIME_LIB
 phase_done
 
 PYTEST=("$VENV/bin/pytest" -p no:cacheprovider -n 2)
 
-phase 2 "ruff, mypy; the Node.js engine's node --check and node --test"
+phase 2 "ruff, mypy; the Node.js engine's node --check and node --test; the Rust engine's cargo fmt, clippy and test"
 bash ci/node.sh check
+bash ci/rust.sh check
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check .
 "$VENV/bin/mypy" alkstore_contract reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres tests
 phase_done
 
-phase 3 "the contract suite on both clocks and the mutant catalog, all at once: [system] sqlite, postgres (the server's clock), node; [manual] sqlite, mem, postgres, sqlite-ms, postgres-base64, node; [mutants] each mutant in its own pytest process, stopped at its first failing row"
+phase 3 "the contract suite on both clocks and the mutant catalog, all at once: [system] sqlite, postgres (the server's clock), node, rust; [manual] sqlite, mem, postgres, sqlite-ms, postgres-base64, node, rust; [mutants] each mutant in its own pytest process, stopped at its first failing row"
 # The system-clock run mostly waits for real time to pass, and the three runs need nothing from each other,
 # so the manual-clock run and the mutants use the CPU meanwhile.
 # The sleeps each manual-clock row asked for are recorded: tests/test_manual_clock_does_not_sleep.py (phase 4)
@@ -94,14 +98,15 @@ export ALKSTORE_SUITE_MANUAL_REPORT="$PWD/reports/suite-manual.json"
 MS_ENGINE="tests.engines.sqlite_milliseconds:adapter"
 B64_ENGINE="tests.engines.postgres_base64:adapter"
 NODE_ENGINE="engines_under_test/alkstore_node/alkstore-engine.toml" # through the wire protocol (docs/wire-protocol.md)
+RUST_ENGINE="engines_under_test/alkstore_rust/alkstore-engine.toml"
 rm -f "$ALKSTORE_MANUAL_CLOCK_SLEEPS" "$ALKSTORE_SUITE_MANUAL_REPORT"
-"${PYTEST[@]}" -v --alkstore-require --alkstore-clock=system --alkstore-engine="sqlite,postgres,$NODE_ENGINE" \
+"${PYTEST[@]}" -v --alkstore-require --alkstore-clock=system --alkstore-engine="sqlite,postgres,$NODE_ENGINE,$RUST_ENGINE" \
     alkstore_contract/suite/contract.suite 2>&1 | sed -u 's/^/[system] /' &
 SYSTEM_RUN=$!
 "${PYTEST[@]}" -v --maxschedchunk=1 --durations=5 tests/test_mutants.py 2>&1 | sed -u 's/^/[mutants] /' &
 MUTANTS_RUN=$!
 MANUAL_OK=1
-"${PYTEST[@]}" -v --alkstore-require --alkstore-engine="sqlite,mem,postgres,$MS_ENGINE,$B64_ENGINE,$NODE_ENGINE" \
+"${PYTEST[@]}" -v --alkstore-require --alkstore-engine="sqlite,mem,postgres,$MS_ENGINE,$B64_ENGINE,$NODE_ENGINE,$RUST_ENGINE" \
     -p tests.manual_clock_sleeps --alkstore-sleep-record="$ALKSTORE_MANUAL_CLOCK_SLEEPS" \
     --alkstore-report="$ALKSTORE_SUITE_MANUAL_REPORT" alkstore_contract/suite/contract.suite 2>&1 | sed -u 's/^/[manual] /' ||
     MANUAL_OK=0

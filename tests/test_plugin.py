@@ -83,7 +83,7 @@ def test_an_empty_directory_collects_every_row_with_its_clauses(run: Run) -> Non
     )
     assert "did not run" not in result.stdout.str()
     collected = run("--alkstore-engine=mem", "--collect-only", "-q")
-    assert collected.stdout.str().count("alkstore::") == 16
+    assert collected.stdout.str().count("alkstore::") == 17
     assert "certif" not in collected.stdout.str().lower()
 
 
@@ -229,15 +229,20 @@ def test_an_engine_exception_is_a_clause_verdict_that_other_legs_survive(pyteste
     assert (verdicts["E7"], verdicts["E2"], verdicts["T2"]) == ("failed", "passed", "passed")
 
     listing = pytester.path / "xfail.txt"
-    listing.write_text("enqueue_opts_resolution[int32] E7 a 32-bit priority column (upstream issue 12)\n")
+    listing.write_text(
+        "enqueue_opts_resolution[int32] E7 a 32-bit priority column (upstream issue 12)\n"
+        "bounds_at_their_edge[int32] E9 a 32-bit priority column refuses the int64 bounds (upstream issue 12)\n"
+    )
     listed = run(
         "--alkstore-engine=int32_engine:adapter", f"--alkstore-xfail-file={listing}", f"--alkstore-report={report_path}"
     )
-    listed.assert_outcomes(passed=11, skipped=4, xfailed=1)  # durability, crash_recovery and the two network rows
+    listed.assert_outcomes(passed=11, skipped=4, xfailed=2)  # durability, crash_recovery and the two network rows
     engine = json.loads(report_path.read_text())["engines"][0]
     assert engine["certified"] is False
     assert engine["not_certified_because"] == [
-        "E7 failed as expected (enqueue_opts_resolution[int32] E7: a 32-bit priority column (upstream issue 12))"
+        "E7 failed as expected (enqueue_opts_resolution[int32] E7: a 32-bit priority column (upstream issue 12))",
+        "E9 failed as expected (bounds_at_their_edge[int32] E9: a 32-bit priority column refuses the int64 bounds "
+        "(upstream issue 12))",
     ]
 
 

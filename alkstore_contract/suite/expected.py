@@ -150,3 +150,30 @@ def r2_range_s(base_s: float, attempts: int) -> tuple[float, float]:
             f"R2_RANGE_S has no row for base {base_s} s at attempt {attempts}: add one to "
             "alkstore_contract/suite/expected.py, worked out by hand from docs/contract.md R2"
         ) from None
+
+
+# The bounds the contract's decisions fix (DEC-bounds, DEC-payload-json, DEC-worker-text, DEC-name-encoding,
+# DEC-lease-minimum, S1, S2), typed in from docs/contract.md for the rows that probe each bound at its edge.
+# Like the strings above they import nothing from ``validation.py``: an off-by-one there must not move them.
+
+QUEUE_NAME_MAX_CHARS: Final = 200
+"""S1: a queue name is "a non-empty str of at most 200 characters"."""
+RESERVED_NAME_PREFIX: Final = "__"
+"""S1: a queue name does not start with ``__``."""
+CONTROL_CHARACTER_RANGES: Final = ((0x00, 0x1F), (0x7F, 0x9F))
+"""S1: "without control characters (Unicode category Cc)": Cc is exactly C0 (U+0000–U+001F), DEL and C1
+(U+007F–U+009F)."""
+SURROGATE_RANGE: Final = (0xD800, 0xDFFF)
+"""DEC-name-encoding, DEC-worker-text: a lone surrogate (U+D800–U+DFFF) is not encodable as UTF-8."""
+MAX_DURATION_S: Final = 3_155_760_000
+"""DEC-bounds: a duration is "at most 100 years": 100 × 365.25 days × 86 400 s = 3 155 760 000 s."""
+MIN_LEASE_S: Final = 0.000_001
+"""DEC-bounds, DEC-lease-minimum: a visibility timeout or a heartbeat's ``extend`` is "at least 1 µs"."""
+PRIORITY_RANGE: Final = (-9_223_372_036_854_775_808, 9_223_372_036_854_775_807)
+"""DEC-bounds: "``priority`` fits a signed 64-bit integer": −2^63 … 2^63 − 1."""
+MAX_ATTEMPTS_RANGE: Final = (1, 2_147_483_647)
+"""DEC-bounds: "``max_attempts`` is 1 … 2^31 − 1"."""
+PAYLOAD_MAX_DEPTH: Final = 500
+"""DEC-payload-json: "nesting deeper than 500 levels is refused" (500 nested lists or objects are accepted)."""
+PAYLOAD_INT_MAX_DIGITS: Final = 4300
+"""DEC-payload-json: "an int of more than 4300 digits is refused"."""

@@ -36,6 +36,7 @@ ROW_MODULES = (
     "sweep_and_retention",
     "batch_ack_and_cancel",
     "validation_and_closed_store",
+    "bounds_at_their_edge",
     "durability",
     "enqueue_many_atomic",
     "crash_recovery",

@@ -196,6 +196,17 @@ def postgres_mutant(name: str, *, driver: type[Any]) -> Any:
     return type("MutantAdapter", (PgAdapter,), {"driver_class": driver, "name": name})()
 
 
+def wire_mutant(module: str) -> Any:
+    """The wire adapter of a broken variant of an engine in another language: ``tests/mutants/MODULE.toml`` starts it.
+
+    The manifest names the variant: a patched script (the Node.js engine's) or the engine's own binary run
+    with a test-only switch in its environment (the Rust engine's ``ALKSTORE_RUST_MUTANT``).
+    """
+    from alkstore_contract.wire.adapter import load_wire_adapter
+
+    return load_wire_adapter(str(PACKAGE_DIR / f"{module}.toml"))
+
+
 def node_mutant(module: str) -> Any:
     """The wire adapter of a broken variant of the Node.js engine: ``tests/mutants/MODULE.toml`` starts it."""
     from alkstore_contract.wire.adapter import load_wire_adapter

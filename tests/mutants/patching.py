@@ -24,14 +24,21 @@ Where to patch: a name is looked up where its caller finds it.
   them into each driver's ``sweep`` (X2): ``rebind`` sets a string in
   ``resolution`` and in every module of ``ENGINE_STRING_HOLDERS`` that has it,
   as if the shared source had said it.
+- A wrong line inside a function (an off-by-one in ``validation``, a test of
+  truth for ``is not None`` in ``resolution``): ``edit_function`` recompiles
+  that function with the line changed and swaps its code in place, so every
+  module that imported the function by name runs the changed line too.
 
 No row reads any of these: the rows take their expected values from
 ``alkstore_contract.suite.expected``, which this module never touches.
 """
 
 from __future__ import annotations
+import __future__
 
 import importlib
+import inspect
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +58,34 @@ def patch(module_name: str, attr: str, value: object) -> None:
     if not hasattr(module, attr):
         raise RuntimeError(f"mutant is stale: {module_name} no longer defines {attr}")
     setattr(module, attr, value)
+
+
+def edit_function(module_name: str, function: str, old: str, new: str) -> None:
+    """Recompile ``module.function`` with ``old`` replaced by ``new`` in its source, in place.
+
+    The function object keeps its identity and only its code changes, so every
+    module that imported it by name (``types`` imports ``validate_max_attempts``,
+    the kit's front ``validate_worker_id``) runs the edited line too, exactly as
+    if the shared source said so. Refuses a stale edit, when the source no
+    longer holds ``old`` exactly once.
+    """
+    module = importlib.import_module(module_name)
+    target = getattr(module, function, None)
+    if not inspect.isfunction(target):
+        raise RuntimeError(f"mutant is stale: {module_name} no longer defines the function {function}")
+    source = textwrap.dedent(inspect.getsource(target))
+    if source.count(old) != 1:
+        raise RuntimeError(f"mutant is stale: {old!r} is not in {module_name}.{function} exactly once")
+    code = compile(
+        source.replace(old, new),
+        inspect.getfile(target),
+        "exec",
+        flags=__future__.annotations.compiler_flag,
+        dont_inherit=True,
+    )
+    defined: dict[str, Any] = {}
+    exec(code, vars(module), defined)  # the edited definition, bound to the module's own globals
+    target.__code__ = defined[function].__code__
 
 
 def rebind(attr: str, value: str) -> None:

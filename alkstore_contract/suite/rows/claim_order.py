@@ -23,6 +23,11 @@ system clock):
   shows C2 applied to reclaims, each at its own ``run_at``, not after the
   ready jobs, not before them, not at its lease deadline. The other two come
   next, and reclaimed jobs keep their ``run_at``.
+- C1 (reclaim of a reclaim): a lease that lapses, is reclaimed, and lapses
+  again is claimable again each time (an index must file every reclaim's lease).
+- C1 (clock back, manual clock): after the clock goes back one unit, a lease
+  that lapsed before still is claimable and a delayed job that came due too
+  (an index rebuilt for the earlier ``now`` must forget neither).
 - X1: a job enqueued with ``expires=0`` is never handed out; a ready job is not
   handed out at its expiry (manual clock: still is a microsecond before); a job
   whose ready time comes after its expiry never is; a lapsed lease on an
@@ -345,6 +350,61 @@ async def leg_reclaim_selection(ctx: RowContext) -> None:
     )
 
 
+async def _reclaimed(ctx: RowContext, queue: Queue, job_id: JobId, attempts: int, what: str) -> JobHandle:
+    handle = await queue.claim_one("again")
+    expect(
+        handle is not None and handle.job.id == job_id and handle.job.attempts == attempts,
+        "C1",
+        did=f"handed out {None if handle is None else (handle.job.id, handle.job.attempts)} {what}",
+        demands=f"job {job_id!r} again, attempt {attempts}: a lapsed lease with attempts left is claimable",
+    )
+    assert handle is not None
+    return handle
+
+
+async def leg_lapsing_twice(ctx: RowContext) -> None:
+    """C1: a lease that lapses is claimable, and so is the lease of the reclaim once it lapses in turn."""
+    store = await ctx.open_store()
+    queue = store.queue("order-lapsing-twice", QueueOpts(visibility_timeout_s=ctx.unit_s, max_attempts=3))
+    job_id = await queue.enqueue({"leg": "lapses twice"})
+    handle = await _reclaimed(ctx, queue, job_id, 1, "on the first claim")
+    for attempt in (2, 3):
+        lease = handle.job.lease_expires_at
+        assert lease is not None
+        await ctx.wait_until(lease)
+        handle = await _reclaimed(ctx, queue, job_id, attempt, f"once the lease of attempt {attempt - 1} lapsed")
+    expect_equal(await handle.ack(), True, "C1", "ack() of the job's third claim")
+
+
+async def leg_clock_back(ctx: RowContext) -> None:
+    """C1: after the clock went back (a host with a slower clock), a lease lapsed at the earlier instant is claimable.
+
+    Two stores on one location may run on clocks a little apart; an engine
+    that indexes instants must re-arrange its indexes when one reads an earlier
+    ``now`` than the last, and forget no lease doing it.
+    """
+    clock = ctx.clock
+    if clock is None:
+        raise RuntimeError("the clock-back leg runs on the manual clock (clock='manual')")
+    u = ctx.unit_s
+    store = await ctx.open_store()
+    queue = store.queue("order-clock-back", QueueOpts(visibility_timeout_s=u, max_attempts=3))
+    job_id = await queue.enqueue({"leg": "clock goes back"})
+    waiting = await queue.enqueue({"leg": "ready after the clock went back"}, delay=2 * u)
+    first = await _reclaimed(ctx, queue, job_id, 1, "on the first claim")
+    clock.advance(4 * u)
+    expect_equal(await queue.sweep_expired(), 0, "C1", "sweep_expired() of a lapsed lease with attempts left")
+    clock.set(clock.now() - timedelta(seconds=u))
+    expect(first.job.lease_expires_at is not None, "C1", did="gave no lease", demands="the claim's lease")
+    again = await queue.claim_batch("again", 3)
+    expect_equal(
+        sorted(map(str, (h.job.id for h in again))),
+        sorted(map(str, (job_id, waiting))),
+        "C1",
+        "the jobs claim_batch handed out 3u after the lapse, once the clock went back 1u",
+    )
+
+
 async def claim_order(ctx: RowContext) -> None:
     """C1, C2, X1: claim order, what is claimable when, which jobs a short claim selects among reclaims and ready
     jobs, and that expired jobs never are."""
@@ -355,6 +415,8 @@ async def claim_order(ctx: RowContext) -> None:
     await ctx.leg("at t0 + 1u", ("C1", "X1"), lambda _: timeline.at_one_unit(), after=("set up at t0",))
     await ctx.leg("at t0 + 2u", ("C1", "X1"), lambda _: timeline.at_two_units(), after=("at t0 + 1u",))
     await ctx.leg("reclaim selection", ("C2", "C1"), leg_reclaim_selection)
+    await ctx.leg("a lease lapsing twice is reclaimed twice", ("C1",), leg_lapsing_twice)
+    await ctx.leg("leases lapsed before the clock went back", ("C1",), leg_clock_back, clock="manual")
 
 
 ROW = row("claim_order", ("C1", "C2", "X1"))(claim_order)

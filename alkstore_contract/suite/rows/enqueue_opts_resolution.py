@@ -41,8 +41,11 @@ from collections.abc import Awaitable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import TypeVar
 
+from alkstore_contract.adapter import Capability
+from alkstore_contract.clock import SteppingClock
 from alkstore_contract.suite.checks import expect, expect_equal, expect_instant, expect_stored
 from alkstore_contract.suite.harness import RowContext
+from alkstore_contract.suite.ledger import Gap
 from alkstore_contract.suite.row import row
 from alkstore_contract.surface import Queue, Store
 from alkstore_contract.types import Job, JobId, JobState, QueueOpts
@@ -337,6 +340,97 @@ async def _injected_clock(ctx: RowContext) -> None:
     )
 
 
+STEPPED_UNIT_S = 10.0
+"""The leg's durations: it never waits, so they need not fit the real clock's tick."""
+ONE_READ_LEG = "one clock read per op, each read a distinct instant"
+
+
+class _Reads:
+    """The reads of a ``SteppingClock`` that one op made."""
+
+    def __init__(self, clock: SteppingClock) -> None:
+        self._clock = clock
+
+    async def of(self, operation: Awaitable[T], what: str) -> tuple[T, datetime | None]:
+        """Await ``operation``; T1: it read the clock at most once. Returns its result and the instant it read."""
+        first = len(self._clock.reads)
+        result = await operation
+        reads = self._clock.reads[first:]
+        expect(
+            len(reads) <= 1,
+            "T1",
+            did=f"read the injected clock {len(reads)} times during {what} ({[r.isoformat() for r in reads]})",
+            demands="one clock read per operation",
+        )
+        return result, (reads[0] if reads else None)
+
+
+def _from_read(ctx: RowContext, actual: datetime | None, read: datetime | None, offset_s: float, what: str) -> None:
+    """T1: ``actual`` is the op's one read plus ``offset_s``, to the engine's resolution (no read: no check)."""
+    if read is None:
+        return
+    slack_s = (ctx.resolution_us - 1) / 1_000_000  # the clock never moves unread: no real-clock tolerance
+    expect_instant(actual, read + timedelta(seconds=offset_s), "T1", what, tolerance_s=slack_s)
+
+
+async def _one_read_per_op(ctx: RowContext) -> None:
+    """T1, E4: under a clock whose every read is a new instant, each op reads once and stamps what that read gave."""
+    clock = SteppingClock(step=ctx.resolution)
+    reads = _Reads(clock)
+    store = await ctx.adapter.open_store(await ctx.new_location(), clock=clock, seed=ctx.seed)
+    try:
+        vt = 7 * STEPPED_UNIT_S
+        queue = store.queue("one-read", QueueOpts(visibility_timeout_s=vt, max_attempts=5))
+        job_id, read = await reads.of(queue.enqueue({"leg": "E4, one read"}), "enqueue() with neither option")
+        job = await expect_stored(queue, job_id, "E4")
+        expect_equal(job.run_at, job.enqueued_at, "E4", "run_at of an enqueue with neither option (one clock read)")
+        _from_read(ctx, job.enqueued_at, read, 0, "enqueued_at of enqueue(), against the instant its read returned")
+
+        later_id, read = await reads.of(
+            queue.enqueue({"leg": "E2, E5, one read"}, delay=STEPPED_UNIT_S, expires=9 * STEPPED_UNIT_S),
+            "enqueue(delay=…, expires=…)",
+        )
+        later = await expect_stored(queue, later_id, "T1")
+        _from_read(ctx, later.enqueued_at, read, 0, "enqueued_at of enqueue(delay=…, expires=…)")
+        _from_read(ctx, later.run_at, read, STEPPED_UNIT_S, "run_at of enqueue(delay=…), from its one read")
+        _from_read(ctx, later.expires_at, read, 9 * STEPPED_UNIT_S, "expires_at of enqueue(expires=…)")
+        expect(await queue.cancel(later_id), "T1", did="could not cancel the delayed job", demands="True")
+
+        many, read = await reads.of(queue.enqueue_many([{"many": 0}, {"many": 1}]), "enqueue_many() of two")
+        for each in many:
+            stored = await expect_stored(queue, each, "E4")
+            expect_equal(stored.run_at, stored.enqueued_at, "E4", f"run_at of job {each!r} of enqueue_many()")
+            _from_read(ctx, stored.enqueued_at, read, 0, f"enqueued_at of job {each!r} of enqueue_many() (E11)")
+
+        handle, read = await reads.of(queue.claim_one("w"), "claim_one()")
+        expect(handle is not None, "T1", did="handed out nothing", demands="the first ready job")
+        assert handle is not None
+        _from_read(ctx, handle.job.lease_expires_at, read, vt, "lease_expires_at of claim_one()")
+        beat, read = await reads.of(handle.heartbeat(), "heartbeat()")
+        expect_equal(beat, True, "T1", "heartbeat() under a live lease")
+        leased = await expect_stored(queue, handle.job.id, "T1")
+        _from_read(ctx, leased.lease_expires_at, read, vt, "lease_expires_at after heartbeat()")
+        retried, read = await reads.of(handle.retry(delay=0), "retry(delay=0)")
+        expect_equal(retried, True, "T1", "retry(delay=0) under a live lease")
+        ready = await expect_stored(queue, handle.job.id, "T1")
+        _from_read(ctx, ready.run_at, read, 0, "run_at after retry(delay=0)")
+
+        batch, read = await reads.of(queue.claim_batch("w", 2), "claim_batch('w', 2)")
+        expect_equal(len(batch), 2, "T1", "jobs claim_batch('w', 2) handed out")
+        for claimed in batch:
+            _from_read(ctx, claimed.job.lease_expires_at, read, vt, f"lease_expires_at of job {claimed.job.id!r}")
+        failed, read = await reads.of(batch[0].fail("one read"), "fail()")
+        expect_equal(failed, True, "T1", "fail() under a live lease")
+        dead = await expect_stored(queue, batch[0].job.id, "T1")
+        _from_read(ctx, dead.died_at, read, 0, "died_at after fail()")
+        acked, _ = await reads.of(batch[1].ack(), "ack()")
+        expect_equal(acked, True, "T1", "ack() under a live lease")
+        await reads.of(queue.sweep_expired(), "sweep_expired()")
+        await reads.of(queue.ack_batch([job_id]), "ack_batch()")
+    finally:
+        await store.close()
+
+
 async def enqueue_opts_resolution(ctx: RowContext) -> None:
     """E1–E7, B3, T1: stamps, ready time, expiry, attempts and priority as one enqueue resolves them."""
     if ctx.manual:
@@ -348,6 +442,12 @@ async def enqueue_opts_resolution(ctx: RowContext) -> None:
     await ctx.leg("expiry and priority", ("E5", "E7"), lambda _: _expiry_and_priority_legs(store))
     await ctx.leg("unknown ids", ("B3",), lambda _: _unknown_ids(store))
     await ctx.leg("injected clock", ("T2",), _injected_clock, clock="manual")
+    if ctx.has(Capability.INJECTABLE_CLOCK):
+        await ctx.leg(ONE_READ_LEG, ("T1", "E4"), _one_read_per_op)
+    else:
+        ctx.not_exercised(
+            ("T1", "E4"), "the leg injects a clock that steps on each read (T2)", leg=ONE_READ_LEG, kind=Gap.CLOCK
+        )
 
 
 ROW = row("enqueue_opts_resolution", ("E1", "E2", "E3", "E4", "E5", "E6", "E7", "B3", "T1"))(enqueue_opts_resolution)

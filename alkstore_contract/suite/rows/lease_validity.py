@@ -43,13 +43,16 @@ max_attempts``.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
+from alkstore_contract.adapter import Capability
 from alkstore_contract.errors import HandleSpent
 from alkstore_contract.suite.checks import expect, expect_equal, expect_instant, expect_raises, expect_stored
 from alkstore_contract.suite.harness import RowContext
+from alkstore_contract.suite.ledger import Gap
 from alkstore_contract.suite.row import row
 from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import JobState, QueueOpts
@@ -324,6 +327,92 @@ async def _boundary(ctx: RowContext) -> None:
         expect_equal(await queue.get_job(job.id), job, clause_id, f"the job after {name}() exactly at its deadline")
 
 
+ENDED_AS: dict[str, JobState | None] = {"ack": None, "retry": JobState.READY, "fail": JobState.DEAD}
+"""What each one-shot op leaves of a job it ended under a live lease (``None``: deleted)."""
+RACE_ORDERS = (("ack", "retry", "fail"), ("retry", "fail", "ack"), ("fail", "ack", "retry"))
+"""Each one-shot op started first once, the others right behind it, with a heartbeat last."""
+RACE_LEG = "one-shot ops started together"
+TOKENS_LEG = "tokens of two stores opened with one seed"
+
+
+async def _one_shot_race(ctx: RowContext) -> None:
+    """H4: ack, retry, fail and heartbeat started together on one handle: exactly one one-shot op runs.
+
+    ``asyncio.gather`` starts each op before the one before it has returned, so
+    a handle marked spent only after its storage call lets a second op through
+    (DEC-order-of-checks: spend the handle, then touch storage).
+    """
+    store = await ctx.open_store()
+    opts = QueueOpts(visibility_timeout_s=100 * ctx.unit_s, max_attempts=3)
+    ops = dict(ENDING_OPS)
+    for order in RACE_ORDERS:
+        queue = store.queue(f"lease-race-{order[0]}-first", opts)
+        job_id = await queue.enqueue({"leg": "H4 race", "first": order[0]})
+        handle = await queue.claim_one("racer")
+        expect(handle is not None and handle.job.id == job_id, "H4", did="handed out another job", demands=f"{job_id}")
+        assert handle is not None
+        started = [ops[name](handle) for name in order]
+        *ended, beat = await asyncio.gather(*started, handle.heartbeat(), return_exceptions=True)
+        outcome = dict(zip(order, ended, strict=True))
+        ran = {name: got for name, got in outcome.items() if not isinstance(got, HandleSpent)}
+        expect(
+            len(ran) == 1 and all(isinstance(got, bool) for got in ran.values()),
+            "H4",
+            did=f"gave {outcome!r} for {', '.join(order)} and heartbeat started together on one held handle",
+            demands="exactly one of the one-shot ops to run (return a bool) and the others to raise HandleSpent",
+        )
+        ((winner, result),) = ran.items()
+        expect(
+            result is True and isinstance(beat, bool | HandleSpent),
+            "H4",
+            did=f"returned {result!r} from the {winner}() that ran, and {beat!r} from heartbeat()",
+            demands=f"the {winner}() under a live lease to return True, heartbeat a bool or HandleSpent",
+        )
+        after = await queue.get_job(job_id)
+        expect_equal(
+            None if after is None else after.state,
+            ENDED_AS[winner],
+            "H4",
+            f"the job's state after the race, which {winner}() alone ran",
+        )
+
+
+async def _tokens_across_stores(ctx: RowContext) -> None:
+    """H5: two stores opened with ONE seed on one location never mint the same claim token.
+
+    The first store's claim lapses and the second store reclaims the job for
+    the same worker id: only the token tells the two claims apart, so the old
+    handle's ``ack`` must return False. A token drawn from the store's seeded
+    random source (R5's jitter) is the same in both stores.
+    """
+    location = await ctx.new_location()
+    first = await ctx.adapter.open_store(location, clock=ctx.clock, seed=ctx.seed)
+    second = await ctx.adapter.open_store(location, clock=ctx.clock, seed=ctx.seed)
+    try:
+        opts = QueueOpts(visibility_timeout_s=ctx.unit_s, max_attempts=3)
+        one, other = first.queue("lease-seeded", opts), second.queue("lease-seeded", opts)
+        job_id = await one.enqueue({"leg": "H5 across stores"})
+        old = await one.claim_one("same-worker")
+        expect(old is not None and old.job.id == job_id, "H5", did="handed out another job", demands=f"{job_id}")
+        assert old is not None
+        assert old.job.lease_expires_at is not None
+        await ctx.wait_until(old.job.lease_expires_at)
+        new = await other.claim_one("same-worker")
+        expect(
+            new is not None and new.job.id == job_id, "H5", did="did not reclaim the lapsed job", demands=f"{job_id}"
+        )
+        assert new is not None
+        held = await expect_stored(other, job_id, "H5")
+        await _expect_op(
+            old.ack(), False, "H5", "the first store's old handle's ack() after the second store reclaimed"
+        )
+        expect_equal(await other.get_job(job_id), held, "H5", "the reclaimed job after the old handle's ack()")
+        await _expect_op(new.ack(), True, "H5", "the second store's handle's ack() of its reclaim")
+    finally:
+        await second.close()
+        await first.close()
+
+
 async def lease_validity(ctx: RowContext) -> None:
     """H1–H5, C3, C7: fenced handle ops, heartbeats, one-shot handles, reclaims and exhausted leases."""
     store = await ctx.open_store()
@@ -346,6 +435,11 @@ async def lease_validity(ctx: RowContext) -> None:
     await ctx.leg("fenced after a reclaim", ("H5", "C3"), lambda _: t.fenced(), after=after)
     if not ctx.manual:
         await ctx.leg("H1 boundary", ("H1", "H3"), _boundary, clock="manual")
+    await ctx.leg(RACE_LEG, ("H4",), _one_shot_race)
+    if ctx.has(Capability.SHARED_LOCATION):
+        await ctx.leg(TOKENS_LEG, ("H5",), _tokens_across_stores)
+    else:
+        ctx.not_exercised(("H5",), "the engine does not declare shared_location", leg=TOKENS_LEG, kind=Gap.CAPABILITY)
 
 
 ROW = row("lease_validity", ("H1", "H2", "H3", "H4", "H5", "C3", "C7"))(lease_validity)

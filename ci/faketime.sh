@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Print the path of libfaketime, installing Debian's faketime package when it is missing.
+#
+#   ci/faketime.sh      print the library's path (stdout carries only the path; logs go to stderr)
+#
+# tests/test_postgres_server_clock.py starts a throwaway Postgres cluster with this library preloaded
+# (FAKETIME=+7200), so the server's clock runs two hours ahead of the client's (contract T3). The
+# package is installed with apt-get as root, or through sudo -n when not root. Typical use:
+#   export ALKSTORE_FAKETIME_LIB="$(bash ci/faketime.sh)"
+set -euo pipefail
+
+exec 3>&1 1>&2 # fd 3 is the real stdout, for the path alone
+
+log() { echo "ci/faketime.sh: $*" >&2; }
+
+find_lib() {
+    local lib
+    for lib in /usr/lib/*/faketime/libfaketime.so.1 /usr/lib/faketime/libfaketime.so.1; do
+        if [ -f "$lib" ]; then
+            echo "$lib"
+            return
+        fi
+    done
+}
+
+as_root() {
+    if [ "$(id -u)" = 0 ]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo -n "$@"
+    else
+        log "not root and no sudo: cannot run '$*'; install Debian's faketime package yourself"
+        return 1
+    fi
+}
+
+lib="$(find_lib)"
+if [ -z "$lib" ]; then
+    log "libfaketime not found: installing Debian's faketime package"
+    as_root apt-get update
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends faketime
+    lib="$(find_lib)"
+fi
+[ -n "$lib" ] || { log "no libfaketime even after installing faketime"; exit 1; }
+log "using $lib"
+echo "$lib" >&3

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The Rust engine (engines_under_test/alkstore_rust): install its toolchain and crates when they are missing,
+# build it, check it. ci/test.sh calls it; its certification runs with the suite's phases.
+#
+#   ci/rust.sh install    apt-get install Debian's crates (and cargo) when missing, then cargo build --release
+#   ci/rust.sh check      cargo fmt --check and cargo clippy (when installed), then cargo test
+#
+# crates.io is never asked: Debian packages every crate the engine uses as librust-*-dev under
+# /usr/share/cargo/registry, and the engine's .cargo/config.toml points cargo there, offline. Any cargo
+# from Rust 1.63 (Debian 12's own, installed here when there is none) builds it. The build directory,
+# target/ beside the engine, stays between runs: a build with nothing changed takes under a second.
+set -euo pipefail
+cd "$(dirname "$0")/../engines_under_test/alkstore_rust"
+REGISTRY=/usr/share/cargo/registry
+CRATES=(librust-rusqlite-dev librust-serde-json-dev)
+
+as_root() { # apt-get as root: directly when we are, through sudo when it is there
+    if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+apt_install() { # apt_install PACKAGE...: install them, refreshing the package lists once if they are stale
+    as_root apt-get install -y -q "$@" >/dev/null ||
+        { as_root apt-get update -q >/dev/null && as_root apt-get install -y -q "$@" >/dev/null; }
+}
+
+case "${1:-}" in
+install)
+    missing=()
+    compgen -G "$REGISTRY/rusqlite-0.28*" >/dev/null || missing+=(librust-rusqlite-dev)
+    compgen -G "$REGISTRY/serde_json-1.*" >/dev/null || missing+=(librust-serde-json-dev)
+    command -v cargo >/dev/null || missing+=(cargo)
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "ci/rust.sh: installing ${missing[*]} (of ${CRATES[*]} cargo)"
+        apt_install "${missing[@]}"
+    fi
+    cargo build --release --offline --quiet
+    ;;
+check)
+    if cargo fmt --version >/dev/null 2>&1; then cargo fmt --check; fi
+    if cargo clippy --version >/dev/null 2>&1; then
+        cargo clippy --release --offline --quiet --all-targets -- -D warnings
+    fi
+    cargo test --release --offline --quiet
+    ;;
+*)
+    echo "usage: ci/rust.sh install|check" >&2
+    exit 2
+    ;;
+esac
