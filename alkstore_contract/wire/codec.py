@@ -15,9 +15,8 @@ from typing import Any
 
 from alkstore_contract.errors import InvalidArgument, InvalidName
 from alkstore_contract.instants import from_epoch_us, to_epoch_us
-from alkstore_contract.types import Job, JobState, QueueOpts
+from alkstore_contract.types import Job, JobId, JobState, QueueOpts
 from alkstore_contract.validation import (
-    JobId,
     decode_payload,
     describe_value,
     encode_payload,

@@ -20,8 +20,8 @@ from alkstore_contract.errors import AlkstoreError, InvalidArgument
 from alkstore_contract.handles import raise_if_closed
 from alkstore_contract.instants import to_epoch_us
 from alkstore_contract.surface import JobHandle
-from alkstore_contract.types import Job, QueueOpts, validate_queue_opts
-from alkstore_contract.validation import Duration, JobId, describe_value
+from alkstore_contract.types import Duration, Job, JobId, QueueOpts, validate_queue_opts
+from alkstore_contract.validation import describe_value
 from alkstore_contract.wire import codec
 from alkstore_contract.wire.process import EngineProcess
 
