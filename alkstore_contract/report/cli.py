@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from alkstore_contract.report.build import load_report
+from alkstore_contract.report.ecosystem import NotesFileError, build
 from alkstore_contract.report.read import ReportFileError, read_report
 from alkstore_contract.report.render import render_html, render_markdown
 
@@ -117,9 +118,34 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _matrix(args: argparse.Namespace) -> int:
+    """Rebuild the ecosystem pages from the committed reports, or (``--check``) say which page is stale."""
+    try:
+        markdown, page = build(Path(args.reports), Path(args.notes))
+    except (ReportFileError, NotesFileError) as exc:
+        return _fail(str(exc))
+    stale = []
+    for path, text in ((Path(args.markdown), markdown), (Path(args.html), page)):
+        if args.check:
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                stale.append(str(path))
+            continue
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            return _fail(f"{path}: cannot be written ({exc.strerror or exc})")
+    if stale:
+        sys.stderr.write(
+            f"alkstore matrix: {', '.join(stale)} disagree(s) with the reports in {args.reports}; "
+            "rebuild with alkstore matrix\n"
+        )
+        return 1
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="alkstore", description=DESCRIPTION)
-    commands = top.add_subparsers(dest="command", required=True, metavar="{certify,report}")
+    commands = top.add_subparsers(dest="command", required=True, metavar="{certify,report,matrix}")
     certify = commands.add_parser(
         "certify",
         help="run the contract suite on an engine and write its report",
@@ -163,6 +189,18 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("reports", nargs="+", metavar="REPORT.json", help="reports to put side by side")
     report.add_argument("--html", metavar="PATH", help="write a self-contained HTML page")
     report.add_argument("--markdown", metavar="PATH", help="write a Markdown table")
+    matrix = commands.add_parser(
+        "matrix",
+        help="rebuild the ecosystem matrix (docs/ecosystem.md and its HTML page) from committed reports",
+        description="Rebuild the ecosystem matrix from every report in --reports and the notes file: one column "
+        "per engine, one row per clause, each verdict agreed by all its runs (else 'flips'), native or emulated. "
+        "--check writes nothing and exits 1 when a page disagrees with the reports.",
+    )
+    matrix.add_argument("--reports", default="docs/ecosystem/reports", metavar="DIR", help="the reports (*.json)")
+    matrix.add_argument("--notes", default="docs/ecosystem/notes.json", metavar="PATH", help="the notes file")
+    matrix.add_argument("--markdown", default="docs/ecosystem.md", metavar="PATH", help="the Markdown page")
+    matrix.add_argument("--html", default="docs/ecosystem.html", metavar="PATH", help="the HTML page")
+    matrix.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page is stale")
     return top
 
 
@@ -176,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "certify":
         return _certify(args, passthrough)
+    if args.command == "matrix":
+        return _matrix(args)
     return _report(args)
 
 

@@ -113,7 +113,8 @@ class Certificate:
     emulated: list[str] = field(default_factory=list)
     """Clauses within what it covers that passed on what the adapter built, not on the engine's own behaviour."""
     expected_only: bool = False
-    """Not certified, and every blocker is a failure the expected-failures file lists (the known differences)."""
+    """Not certified, and every blocker is a failure the expected-failures file lists (the known differences),
+    or a leg left out because it built on one of those."""
 
     def line(self, clock: str, resolution_us: int = 1) -> str:
         scope = " + ".join(self.covers)
@@ -133,6 +134,7 @@ def certify(
     blockers: list[str] = []
     named: list[str] = []
     expected = 0
+    follows = 0
     for known in binding(capabilities):
         found = verdicts[known.id]
         where = f" ({', '.join(found.rows)})" if found.rows else ""
@@ -150,13 +152,15 @@ def certify(
                 named.append(known.id)
                 continue
             blockers.append(f"{known.id} not exercised: {found.detail}")
+            if found.gap == str(Gap.DEPENDENCY):
+                follows += 1
     for ledger in ledgers:
         for leg in ledger.legs:
             if leg.gap == str(Gap.CLOCK) and any(CLAUSES[c] in binding(capabilities) for c in leg.clauses):
                 named.append(f"{leg.name} ({ledger.row})")
     bound = binding(capabilities)
     emulated = [c.id for c in bound if verdicts[c.id].emulated and verdicts[c.id].verdict is Verdict.PASSED]
-    only_expected = bool(blockers) and expected == len(blockers)
+    only_expected = expected > 0 and expected + follows == len(blockers)
     return Certificate(not blockers, covers, list(dict.fromkeys(named)), blockers, emulated, only_expected)
 
 

@@ -21,7 +21,6 @@ from alkstore_contract.adapter import AdapterOption, Capability
 from alkstore_contract.clock import Clock
 from alkstore_contract.kit import KitStore
 from alkstore_contract.surface import Store
-
 from alkstore_pgqueuer.driver import CLAIMANTS, PgqueuerDriver
 
 PINNED = "1.6.0"
@@ -154,9 +153,7 @@ class PgqueuerAdapter:
 
         parsed = json.loads(location)
         schema = parsed["schema"]
-        pool = await asyncpg.create_pool(
-            parsed["dsn"], min_size=1, max_size=4, server_settings={"search_path": schema}
-        )
+        pool = await asyncpg.create_pool(parsed["dsn"], min_size=1, max_size=4, server_settings={"search_path": schema})
         driver = PgqueuerDriver(pool, _queries(AsyncpgPoolDriver(pool), schema), _quote(schema))
         try:
             return KitStore(driver, clock=clock, seed=seed)
