@@ -41,6 +41,10 @@ EMULATES: dict[str, str] = {
     "reports a picked or failed row's attempts as pgqueuer's + 1",
     "D2": "last_error: pgqueuer writes an error to its log table, not to the job; the adapter reads the "
     "latest one back from pgqueuer's own job_log_history",
+    "H4": "one-shot handles: the project's kit refuses a second op on a handle before it reaches the library",
+    "R2": "the backoff formula: the project's kit computes the contract's equal-jitter delay; the library's retry "
+    "call takes whatever delay it is given",
+    "R5": "the jitter's spread and its seed: the project's kit draws it, not the library",
 }
 
 
