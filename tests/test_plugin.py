@@ -94,7 +94,9 @@ def test_a_test_id_pastes_back_into_pytest(run: Run) -> None:
 def test_an_unknown_engine_is_a_usage_error_listing_the_installed_ones(run: Run) -> None:
     result = run("--alkstore-engine=nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*unknown engine 'nope'; installed engines: mem, postgres, sqlite*"])
+    result.stderr.fnmatch_lines(
+        ["*unknown engine 'nope'; installed engines: mem, pgqueuer, postgres, procrastinate, sqlite*"]
+    )
 
 
 def test_an_unavailable_engine_skips_with_its_reason_or_fails_when_required(
