@@ -13,6 +13,8 @@ The package has four parts, and the tree shows them:
   the ``alkstore`` command.
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
 from alkstore_contract import _moved
 from alkstore_contract.adapter import Capability, EngineAdapter
 from alkstore_contract.clock import Clock, ManualClock, SystemClock
@@ -28,7 +30,15 @@ from alkstore_contract.errors import (
 from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import Duration, Job, JobId, JobState, QueueOpts
 
+try:
+    __version__ = version("alkstore")
+    """The package's version (semantic versioning; CHANGELOG.md), read from its installed metadata."""
+except PackageNotFoundError:  # a source tree on sys.path that was never installed
+    __version__ = "0+unknown"
+
 CONTRACT_VERSION = "1.0"
+"""The contract's own version (docs/contract.md): its major grows when a clause is removed or changed
+incompatibly, its minor when one is added (docs/api.md, "Versions")."""
 
 _moved.install()
 
@@ -54,4 +64,5 @@ __all__ = [
     "StoreClosed",
     "StoreUnavailable",
     "SystemClock",
+    "__version__",
 ]

@@ -57,6 +57,31 @@ rows' helper, now ``alkstore_contract.suite.network``). CHANGELOG.md lists them.
 """
 REMOVED_IN = "0.3"
 
+REPLACED: dict[str, str] = {
+    "alkstore_contract.resolution.NewJob": "alkstore_contract.resolution.NewJobs",
+    "alkstore_contract.resolution.resolve_new_job": "alkstore_contract.resolution.resolve_new_jobs",
+    "alkstore_contract.resolution.RetryOutcome": "alkstore_contract.resolution.RetryDecision",
+    "alkstore_contract.resolution.resolve_retry": "alkstore_contract.resolution.decide_retry",
+    "alkstore_contract.wire": "alkstore_contract.suite.network",
+    **{
+        f"alkstore_contract.wire.{name}": f"alkstore_contract.suite.network.{name}"
+        for name in ("open_wire", "Wire", "Outcome", "networked_adapter", "SLACK_S", "CLOSE_WAIT_S")
+    },
+}
+"""Names public in an earlier release that no longer import as they did → what to use instead.
+
+The four resolution helpers of 0.1 still import for one release, as shims
+(``alkstore_contract._pre_kit``); ``alkstore_contract.wire`` cannot keep its old
+meaning (the name is the wire protocol's now). An adapter that fails to load on one of
+these is told its replacement in the same line (``alkstore_contract.suite.load_errors``);
+CHANGELOG.md names each, and ``tests/test_changelog.py`` holds the two to each other.
+"""
+
+
+def replacement(name: str) -> str | None:
+    """What replaces ``name`` (a module, or a module's attribute), public in an earlier release; ``None``: nothing."""
+    return REPLACED.get(name) or new_path(name)
+
 
 def new_path(old: str) -> str | None:
     """Where the module once imported as ``old`` lives now, or ``None`` when it did not move."""
@@ -100,7 +125,7 @@ class MovedModuleFinder(importlib.abc.MetaPathFinder):
 def install() -> None:
     """Put the finder on ``sys.meta_path`` once (importing ``alkstore_contract`` calls this)."""
     if not any(isinstance(finder, MovedModuleFinder) for finder in sys.meta_path):
-        sys.meta_path.append(MovedModuleFinder())
+        sys.meta_path.insert(0, MovedModuleFinder())  # first: the path finder would load a second copy of a submodule
 
 
 def moved_names(package: str, module: str, names: tuple[str, ...]) -> Callable[[str], object]:

@@ -1,5 +1,7 @@
 """The engine adapter: the one object a third party writes besides its engine.
 
+Part of the contract.
+
 It says who the engine is, what it can do, whether it can run here, and how
 to make a fresh location, open a store on it with a given clock, read it
 without going through the engine (the oracle), and drop it. Rows talk only to
@@ -44,6 +46,12 @@ An adapter whose engine declares ``networked`` also has the four members of
 reached through another address (the suite's fault proxy), and the two bounds
 its engine documents for an outage (N1, N2). For an engine on asyncpg that is
 a DSN with another host and port; see the Postgres engine's adapter.
+
+An adapter whose engine declares both ``networked`` and ``durable`` also has the
+four members of ``CrashableServerAdapter`` below, by which the suite crashes
+the engine's server (kill -9) and restarts it: for an engine whose storage is a
+server, P3 means surviving the server's crash, not only its own process's.
+Without them the durability row fails P3, saying so (docs/capabilities.md).
 """
 
 from __future__ import annotations
@@ -208,6 +216,10 @@ class NetworkedAdapter(Protocol):
     def location_via(self, location: str, host: str, port: int) -> str:
         """The same location (same jobs), its stores connecting to ``host:port`` instead of the server.
 
+        Every connection of those stores must go to ``host:port``: a store that
+        reaches the server another way meets none of the suite's faults, and a
+        leg whose faults reached no connection at all fails N1.
+
         The engine may give stores opened on it shorter timeouts than its
         production defaults (the suite's outages last a few seconds); the two
         bounds below must hold for them.
@@ -222,4 +234,38 @@ class NetworkedAdapter(Protocol):
     @property
     def reconnect_within_s(self) -> float:
         """N2: after an outage ends, the same open store serves ops again within this."""
+        ...
+
+
+@runtime_checkable
+class CrashableServerAdapter(Protocol):
+    """What the adapter of a ``networked`` and ``durable`` engine adds, so the suite can crash its server (P3).
+
+    The suite makes a location with ``create_crashable_location``, has a
+    worker process write to it, calls ``crash_server`` while the worker runs,
+    then ``restart_server``, reopens the location and checks that every write
+    the worker reported survived, and nothing acked or cancelled came back.
+    The server must be one the adapter starts and owns for that location (a
+    throwaway cluster in a temporary directory, say) — never the server a user
+    pointed the engine at. ``drop_location`` removes it with the location.
+    """
+
+    async def create_crashable_location(self) -> str:
+        """A fresh, empty location on a server of the adapter's own, which ``crash_server`` may kill."""
+        ...
+
+    async def crash_server(self, location: str) -> None:
+        """Crash the location's server as a kill -9 does: every server process, at once, no shutdown.
+
+        Returns once the server is down (its processes gone); it does not come back by itself.
+        """
+        ...
+
+    async def restart_server(self, location: str) -> None:
+        """Start the crashed server again on whatever it kept; return once it accepts connections."""
+        ...
+
+    @property
+    def restart_within_s(self) -> float:
+        """P3: ``restart_server`` returns within this (recovery included); the suite fails P3 when it does not."""
         ...

@@ -1,5 +1,7 @@
 """The retry backoff curve (contract R2, R5): equal-jitter exponential, capped at one hour.
 
+Part of the contract.
+
 With ``a`` the attempts made so far (≥ 1) and ``b`` the stamped base:
 ``cap = min(b · 2^(a−1), 3600)`` and the delay is uniform over ``[cap/2, cap]``.
 Half the delay is guaranteed (no thundering herd of instant retries), half is

@@ -1,5 +1,7 @@
 """Where engines read ``now`` (contract T1, T2).
 
+Part of the contract.
+
 Every engine operation reads its clock once. The suite hands engines a
 ``ManualClock`` and moves it, so leases lapse, backoffs elapse and retention
 runs out without sleeping; production uses ``SystemClock`` (or, on Postgres,

@@ -1,5 +1,7 @@
 """The errors every engine raises, so callers can catch one family whatever engine runs.
 
+Part of the contract.
+
 ``InvalidName`` and ``InvalidArgument`` are also ``ValueError`` and ``PayloadError``
 is also ``TypeError`` so that code written against plain Python conventions keeps
 working. Every message names the argument, the value and the rule it broke.

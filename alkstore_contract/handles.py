@@ -1,4 +1,7 @@
-"""Bookkeeping every engine's ``JobHandle`` and ``Store`` need, written once (contract H4, S3)."""
+"""Bookkeeping every engine's ``JobHandle`` and ``Store`` need, written once (contract H4, S3).
+
+Part of the contract.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """Instants and durations at microsecond precision.
 
+Part of the contract.
+
 Engines store instants as integer microseconds since the Unix epoch: the
 conversion is exact both ways for every aware ``datetime`` (whose resolution is
 one microsecond), so T1's "at least millisecond precision" holds with room to

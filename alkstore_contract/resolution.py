@@ -1,5 +1,7 @@
 """How options turn into stored values (contract E1–E7, R1–R4, D1), written once.
 
+Part of the contract.
+
 The kit's front (``alkstore_contract.kit``) calls these, so every engine on it
 stores the same values; an engine implementing the surface itself calls them
 too. What depends on ``now`` is left relative (``NewJobs``, ``RetryDecision``),
@@ -8,11 +10,16 @@ so a driver that keeps time itself (a server's clock) adds the one ``now`` it re
 
 from __future__ import annotations
 
+import importlib
 import random
+import sys
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
+from alkstore_contract._moved import REMOVED_IN, REPLACED
 from alkstore_contract.backoff import backoff_delay_s
 from alkstore_contract.types import Duration, QueueOpts
 from alkstore_contract.validation import (
@@ -22,6 +29,12 @@ from alkstore_contract.validation import (
     validate_max_attempts,
     validate_priority,
 )
+
+if TYPE_CHECKING:  # type checkers see the 0.1 helpers as they are; at run time ``__getattr__`` warns
+    from alkstore_contract._pre_kit import NewJob as NewJob
+    from alkstore_contract._pre_kit import RetryOutcome as RetryOutcome
+    from alkstore_contract._pre_kit import resolve_new_job as resolve_new_job
+    from alkstore_contract._pre_kit import resolve_retry as resolve_retry
 
 LAST_ERROR_FAILED = "failed"
 LAST_ERROR_MAX_ATTEMPTS = "max attempts exceeded"
@@ -137,3 +150,24 @@ def encode_payloads(payloads: Sequence[object]) -> list[str]:
 def fail_error(error: str | None) -> str:
     """contract D1: the stored ``last_error`` of ``fail()``."""
     return error if error is not None else LAST_ERROR_FAILED
+
+
+def __getattr__(name: str) -> object:
+    """The helpers of release 0.1 (``NewJob``, ``resolve_new_job``, ``RetryOutcome``, ``resolve_retry``), for one more.
+
+    They are shims over their replacements (``alkstore_contract._pre_kit``), handed out with a
+    ``DeprecationWarning`` naming the replacement, so an adapter written against 0.1 still loads.
+    """
+    shims = importlib.import_module("alkstore_contract._pre_kit")
+    replacement = REPLACED.get(f"{__name__}.{name}")
+    if replacement is None or not hasattr(shims, name):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"{__name__}.{name} is deprecated: use {replacement} "
+        f"(the old name stops working in alkstore {REMOVED_IN}; see CHANGELOG.md)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    value: object = getattr(shims, name)
+    setattr(sys.modules[__name__], name, value)  # once: ``from … import`` looks a name up twice
+    return value

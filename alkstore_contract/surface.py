@@ -1,5 +1,7 @@
 """The public surface every engine implements (docs/contract.md, "Public surface").
 
+Part of the contract.
+
 These are ``Protocol`` classes: an engine satisfies them by shape, it does not
 inherit from them. Every coroutine reads the store's clock at most once.
 """

@@ -1,5 +1,7 @@
 """Input rules of contract S1, S2, C6, E8, E9, written once for every engine.
 
+Part of the contract.
+
 Each check raises the contract's error with a message that names the argument,
 shows the value (``describe_value``, which never raises) and states the rule,
 and returns the normalised value so an engine stores exactly what was checked.

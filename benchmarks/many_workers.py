@@ -1,4 +1,4 @@
-"""Many workers: the claim paths with 16 concurrent workers, in one process and in four (issue 16).
+"""Many workers: the claim paths with 16 concurrent workers, in one process and in four.
 
 ``throughput.py`` runs 1 and 4 workers in one process. A deployment runs more:
 many tasks on one store, and several processes on one file or database, where

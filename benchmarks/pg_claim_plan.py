@@ -1,4 +1,4 @@
-"""What one Postgres claim reads on a fresh backlog of 10k and of 1M jobs: buffers, not seconds (issue 16).
+"""What one Postgres claim reads on a fresh backlog of 10k and of 1M jobs: buffers, not seconds.
 
 On a shared machine the wall-clock rate of a claim moves with everyone else's
 load; the number of buffers the claim statement touches does not. For each

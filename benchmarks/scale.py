@@ -1,4 +1,4 @@
-"""Scale: does each path cost the same on a big backlog, and after millions of jobs went through? (issue 16)
+"""Scale: does each path cost the same on a big backlog, and after millions of jobs went through?
 
 For each engine (sqlite, postgres, mem), every figure is measured on several
 queues built up front, then timed in interleaved runs (run 1 of every queue and
@@ -80,7 +80,7 @@ SWEEP = "sweep_expired (expire)"
 PURGE = "sweep_expired (purge)"
 FIGURES = (*PATHS, GET_JOB, SWEEP)
 MEM_PAYLOAD = {"data": "x" * 88}
-"""A payload whose JSON is exactly 100 bytes (issue 16's memory figure)."""
+"""A payload whose JSON is exactly 100 bytes (the memory figure's payload)."""
 
 
 def _progress(text: str) -> None:

@@ -1,4 +1,4 @@
-"""Throughput of the alkstore engines against their drivers' own limits and the Python peers (issue 7).
+"""Throughput of the alkstore engines against their drivers' own limits and the Python peers.
 
 For each engine (sqlite, postgres, mem) and each path — ``enqueue`` (one job a
 call), ``enqueue_many`` (100 a call), ``claim_one`` + ``ack``, ``claim_batch(100)``
@@ -14,7 +14,7 @@ Runs are interleaved (run 1 of every row, then run 2 of every row, ...) so a
 machine whose load drifts hurts every row alike. It prints jobs/s (median of
 the runs and min–max), each op's p50/p99 latency, statements and round trips
 per job (from a separate, smaller counting run; thread hops on SQLite), the
-ratio of alkstore to every baseline and peer, and issue 7's targets; writes
+ratio of alkstore to every baseline and peer, and the targets it is held to; writes
 JSON (``--json``) and a bar chart (``--png``).
 
 Run: ``python benchmarks/throughput.py [--jobs 20000] [--runs 3] [--engines sqlite,postgres,mem]
@@ -243,7 +243,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         default=os.environ.get(DSN_ENV, DEFAULT_DSN),
         help=f"Postgres DSN (default ${DSN_ENV} or {DEFAULT_DSN})",
     )
-    parser.add_argument("--mem-jobs", type=int, default=100_000, help="jobs per run on mem (default 100000, issue 7)")
+    parser.add_argument("--mem-jobs", type=int, default=100_000, help="jobs per run on mem (default 100000)")
     parser.add_argument(
         "--procrastinate-jobs", type=int, default=2_000, help="backlog of procrastinate's consume (slow; default 2000)"
     )

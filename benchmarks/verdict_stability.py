@@ -1,4 +1,4 @@
-"""Do real-clock runs give the same verdicts on a loaded host? (issue 12: "the same verdict every time")
+"""Do real-clock runs give the same verdicts on a loaded host? ("the same verdict every time")
 
 Runs the contract suite on the system clock ``--runs`` times, each beside
 ``--burners`` CPU-bound processes (busy loops that stop with the run), and

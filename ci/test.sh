@@ -80,16 +80,19 @@ bash ci/node.sh check
 "$VENV/bin/mypy" alkstore_contract reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres tests
 phase_done
 
-phase 3 "the contract suite on both clocks and the mutant catalog, all at once: [system] sqlite, postgres (the server's clock), node; [manual] sqlite, mem, postgres, sqlite-ms, node; [mutants] each mutant in its own pytest process, stopped at its first failing row"
+phase 3 "the contract suite on both clocks and the mutant catalog, all at once: [system] sqlite, postgres (the server's clock), node; [manual] sqlite, mem, postgres, sqlite-ms, postgres-base64, node; [mutants] each mutant in its own pytest process, stopped at its first failing row"
 # The system-clock run mostly waits for real time to pass, and the three runs need nothing from each other,
 # so the manual-clock run and the mutants use the CPU meanwhile.
 # The sleeps each manual-clock row asked for are recorded: tests/test_manual_clock_does_not_sleep.py (phase 4)
 # reads them instead of running the suite on the manual clock once more, and fails when the record is missing.
 # The manual-clock run also certifies tests/engines/sqlite_milliseconds.py's engine, which declares 1 ms;
 # tests/test_time_resolution.py (phase 4) reads its verdict from the report, and fails when it is missing.
+# So does tests/engines/postgres_base64.py's (the Postgres engine sending its payloads base64-encoded), which
+# tests/test_encoded_engine.py reads the same way.
 export ALKSTORE_MANUAL_CLOCK_SLEEPS="$PWD/reports/manual-clock-sleeps.json"
 export ALKSTORE_SUITE_MANUAL_REPORT="$PWD/reports/suite-manual.json"
 MS_ENGINE="tests.engines.sqlite_milliseconds:adapter"
+B64_ENGINE="tests.engines.postgres_base64:adapter"
 NODE_ENGINE="engines_under_test/alkstore_node/alkstore-engine.toml" # through the wire protocol (docs/wire-protocol.md)
 rm -f "$ALKSTORE_MANUAL_CLOCK_SLEEPS" "$ALKSTORE_SUITE_MANUAL_REPORT"
 "${PYTEST[@]}" -v --alkstore-require --alkstore-clock=system --alkstore-engine="sqlite,postgres,$NODE_ENGINE" \
@@ -98,7 +101,7 @@ SYSTEM_RUN=$!
 "${PYTEST[@]}" -v --maxschedchunk=1 --durations=5 tests/test_mutants.py 2>&1 | sed -u 's/^/[mutants] /' &
 MUTANTS_RUN=$!
 MANUAL_OK=1
-"${PYTEST[@]}" -v --alkstore-require --alkstore-engine="sqlite,mem,postgres,$MS_ENGINE,$NODE_ENGINE" \
+"${PYTEST[@]}" -v --alkstore-require --alkstore-engine="sqlite,mem,postgres,$MS_ENGINE,$B64_ENGINE,$NODE_ENGINE" \
     -p tests.manual_clock_sleeps --alkstore-sleep-record="$ALKSTORE_MANUAL_CLOCK_SLEEPS" \
     --alkstore-report="$ALKSTORE_SUITE_MANUAL_REPORT" alkstore_contract/suite/contract.suite 2>&1 | sed -u 's/^/[manual] /' ||
     MANUAL_OK=0

@@ -244,3 +244,34 @@ def test_certify_runs_under_its_own_empty_configuration(hostile_dir: Path) -> No
 def test_the_postgres_dsn_line_only_in_runs_with_postgres(hostile_dir: Path) -> None:
     assert "--alkstore-pg-dsn" not in _certify("mem", hostile_dir)
     assert "alkstore engine postgres --alkstore-pg-dsn=" in _certify("postgres", hostile_dir)
+
+
+@pytest.mark.parametrize(
+    ("source", "spec", "expected"),
+    [
+        ("from alkstore_contract.wire import open_wire\n", "bad_engine:adapter", "use alkstore_contract.suite.network"),
+        ("adaptr = None\n", "bad_engine:adapter", "AttributeError: module 'bad_engine' has no attribute 'adapter'"),
+        ("adapter = (\n", "bad_engine:adapter", "SyntaxError: "),
+        ("", "bad-engine", "unknown engine 'bad-engine': no alkstore.engines entry point of that name"),
+    ],
+    ids=["ImportError", "AttributeError", "SyntaxError", "missing entry point"],
+)
+def test_certify_an_adapter_that_cannot_load_exits_2_with_one_line(
+    tmp_path: Path, source: str, spec: str, expected: str
+) -> None:
+    """API-3: ``alkstore certify`` says in one line why the engine cannot be loaded; check cli._unloadable."""
+    (tmp_path / "bad_engine.py").write_text(source, encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+    env["PYTHONPATH"] = str(tmp_path)
+    command = [sys.executable, "-m", "alkstore_contract.report.cli", "certify", spec]
+    result = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"alkstore certify: engine '{spec}' ") or result.stderr.startswith(
+        f"alkstore certify: unknown engine '{spec}'"
+    )
+    assert expected in result.stderr
+    assert not list(tmp_path.glob("alkstore-report-*.json"))

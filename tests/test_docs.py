@@ -86,6 +86,46 @@ def test_nothing_cites_spec_md() -> None:
     assert citing == [], "these cite SPEC.md, which users do not have; cite docs/contract.md"
 
 
+ISSUE_NUMBER = re.compile(r"\bissues?\s+#?\d+", re.IGNORECASE)
+UPSTREAM = frozenset({"asyncpg", "pytest", "hypothesis", "sqlite", "postgres", "upstream"})
+"""Projects whose own trackers a page may cite (``asyncpg issues #784``): the ban is on this project's."""
+
+
+def issue_numbers(text: str) -> list[str]:
+    """Every 'issue N' of ``text`` that is not an upstream project's, whitespace folded (a number may wrap)."""
+    folded = " ".join(text.split())
+    return [
+        found.group(0)
+        for found in ISSUE_NUMBER.finditer(folded)
+        if folded[: found.start()].rstrip().rpartition(" ")[2].lower() not in UPSTREAM
+    ]
+
+
+def _help_texts() -> list[str]:
+    """What ``alkstore --help`` and its commands', and ``pytest --help``'s alkstore options, print."""
+    cli = [
+        [sys.executable, "-m", "alkstore_contract.report.cli", *args, "--help"]
+        for args in ([], ["certify"], ["report"])
+    ]
+    runs = [subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False) for command in cli]
+    plugin = subprocess.run(
+        [sys.executable, "-m", "pytest", "--help"], capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+    )
+    return [run.stdout for run in runs] + [plugin.stdout[plugin.stdout.find("alkstore") :]]
+
+
+def test_no_user_facing_text_cites_an_issue_number() -> None:
+    """Docs, docstrings, messages and --help never say 'issue 7': a user has no tracker to look it up in."""
+    pages = [REPO / "CHANGELOG.md", *_shipped_files(), *sorted((REPO / "benchmarks").rglob("*.py"))]
+    cited = [f"{path.relative_to(REPO)}: {found}" for path in pages for found in issue_numbers(path.read_text("utf-8"))]
+    cited += [f"--help: {found}" for text in _help_texts() for found in issue_numbers(text)]
+    assert not cited, f"issue numbers in user-facing text (say what the issue asked instead): {cited}"
+
+
+def test_the_issue_number_check_can_fail() -> None:
+    assert issue_numbers("see issue 7, and Issue\n  16; asyncpg issues #784") == ["issue 7", "Issue 16"]
+
+
 def test_contract_md_names_every_member_of_the_public_surface() -> None:
     text = (DOCS / "contract.md").read_text(encoding="utf-8")
     section = text.split("## Public surface", 1)[1].split("\n## ", 1)[0]

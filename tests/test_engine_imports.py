@@ -152,7 +152,8 @@ def test_an_engine_holds_only_storage(package: Path) -> None:
 
 
 def test_the_scan_sees_a_suite_import(tmp_path: Path) -> None:
-    """The check above can fail: the imports the Postgres engine's old pytest plugin made are caught."""
+    """The check above can fail: the imports the Postgres engine's old pytest plugin made, the report part's
+    and the old paths of both (which still import for a release) are caught."""
     module = tmp_path / "options.py"
     module.write_text(
         "from alkstore_contract.suite.run import SESSION_PLUGIN_NAME\n"
@@ -161,6 +162,9 @@ def test_the_scan_sees_a_suite_import(tmp_path: Path) -> None:
         "import alkstore_contract.harness\n"
         "def later():\n"
         "    import alkstore_contract.suite.plugin\n"
+        "from alkstore_contract.report.build import build_report\n"
+        "import alkstore_contract.render\n"
+        "from alkstore_contract.rows import claim_order\n"
         "from alkstore_contract.validation import describe_value\n"
         "from alkstore_contract import JobId\n",
         encoding="utf-8",
@@ -172,6 +176,10 @@ def test_the_scan_sees_a_suite_import(tmp_path: Path) -> None:
         "alkstore_contract.suite.rows",
         "alkstore_contract.report",
         "alkstore_contract.harness",
+        "alkstore_contract.report.build",
+        "alkstore_contract.render",
+        "alkstore_contract.rows",
+        "alkstore_contract.rows.claim_order",
         "alkstore_contract.suite.plugin",
     ]
 

@@ -119,15 +119,75 @@ async def test_latency_delays_each_chunk(proxy: FaultProxy) -> None:
 
 
 @pytest.mark.asyncio
-async def test_cut_reply_delivers_the_request_and_loses_the_answer(proxy: FaultProxy) -> None:
+async def test_cut_answer_takes_the_next_sender_and_loses_its_answer_whatever_its_bytes(proxy: FaultProxy) -> None:
+    """N3's cut: armed before the op, it cuts the first connection that sends, at its server's first answer."""
     reader, writer = await _connect(proxy)
     other_reader, other_writer = await _connect(proxy)
-    proxy.cut_reply_after(b"MARK")
-    assert await _roundtrip(other_reader, other_writer, b"plain") == b"plain", "other traffic is untouched"
-    writer.write(b"the MARK request")
+    fault = proxy.cut_answer()
+    request = b"\x00\x01 any bytes at all"
+    writer.write(request)
     await writer.drain()
     with pytest.raises((ConnectionError, asyncio.IncompleteReadError)):
-        await asyncio.wait_for(reader.readexactly(16), 2)
+        await asyncio.wait_for(reader.readexactly(len(request)), 2)
     assert proxy.cut_fired
+    assert fault.connections == {1}, "the cut records the connection it cut"
+    assert fault.bytes == len(request), "and the bytes of the answer it dropped"
     assert await _roundtrip(other_reader, other_writer, b"after") == b"after", "one-shot: one link cut"
     other_writer.close()
+
+
+@pytest.mark.asyncio
+async def test_cut_at_a_later_answer_lets_the_earlier_round_trips_through(proxy: FaultProxy) -> None:
+    """N3: a cut at answer 2 forwards the first round trip and drops the second one's answer."""
+    reader, writer = await _connect(proxy)
+    proxy.cut_answer(2)
+    assert await _roundtrip(reader, writer, b"prepare") == b"prepare"
+    assert not proxy.cut_fired
+    writer.write(b"execute")
+    await writer.drain()
+    with pytest.raises((ConnectionError, asyncio.IncompleteReadError)):
+        await asyncio.wait_for(reader.readexactly(7), 2)
+    assert proxy.cut_fired
+
+
+@pytest.mark.asyncio
+async def test_a_cut_disarmed_before_any_answer_touched_nothing(proxy: FaultProxy) -> None:
+    """N3: a cut that never fired (the op needed fewer answers) records no connection: it never reached one."""
+    reader, writer = await _connect(proxy)
+    fault = proxy.cut_answer(2)
+    assert await _roundtrip(reader, writer, b"only one") == b"only one"
+    proxy.disarm()
+    assert await _roundtrip(reader, writer, b"more") == b"more", "a disarmed cut fires no more"
+    assert not fault.reached
+    assert fault.ended_at is not None
+    writer.close()
+
+
+@pytest.mark.asyncio
+async def test_each_fault_records_the_connections_and_bytes_it_touched(proxy: FaultProxy) -> None:
+    """N1–N4 count a fault only where it hit: the proxy records what each fault touched."""
+    reader, writer = await _connect(proxy)
+    await _roundtrip(reader, writer, b"x")
+    async with proxy.stalled() as idle_stall:
+        await asyncio.sleep(0.05)
+    assert not idle_stall.reached, "a stall during which nothing was sent touched nothing"
+    async with proxy.stalled() as stall:
+        writer.write(b"held")
+        await writer.drain()
+        await asyncio.sleep(0.1)
+    assert stall.connections == {1}
+    assert stall.bytes == 4
+    assert await asyncio.wait_for(reader.readexactly(4), 2) == b"held"
+    async with proxy.delayed(0.01) as latency:
+        await _roundtrip(reader, writer, b"slow")
+    assert latency.connections == {1}
+    assert latency.bytes == 8, "4 bytes each way"
+    proxy.reset()
+    assert proxy.faults[-1].connections == {1}
+    async with proxy.refusing() as refuse:
+        await _connect(proxy)
+        await asyncio.sleep(0.05)
+    assert refuse.connections == {2}
+    assert proxy.reset() == 0
+    assert not proxy.faults[-1].reached, "a reset with no connection open touched none"
+    assert proxy.reached

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import sqlite3
 from collections.abc import Callable
@@ -10,6 +11,7 @@ from pathlib import Path
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
+from alkstore_contract import CONTRACT_VERSION, __version__
 from alkstore_contract.report.build import SCHEMA_PATH
 
 Run = Callable[..., pytest.RunResult]
@@ -95,8 +97,44 @@ def test_an_unknown_engine_is_a_usage_error_listing_the_installed_ones(run: Run)
     result = run("--alkstore-engine=nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
-        ["*unknown engine 'nope'; installed engines: mem, pgqueuer, postgres, procrastinate, sqlite*"]
+        [
+            "*unknown engine 'nope': no alkstore.engines entry point of that name; "
+            "installed engines: mem, pgqueuer, postgres, procrastinate, sqlite*"
+        ]
     )
+
+
+UNLOADABLE: dict[str, tuple[str, str, str]] = {
+    "ImportError": (
+        "from alkstore_contract.wire import open_wire\n",
+        "bad_engine:adapter",
+        "— alkstore_contract.wire* use alkstore_contract.suite.network*",
+    ),
+    "AttributeError": (
+        "adaptr = None\n",
+        "bad_engine:adapter",
+        "AttributeError: module 'bad_engine' has no attribute*",
+    ),
+    "SyntaxError": ("adapter = (\n", "bad_engine:adapter", "SyntaxError: *bad_engine.py, line 1)"),
+    "missing entry point": ("", "bad-engine", "unknown engine 'bad-engine': no alkstore.engines entry point*"),
+}
+"""What an adapter that cannot be loaded is, the engine named, and what its one usage line says."""
+
+
+@pytest.mark.parametrize("kind", list(UNLOADABLE))
+def test_an_adapter_that_cannot_load_is_a_usage_error_not_an_internal_error(
+    pytester: pytest.Pytester, run: Run, kind: str
+) -> None:
+    """API-3: one line naming the engine and the error, exit code 4; if this fails, check registry.load_adapter."""
+    source, spec, expected = UNLOADABLE[kind]
+    pytester.makepyfile(bad_engine=source)
+    result = run(f"--alkstore-engine={spec}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR: ")]
+    assert len(errors) == 1, result.stderr.str()
+    assert f"'{spec}'" in errors[0]
+    assert fnmatch.fnmatch(errors[0], f"ERROR: *{expected}"), errors[0]
 
 
 def test_an_unavailable_engine_skips_with_its_reason_or_fails_when_required(
@@ -205,9 +243,13 @@ def test_an_engine_exception_is_a_clause_verdict_that_other_legs_survive(pyteste
 
 def test_the_report_follows_its_schema_and_says_why_not_certified(pytester: pytest.Pytester, run: Run) -> None:
     report_path = pytester.path / "out" / "report.json"
-    run("--alkstore-engine=mem,sqlite", f"--alkstore-report={report_path}", "-k", "claim_extents or durability")
+    result = run(
+        "--alkstore-engine=mem,sqlite", f"--alkstore-report={report_path}", "-k", "claim_extents or durability"
+    )
     report = json.loads(report_path.read_text(encoding="utf-8"))
     jsonschema.validate(report, json.loads(Path(SCHEMA_PATH).read_text(encoding="utf-8")))
+    result.stdout.fnmatch_lines([f"alkstore {__version__}, contract {CONTRACT_VERSION}"])
+    assert (report["suite_version"], report["contract_version"]) == (__version__, CONTRACT_VERSION)
     assert report["selection"] == {"keyword": "claim_extents or durability", "markexpr": ""}
     mem, sqlite = report["engines"]
     assert (mem["name"], mem["clock"], mem["storage"]) == ("mem", "manual", None)

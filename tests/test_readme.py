@@ -91,3 +91,13 @@ def test_the_queue_example_claims_retries_and_acks() -> None:
 def test_examples_finds_blocks_and_their_output() -> None:
     text = "## A\n\n```python\nprint(1)\n```\n\nIt prints:\n\n```text\n1\n```\n\n## B\n\n```python\npass\n```\n"
     assert examples(text) == [Example(3, "A", "print(1)\n", "1\n"), Example(15, "B", "pass\n", None)]
+
+
+MAX_LINES = 200
+
+
+def test_the_readme_is_a_users_page_of_at_most_200_lines() -> None:
+    """The README says what alkstore is and how to use it; measurements and their history live in docs/."""
+    text = README.read_text(encoding="utf-8")
+    assert text.count("\n") <= MAX_LINES, f"README.md has {text.count(chr(10))} lines; move detail to docs/"
+    assert text.count("<!-- perf-summary -->") == text.count("<!-- /perf-summary -->") == 1

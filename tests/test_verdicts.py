@@ -95,3 +95,23 @@ def test_the_ledger_survives_its_trip_through_json() -> None:
         ledger.inconclusive,
         ledger.legs,
     )
+
+
+def test_a_network_leg_whose_faults_missed_the_engine_leaves_its_clause_not_exercised_whatever_else_checked() -> None:
+    """N3: one cut leg whose fault never reached the engine keeps N3 from passing on the other leg's checks.
+
+    If this fails, check that ``clause_verdicts`` treats a ``fault missed`` gap as blocking (docs/capabilities.md).
+    """
+    networked = frozenset({Capability.NETWORKED})
+    everything = _all_checked(networked)
+    faults = Ledger(row="network_faults")
+    faults.check("N3")
+    faults.gap(("N3",), Gap.FAULT_MISSED, "leg 'cut enqueue' of row network_faults: the fault never reached the engine")
+    verdicts = clause_verdicts([everything, faults], {})
+    assert verdicts["N3"].verdict is Verdict.NOT_EXERCISED
+    assert verdicts["N3"].gap == "fault missed"
+    certificate = certify(verdicts, [everything, faults], networked)
+    assert not certificate.certified
+    assert certificate.blockers == [
+        "N3 not exercised: leg 'cut enqueue' of row network_faults: the fault never reached the engine"
+    ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -106,6 +107,7 @@ def test_a_command_that_cannot_start_is_one_not_run_here_line(tmp_path: Path) ->
 
 
 def _suite(tmp_path: Path, spec: Path, *rows: str) -> subprocess.CompletedProcess[str]:
+    """The suite in a subprocess rooted in ``tmp_path``, as a user runs it: not under CI's --alkstore-require."""
     selection = ["-k", " or ".join(rows)] if rows else []
     return subprocess.run(
         [
@@ -123,6 +125,9 @@ def _suite(tmp_path: Path, spec: Path, *rows: str) -> subprocess.CompletedProces
             str(tmp_path),
         ],
         cwd=tmp_path,
+        env={
+            key: value for key, value in os.environ.items() if not key.startswith(("ALKSTORE_REQUIRE", "PYTEST_XDIST_"))
+        },
         capture_output=True,
         text=True,
         timeout=300,

@@ -1,5 +1,7 @@
 """The engine kit: the public surface written once over a narrow storage driver (docs/certify-your-engine.md).
 
+Part of the kit.
+
 An engine implements ``StorageDriver`` (insert, claim, the fenced handle
 updates, batch ack, cancel, get, sweep, close) and opens ``KitStore(driver,
 clock=..., seed=...)``; the kit does the rest the contract asks of every

@@ -1,5 +1,7 @@
 """The storage driver: the one thing an engine built on the kit writes (docs/certify-your-engine.md).
 
+Part of the kit.
+
 The kit (``alkstore_contract.kit.front``) implements the whole public surface
 once: it refuses ops on a closed store, validates every argument, encodes
 payloads, resolves options and the retry outcome, reads the clock, mints claim

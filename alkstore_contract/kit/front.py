@@ -1,5 +1,7 @@
 """The public surface (``Store``, ``Queue``, ``JobHandle``) written once, over a ``StorageDriver``.
 
+Part of the kit.
+
 Every op here follows one order (the contract's "Order of checks"): refuse a
 closed store (S3) → refuse a spent handle (H4) → validate every argument, so
 bad input stores nothing → spend the handle (ack/retry/fail) → read the clock

@@ -1,5 +1,7 @@
 """The certification report: what ran, on what, with which knobs, and whether the engine is certified.
 
+Part of the report.
+
 The JSON follows ``report.schema.json`` (shipped in this package). Each
 engine carries its certificate line, one verdict per clause of the contract,
 and its rows with their legs; an engine is *certified* by the rule of

@@ -1,5 +1,7 @@
 """The ``alkstore`` command: certify an engine, or render reports into a conformance matrix.
 
+Part of the report.
+
 ``alkstore certify NAME`` runs the suite on one engine from an empty scratch
 directory with an empty pytest configuration of its own (so no conftest, ini
 file or pyproject of the caller's project interferes), shows each row as it
@@ -22,6 +24,7 @@ from alkstore_contract.report.build import load_report
 from alkstore_contract.report.ecosystem import NotesFileError, build
 from alkstore_contract.report.read import ReportFileError, read_report
 from alkstore_contract.report.render import render_html, render_markdown
+from alkstore_contract.suite.registry import UnknownEngine, load_adapter
 
 DESCRIPTION = "Certify an alkstore engine against the contract, or render reports into a conformance matrix."
 CERTIFY_EPILOG = """\
@@ -31,7 +34,7 @@ Options after -- go to pytest unchanged, e.g.
   alkstore certify sqlite -- --alkstore-tolerance=1.0
 A run of only some rows (-k, -m) writes a report but certifies nothing.
 Exit code: 0 certified, or (with --xfail-file) not certified only by the clauses the file lists;
-1 not certified; 2 no report was written."""
+1 not certified; 2 the engine cannot be loaded or no report was written."""
 PYTEST_INI = "pytest.ini"
 
 
@@ -51,6 +54,27 @@ def _scratch_ini(scratch: Path) -> Path:
     return ini
 
 
+def _report_name(engine: str) -> str:
+    """The default report's name part: the engine's spec, or for a manifest its directory's name."""
+    if engine.endswith(".toml"):
+        return Path(engine).resolve().parent.name
+    return engine.replace(":", "_")
+
+
+def _unloadable(engines: str) -> str | None:
+    """Why an engine of ``engines`` (comma-separated, as ``--alkstore-engine``) cannot be loaded, or ``None``.
+
+    Loaded here first, so an adapter that cannot be is told in one line and exit code 2, not in
+    a pytest usage error and a missing report after it. The child still imports it afresh.
+    """
+    for spec in filter(None, (name.strip() for name in engines.split(","))):
+        try:
+            load_adapter(spec)
+        except UnknownEngine as exc:
+            return str(exc)
+    return None
+
+
 def _certify(args: argparse.Namespace, passthrough: list[str]) -> int:
     """Run pytest in a child process from an empty scratch directory.
 
@@ -59,7 +83,11 @@ def _certify(args: argparse.Namespace, passthrough: list[str]) -> int:
     own empty ini keeps any conftest or ini file of the caller's project out of the
     certification.
     """
-    report = Path(args.report or f"alkstore-report-{args.engine.replace(':', '_')}.json").resolve()
+    unloadable = _unloadable(args.engine)
+    if unloadable is not None:
+        sys.stderr.write(f"alkstore certify: {unloadable}\n")
+        return 2
+    report = Path(args.report or f"alkstore-report-{_report_name(args.engine)}.json").resolve()
     if report.exists():
         report.unlink()
     options = [f"--alkstore-engine={args.engine}", f"--alkstore-report={report}"]
@@ -155,7 +183,9 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     certify.add_argument(
-        "engine", help="an installed engine name (entry point alkstore.engines), or package.module:attr"
+        "engine",
+        help="an installed engine name (entry point alkstore.engines), package.module:attr, "
+        "or the path of an engine's manifest (alkstore-engine.toml, an engine in any language)",
     )
     certify.add_argument(
         "--report", metavar="PATH", help="where to write the JSON report (default alkstore-report-NAME.json)"

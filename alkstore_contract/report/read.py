@@ -1,5 +1,7 @@
 """Read a report file for ``alkstore report``, or say in one line what is wrong with it.
 
+Part of the report.
+
 A matrix is rendered from files a user names, so a missing file, broken JSON
 or JSON that is not a report must end in one line naming the file and the
 fault, never in a traceback from deep inside the renderer. The shape is

@@ -1,5 +1,7 @@
 """The conformance matrix (rows × engines) of one or more JSON reports, as HTML or Markdown.
 
+Part of the report.
+
 Both forms say the same things: each cell's outcome and duration, the reason
 behind every cell that did not pass and every note a row left, as numbered
 notes under the table, the verdict and certificate line per engine, a table of

@@ -1,5 +1,7 @@
 """How a row says what went wrong: what the engine did, and what the clause demands.
 
+Part of the suite.
+
 Rows raise ``ContractViolation`` (an ``AssertionError``, so pytest reports a
 failure, never an error) through ``expect``. The message starts with the clause
 id, so a failing run names the broken clause on its first line.

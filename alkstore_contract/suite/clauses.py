@@ -1,5 +1,7 @@
 """Every clause of docs/contract.md, once: its id, a one-line title, and the capability it needs.
 
+Part of the suite.
+
 Rows, checks, skip reasons, the report and the docs cite clauses by id; this
 registry is where an id is known to exist. ``tests/test_clauses.py`` fails
 when a clause here has no check anywhere in the suite, unless the clause is

@@ -1,5 +1,7 @@
 """Engines' own settings (``AdapterOption``): declared by their adapters, registered and resolved by the plugin.
 
+Part of the suite.
+
 An adapter declares its settings as data (``options``); the plugin turns
 each into a command-line option paired with an ini key sharing one help line
 (the pytest-postgresql convention, as for the suite's own knobs), resolves

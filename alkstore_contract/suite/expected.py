@@ -1,5 +1,7 @@
 """The contract's literal values, written out a second time for the rows, the model and the engine tests.
 
+Part of the suite.
+
 docs/contract.md states a few values outright: the three ``last_error``
 strings (R4, D1, X2), the one-hour cap (R2) and R2's range
 ``[min(b·2^(a−1), 3600)/2, min(b·2^(a−1), 3600)]``. The engines draw theirs

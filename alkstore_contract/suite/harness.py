@@ -1,5 +1,7 @@
 """What a row gets to work with: the engine, a fresh location, a clock it can move, and its legs.
 
+Part of the suite.
+
 A ``RowContext`` lives for one row on one engine. It owns the locations it
 creates and the stores it opens and releases all of them at teardown, inside
 the same event loop that used them (a store never outlives its loop).
@@ -50,6 +52,14 @@ LegBody = Callable[["RowContext"], Awaitable[None]]
 
 class HostTooSlow(Exception):
     """A real-clock leg found the host too slow to judge it: the leg is inconclusive, never failed nor passed."""
+
+
+class FaultMissed(Exception):
+    """A network leg's faults touched no connection of the engine: the leg judged nothing (not exercised).
+
+    The checks it counted are taken back, and a violation it found is dropped: an engine that never met the
+    fault neither kept nor broke what the fault tests.
+    """
 
 
 def _in_suite(path: Path) -> bool:
@@ -144,6 +154,10 @@ class RowContext:
         self._locations.append(location)
         return location
 
+    def adopt_location(self, location: str) -> None:
+        """Drop ``location``, which the adapter made some other way (a crashable one), at teardown with the rest."""
+        self._locations.append(location)
+
     async def open_store(self, location: str | None = None) -> Store:
         """A store on ``location`` (default: the row's), with the row's clock and seed; closed at teardown."""
         store = await self.adapter.open_store(
@@ -235,6 +249,7 @@ class RowContext:
             target = self._manual_twin()
         record = LegRecord(name, list(clauses), "passed")
         self.ledger.last_checked = None
+        checks_before = dict(self.ledger.checks)
         outer, target._leg_clauses = target._leg_clauses, clauses
         try:
             if target is not self:
@@ -247,6 +262,11 @@ class RowContext:
         except ContractViolation as exc:
             record.status, record.reason = "failed", str(exc).splitlines()[0]
             self.ledger.fail(Failure(exc.clause or clauses[0], name, str(exc)))
+        except FaultMissed as exc:
+            self.ledger.checks = checks_before
+            why = f"leg {name!r} of row {self.ledger.row}: {exc}"
+            record.status, record.reason, record.gap = "not run", why, str(Gap.FAULT_MISSED)
+            self.ledger.gap(clauses, Gap.FAULT_MISSED, why)
         except HostTooSlow as exc:
             record.status, record.reason = "inconclusive", str(exc)
             self.ledger.undecided(clauses, str(exc))

@@ -1,5 +1,7 @@
 """The history checker of the concurrent rows (contract C4): lost, duplicated, unexpected, recovered.
 
+Part of the suite.
+
 Every handout and every ack is recorded with the worker, the claim and the
 time. A job is *duplicated* when a second claim was handed out while an earlier
 claim's lease was still unexpired and not handed back by a successful

@@ -1,5 +1,7 @@
 """What one row proved, clause by clause: the checks that ran, the failures, and what was left out.
 
+Part of the suite.
+
 Every ``expect*`` call in ``alkstore_contract.suite.checks`` counts one check of its
 clause in the ledger of the row that is running (a context variable, so rows
 need not pass it around and checks made in worker threads still land in it).
@@ -34,6 +36,10 @@ class Gap(StrEnum):
     certificate."""
     DEPENDENCY = "dependency"
     """An earlier leg this one builds on failed: the row fails anyway."""
+    FAULT_MISSED = "fault missed"
+    """The leg's network faults touched no connection of the engine, so it judged nothing: its clauses are
+    not exercised even where other legs checked them (a fault that never reached the engine is never a pass),
+    and the certificate is refused."""
 
 
 @dataclass(slots=True)

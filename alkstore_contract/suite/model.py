@@ -1,5 +1,7 @@
 """A reference model of the alkstore contract: docs/contract.md as a plain, readable state machine.
 
+Part of the suite.
+
 Read it beside docs/contract.md (the clauses and the decisions that refine them): one
 method per operation, the clause ids in the comments where each rule acts.
 The ``model_based`` row drives an engine and this model with the same random

@@ -1,5 +1,7 @@
 """What the network-fault rows share: a fault proxy in front of a location, and ops timed against the bounds.
 
+Part of the suite.
+
 ``open_wire(ctx)`` starts a ``FaultProxy`` forwarding to the server of the
 row's location and opens stores whose connections go through it
 (``NetworkedAdapter.location_via``). ``Wire.bounded`` awaits an op for at most
@@ -7,6 +9,14 @@ the bound the adapter reports plus ``SLACK_S`` and says what happened — a
 value, an error, or nothing yet (hung) — without ever waiting on a hung op: it
 is left running until the wire closes, after the faults have ended, so a row
 that meets an engine that hangs fails on time instead of hanging with it.
+
+A fault counts only where it hit. When the wire closes after a leg injected
+faults, the proxy says what they touched: if no connection of the engine ever
+reached the proxy, ``location_via`` does not route the engine through it, and
+the leg fails N1 (the adapter breaks the hook N1–N5 are checked through); if
+connections reached it but the faults touched none of them, the leg raises
+``FaultMissed`` — not exercised, never passed, and a violation it found is
+dropped (an engine that never met the fault cannot have broken what it tests).
 """
 
 from __future__ import annotations
@@ -19,9 +29,9 @@ from typing import Any, Generic, TypeVar
 
 from alkstore_contract.adapter import NetworkedAdapter
 from alkstore_contract.errors import StoreUnavailable
-from alkstore_contract.suite.checks import expect
+from alkstore_contract.suite.checks import ContractViolation, expect
 from alkstore_contract.suite.fault_proxy import FaultProxy
-from alkstore_contract.suite.harness import RowContext
+from alkstore_contract.suite.harness import FaultMissed, RowContext
 from alkstore_contract.surface import Store
 
 T = TypeVar("T")
@@ -74,6 +84,10 @@ class Wire:
         self.ctx = ctx
         self.adapter = adapter
         self.proxy = proxy
+        self.via = proxy.address
+        """The address ``location_via`` is given (kept: the proxy stops listening when the wire closes)."""
+        self.stores_opened = 0
+        """Stores opened through the proxy: a leg that opened one and injected faults must see connections."""
         self._hung: list[asyncio.Future[Any]] = []
 
     @property
@@ -92,6 +106,7 @@ class Wire:
 
     async def open_store(self, location: str | None = None) -> Store:
         """A store on ``location`` (default: the row's) whose connections go through the proxy."""
+        self.stores_opened += 1
         return await self.ctx.open_store(self.location_via_proxy(location))
 
     async def bounded(self, what: str, operation: Awaitable[T], bound_s: float | None = None) -> Outcome[T]:
@@ -165,7 +180,37 @@ async def open_wire(ctx: RowContext) -> AsyncIterator[Wire]:
     proxy = FaultProxy(*adapter.server_address(ctx.location))
     await proxy.start()
     wire = Wire(ctx, adapter, proxy)
+    error: Exception | None = None
     try:
         yield wire
+    except Exception as exc:
+        error = exc
     finally:
         await wire.close()
+    _judge_reach(wire, error)
+
+
+def _judge_reach(wire: Wire, error: Exception | None) -> None:
+    """Re-raise the leg's ``error`` only if its faults reached the engine (see the module docstring)."""
+    proxy = wire.proxy
+    if proxy.faults and wire.stores_opened and proxy.accepted == 0:
+        try:
+            expect(
+                False,
+                "N1",
+                did=f"opened {wire.stores_opened} store(s) on location_via(location, {wire.via[0]!r}, "
+                f"{wire.via[1]}) and ran ops on them, but not one connection reached that address: the "
+                f"suite's {len(proxy.faults)} fault(s) could not reach the engine",
+                demands="the stores of a location_via location to connect to the host and port it was given "
+                "(the suite's fault proxy), so the faults N1–N5 are checked with reach the engine",
+            )
+        except ContractViolation as violation:
+            raise violation from error
+    if proxy.faults and not proxy.reached and (error is None or isinstance(error, ContractViolation)):
+        kinds = ", ".join(dict.fromkeys(fault.kind for fault in proxy.faults))
+        raise FaultMissed(
+            f"the fault never reached the engine: the proxy's faults ({kinds}) touched none of the "
+            f"{proxy.accepted} connection(s) the engine made through it"
+        ) from error
+    if error is not None:
+        raise error

@@ -1,5 +1,7 @@
 """The pytest plugin (entry point ``pytest11: alkstore``) that turns rows into tests.
 
+Part of the suite.
+
 ``pytest --alkstore-engine=NAME`` collects every row for every named engine,
 from any directory, with no conftest: the plugin appends an anchor file that
 ships in this package to the collection arguments, and a collector for that

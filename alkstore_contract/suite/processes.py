@@ -1,4 +1,7 @@
-"""Starting worker processes from a row and reading what they report."""
+"""Starting worker processes from a row and reading what they report.
+
+Part of the suite.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """Finding engine adapters: installed ``alkstore.engines`` entry points, ``module:attr``, or a manifest.
 
+Part of the suite.
+
 The ``module:attr`` form lets an engine author certify an engine before it is
 packaged, and lets the project's own tests point the suite at broken-engine
 mutants that are deliberately not registered. A path ending ``.toml`` names an
@@ -12,6 +14,7 @@ import importlib
 from importlib.metadata import entry_points
 
 from alkstore_contract.adapter import EngineAdapter
+from alkstore_contract.suite.load_errors import load_failure
 from alkstore_contract.wire.adapter import load_wire_adapter
 from alkstore_contract.wire.manifest import ManifestError, is_manifest_spec
 
@@ -41,18 +44,24 @@ ADAPTER_MEMBERS = (
 
 
 def _checked(spec: str, obj: object) -> EngineAdapter:
-    missing = [member for member in ADAPTER_MEMBERS if not hasattr(obj, member)]
-    if missing or not isinstance(obj, EngineAdapter):
-        raise UnknownEngine(
-            f"engine {spec!r}: {obj!r} does not implement alkstore_contract.adapter.EngineAdapter: "
-            f"it lacks {', '.join(missing) or 'nothing by name, but a member has the wrong kind'} "
-            "(see docs/certify-your-engine.md)"
-        )
-    return obj
+    try:
+        missing = [member for member in ADAPTER_MEMBERS if not hasattr(obj, member)]
+        if not missing and isinstance(obj, EngineAdapter):
+            return obj
+    except Exception as exc:  # a member the adapter computes raised while the check read it
+        raise UnknownEngine(load_failure(spec, "reading its adapter's members", exc)) from exc
+    raise UnknownEngine(
+        f"engine {spec!r}: {obj!r} does not implement alkstore_contract.adapter.EngineAdapter: "
+        f"it lacks {', '.join(missing) or 'nothing by name, but a member has the wrong kind'} "
+        "(see docs/certify-your-engine.md)"
+    )
 
 
 def load_adapter(spec: str) -> EngineAdapter:
-    """The adapter named ``spec``: a manifest (``….toml``), an entry-point name, or ``package.module:attribute``."""
+    """The adapter named ``spec``: a manifest (``….toml``), an entry-point name, or ``package.module:attribute``.
+
+    Whatever stops it loading is an ``UnknownEngine`` whose message is one line (``load_errors``).
+    """
     if is_manifest_spec(spec):
         try:
             return load_wire_adapter(spec)
@@ -61,15 +70,19 @@ def load_adapter(spec: str) -> EngineAdapter:
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
         try:
-            module = importlib.import_module(module_name)
-            return _checked(spec, getattr(module, attr))
-        except (ImportError, AttributeError) as exc:
-            raise UnknownEngine(f"engine {spec!r} could not be imported: {exc}") from exc
+            adapter = getattr(importlib.import_module(module_name), attr)
+        except Exception as exc:  # the author's code: whatever its import raises is theirs to fix
+            raise UnknownEngine(load_failure(spec, "module:attr", exc)) from exc
+        return _checked(spec, adapter)
     matches = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == spec]
     if not matches:
         installed = ", ".join(installed_engine_names()) or "none"
         raise UnknownEngine(
-            f"unknown engine {spec!r}; installed engines: {installed} "
-            f"(or give an adapter as 'package.module:attribute')"
+            f"unknown engine {spec!r}: no {ENTRY_POINT_GROUP} entry point of that name; "
+            f"installed engines: {installed} (or give an adapter as 'package.module:attribute')"
         )
-    return _checked(spec, matches[0].load())
+    try:
+        adapter = matches[0].load()
+    except Exception as exc:
+        raise UnknownEngine(load_failure(spec, f"entry point {ENTRY_POINT_GROUP}: {matches[0].value}", exc)) from exc
+    return _checked(spec, adapter)

@@ -1,5 +1,7 @@
 """Rows as data: a name, the contract clauses it pins (docs/contract.md), what it needs, and its body.
 
+Part of the suite.
+
 The same metadata feeds test ids, skip reasons, ``pytest -v`` output, the JSON
 report and the HTML matrix. A row with no ``requires`` is *required*: an
 engine is certified only when every required row passes.
@@ -13,11 +15,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from alkstore_contract import __version__
 from alkstore_contract.adapter import Capability
 from alkstore_contract.suite.clauses import clause
 from alkstore_contract.suite.harness import RowContext
 
-SUITE_VERSION = "1.0.0"
+SUITE_VERSION = __version__
+"""The suite ships in the package, so its version is the package's (the report's ``suite_version``)."""
 
 RowBody = Callable[[RowContext], Awaitable[None]]
 

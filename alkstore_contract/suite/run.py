@@ -1,5 +1,7 @@
 """One run of the suite inside pytest: collection, execution, the summary and the report.
 
+Part of the suite.
+
 ``SuiteSession`` is registered as a pytest plugin object only when engines
 were selected, so none of its hooks touch a session that does not certify.
 
@@ -22,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from alkstore_contract import CONTRACT_VERSION, __version__
 from alkstore_contract.adapter import (
     CAPABILITY_CLAUSES,
     TIME_RESOLUTIONS_US,
@@ -168,7 +171,8 @@ class SuiteSession:
         return hasattr(self.config, "workerinput")
 
     def pytest_report_header(self) -> list[str]:
-        lines = [f"alkstore: {key}={value}" for key, value in self.settings.echo().items()]
+        lines = [f"alkstore {__version__}, contract {CONTRACT_VERSION}"]
+        lines += [f"alkstore: {key}={value}" for key, value in self.settings.echo().items()]
         lines.append(f"alkstore: real-clock tick {self.tick_s} s ({self.tick_source})")
         for engine in self.engines:
             caps = ", ".join(sorted(str(c) for c in engine.adapter.capabilities)) or "none"

@@ -1,5 +1,7 @@
 """The suite's knobs, resolved once: command-line option, then ini key, then environment, then default.
 
+Part of the suite.
+
 Every knob is echoed in the report header and the JSON report, so a
 certification run can be reproduced and no setting is silently ignored.
 """

@@ -1,5 +1,7 @@
 """The real clock's tick, measured on the host when the session starts.
 
+Part of the suite.
+
 On the system clock a row's leases, backoffs and retentions are a few ticks
 long, and the row must finish its checks inside them. A fixed tick that suits
 a quiet machine makes a loaded one look like a broken engine; so the session

@@ -1,5 +1,7 @@
 """One verdict per clause per engine, from the ledgers of its rows, and the certificate they allow.
 
+Part of the suite.
+
 A clause is **passed** only when at least one of its checks ran in this run and
 none failed; **failed** when a check or an engine exception failed it (the
 first message is kept); **xfailed** when every failure of it was listed in the
@@ -7,7 +9,9 @@ expected-failures file; **inconclusive** when a real-clock leg found the host
 too slow to judge it (never counted as passed); **not exercised** otherwise,
 with why (a capability not declared, exact instants the engine cannot be given,
 a leg that built on a failed one, a row that did not run, or a clause the
-registry marks untested).
+registry marks untested) — and also when any leg of it injected network faults
+that touched no connection of the engine (``fault missed``), whatever other
+legs checked: a fault that never reached the engine is never a pass.
 
 The certificate binds what the engine declares (docs/capabilities.md, "What a
 certificate covers"): CERTIFIED only when every clause of the core and of every
@@ -83,6 +87,7 @@ def clause_verdicts(
         failures = [f for ledger in ledgers for f in ledger.failures if f.clause == clause_id]
         undecided = [why for ledger in ledgers for why in ledger.inconclusive.get(clause_id, [])]
         gaps = [gap for ledger in ledgers for gap in ledger.gaps.get(clause_id, [])]
+        missed = [gap for gap in gaps if gap[0] == str(Gap.FAULT_MISSED)]
         found = ClauseVerdict(clause_id, Verdict.PASSED, checks, rows, emulated=emulated.get(clause_id))
         if failures and clause_id in xfailed:
             found.verdict, found.detail = Verdict.XFAILED, xfailed[clause_id]
@@ -90,9 +95,11 @@ def clause_verdicts(
             found.verdict, found.detail = Verdict.FAILED, failures[0].message.splitlines()[0]
         elif undecided:
             found.verdict, found.detail = Verdict.INCONCLUSIVE, undecided[0]
-        elif checks == 0:
+        elif checks == 0 or missed:
             found.verdict = Verdict.NOT_EXERCISED
-            if known.untested is not None:
+            if missed:
+                found.gap, found.detail = missed[0]
+            elif known.untested is not None:
                 found.gap, found.detail = "untested", known.untested
             elif gaps:
                 found.gap, found.detail = gaps[0]

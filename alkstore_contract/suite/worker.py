@@ -1,5 +1,7 @@
 """A worker in its own OS process, for the multi-process rows (contract P2, C4, crash recovery).
 
+Part of the suite.
+
 ``python -m alkstore_contract.suite.worker '<json spec>'`` opens the engine named in
 the spec on the given location and performs one action, writing one JSON
 event a line on stdout, each flushed as soon as the op it reports returned:

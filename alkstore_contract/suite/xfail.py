@@ -1,5 +1,7 @@
 """The expected-failure list of ``--alkstore-xfail-file``.
 
+Part of the suite.
+
 One entry a line: ``row[engine] CLAUSE reason`` (``test_row[engine]`` works
 too); ``#`` starts a comment, so a reason cannot hold one. An entry covers a
 violation or an engine exception of that clause in that row only: any other

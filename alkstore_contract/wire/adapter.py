@@ -78,6 +78,12 @@ class WireAdapter:
         declared = self._hello.get("emulates") if self._hello else None
         return {str(k): str(v) for k, v in (declared or {}).items()}
 
+    @property
+    def networked(self) -> dict[str, Any]:
+        """The handshake's ``networked`` object (empty for an engine that is not networked)."""
+        found: dict[str, Any] = self._hello.get("networked", {}) if self._hello else {}
+        return found
+
     async def storage_version(self) -> str:
         storage = self._hello.get("storage") if self._hello else None
         return str(storage) if storage else f"{self.language}, protocol {PROTOCOL_VERSION}"
@@ -117,6 +123,9 @@ class WireAdapter:
             return f"declares time_resolution_us={hello['time_resolution_us']}"
         if ("networked" in hello["capabilities"]) != ("networked" in hello):
             return "must give 'networked' (its bounds) exactly when it declares the networked capability"
+        hook = hello.get("networked", {})
+        if hook.get("server_crash_hook") and "restart_within_s" not in hook:
+            return "declares server_crash_hook without restart_within_s, the bound of restart_server (P3)"
         if self._hello is not None:
             changed = [key for key in _DESCRIBING if self._hello.get(key) != hello.get(key)]
             if changed:
@@ -178,11 +187,30 @@ class WireNetworkedAdapter(WireAdapter):
         return float(self._hello["networked"]["reconnect_within_s"]) if self._hello else 0.0
 
 
+class WireCrashableAdapter(WireNetworkedAdapter):
+    """A networked wire engine that declares ``server_crash_hook``: ``CrashableServerAdapter``, each a message."""
+
+    async def create_crashable_location(self) -> str:
+        location: str = await self._ask("create_crashable_location", {})
+        return location
+
+    async def crash_server(self, location: str) -> None:
+        await self._ask("crash_server", {"location": location})
+
+    async def restart_server(self, location: str) -> None:
+        await self._ask("restart_server", {"location": location})
+
+    @property
+    def restart_within_s(self) -> float:
+        return float(self._hello["networked"].get("restart_within_s", 0.0)) if self._hello else 0.0
+
+
 def load_wire_adapter(spec: str) -> WireAdapter:
     """The adapter of the manifest at ``spec``; a bad manifest raises ``ManifestError`` naming the file."""
     manifest = load_manifest(spec)
     adapter = WireAdapter(manifest, spec)
-    if Capability.NETWORKED in adapter.capabilities:
-        adapter.shutdown()
-        return WireNetworkedAdapter(manifest, spec)
-    return adapter
+    if Capability.NETWORKED not in adapter.capabilities:
+        return adapter
+    crashable = bool(adapter.networked.get("server_crash_hook"))
+    adapter.shutdown()
+    return (WireCrashableAdapter if crashable else WireNetworkedAdapter)(manifest, spec)

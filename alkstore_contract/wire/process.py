@@ -35,6 +35,8 @@ STDERR_TAIL_CHARS = 4000
 """How much of an engine's log a failure shows."""
 EXIT_GRACE_S = 5.0
 """How long an engine may take to exit once its stdin is closed, before SIGKILL."""
+STDERR_DRAIN_S = 2.0
+"""How long an ended engine's last stderr may take to arrive, so a failure shows what the engine logged."""
 _PR_SET_PDEATHSIG = 1
 TRACE_ENV = "ALKSTORE_WIRE_TRACE"
 """When set, every message of every engine process is appended to the file it names, one JSON line each:
@@ -85,7 +87,10 @@ class EngineProcess:
             ) from None
         self.pid = self._process.pid
         threading.Thread(target=self._read_stdout, name=f"alkstore-wire-{self.pid}", daemon=True).start()
-        threading.Thread(target=self._read_stderr, name=f"alkstore-wire-err-{self.pid}", daemon=True).start()
+        self._stderr_reader = threading.Thread(
+            target=self._read_stderr, name=f"alkstore-wire-err-{self.pid}", daemon=True
+        )
+        self._stderr_reader.start()
 
     # -- what the engine wrote
 
@@ -204,6 +209,8 @@ class EngineProcess:
             pending, self._pending = self._pending, {}
         with contextlib.suppress(ProcessLookupError):
             self._process.kill()
+        # The failure shows the stderr tail: read what the engine wrote before it died (its pipe closes now).
+        self._stderr_reader.join(STDERR_DRAIN_S)
         for _, future in pending.values():
             if not future.done():
                 future.set_exception(EngineFailed(self.ended))

@@ -1,4 +1,4 @@
-"""The benchmark's output: a Markdown table, the ratios against issue 7's targets, JSON, and a bar chart."""
+"""The benchmark's output: a Markdown table, the ratios against the targets, JSON, and a bar chart."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ PATH_ORDER = (*PATHS, CONSUME)
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """One of issue 7's targets: alkstore's rate on a row, divided by a reference's, at least ``at_least``."""
+    """One of the throughput targets: alkstore's rate on a row, divided by a reference's, at least ``at_least``."""
 
     engine: str
     path: str
@@ -142,7 +142,7 @@ def results_table(series: list[Series]) -> str:
 
 
 def targets_table(series: list[Series]) -> str:
-    lines = ["| target (issue 7) | measured | met |", "|---|--:|:-:|"]
+    lines = ["| target | measured | met |", "|---|--:|:-:|"]
     for target in TARGETS:
         value, met = evaluate(series, target)
         if value is None:

@@ -6,7 +6,7 @@ tracked object and everything each one points at. With a million jobs stored
 (about 520 MB) one full collection took about 0.5 s, and the number of
 long-lived tracked objects is also what brings the next full collection on:
 on a 1M backlog, ``enqueue_many`` spent 40-44 % of two of three timed runs in
-them (issue 16). A tuple holding only strs, ints, floats, datetimes and
+them. A tuple holding only strs, ints, floats, datetimes and
 ``None`` is untracked by the first collection that sees it, so a stored job
 costs the collector nothing and no longer counts toward the next full
 collection. That is why ``state`` is kept as its str value: a ``JobState``

@@ -15,6 +15,13 @@ host and port for the suite's fault proxy and gives the location short
 timeouts, so the suite's outages of a second or two are long enough to time
 operations out; ``op_timeout_s`` and ``reconnect_within_s`` are the bounds that
 follow from those timeouts (``alkstore_postgres.location.outage_bound_s``).
+
+It also lets the suite crash the server (contract P3 for a networked engine):
+``create_crashable_location`` makes a location on a throwaway cluster of its
+own (``alkstore_postgres.throwaway``: initdb in a temporary directory, a free
+loopback port), never on the configured server; ``crash_server`` kills that
+cluster's processes with SIGKILL, ``restart_server`` starts it again on its
+data, and ``drop_location`` deletes the cluster with the location.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from alkstore_postgres.location import (
     quote_ident,
     redact_dsn,
 )
+from alkstore_postgres.throwaway import RESTART_WITHIN_S, ThrowawayCluster
 
 if TYPE_CHECKING:
     from alkstore_postgres.driver import PgDriver
@@ -81,6 +89,8 @@ class PgAdapter:
 
     def __init__(self) -> None:
         self._dsn: str | None = None
+        self._clusters: dict[str, ThrowawayCluster] = {}
+        """The throwaway clusters of the crashable locations this adapter made, by DSN."""
 
     @property
     def name(self) -> str:
@@ -211,9 +221,52 @@ class PgAdapter:
             await conn.close()
         return count
 
+    @property
+    def restart_within_s(self) -> float:
+        """P3: a crashed throwaway cluster accepts connections again within this (it replays its WAL first)."""
+        return RESTART_WITHIN_S
+
+    async def create_crashable_location(self) -> str:
+        """A fresh schema on a throwaway cluster made for it alone, which ``crash_server`` may kill."""
+        from alkstore_postgres.schema import ensure_schema
+
+        cluster = await ThrowawayCluster.create()
+        self._clusters[cluster.dsn] = cluster
+        location = Location(dsn=cluster.dsn, schema=new_schema_name())
+        conn = await _connect(location.dsn)
+        try:
+            await ensure_schema(conn, location.schema)
+        finally:
+            await conn.close()
+        return location.encode()
+
+    def _cluster(self, location: str) -> ThrowawayCluster:
+        cluster = self._clusters.get(Location.decode(location).dsn)
+        if cluster is None:
+            raise InvalidArgument(
+                f"location={describe_value(location)}: not a crashable location of this adapter; the suite crashes "
+                "only servers it started (create_crashable_location), never the one a user configured"
+            )
+        return cluster
+
+    async def crash_server(self, location: str) -> None:
+        """SIGKILL the location's throwaway server, postmaster and backends at once: no shutdown, no checkpoint."""
+        await self._cluster(location).kill()
+
+    async def restart_server(self, location: str) -> None:
+        """Start the crashed server on its data directory; returns once it accepts connections."""
+        await self._cluster(location).start()
+
     async def drop_location(self, location: str) -> None:
-        """``DROP SCHEMA ... CASCADE``: the jobs, the version table and the function go with it."""
+        """``DROP SCHEMA ... CASCADE``: the jobs, the version table and the function go with it.
+
+        A crashable location goes with its whole throwaway cluster.
+        """
         parsed = Location.decode(location)
+        cluster = self._clusters.pop(parsed.dsn, None)
+        if cluster is not None:
+            await cluster.destroy()
+            return
         conn = await _connect(parsed.dsn)
         try:
             await conn.execute(f"SET lock_timeout = '{DROP_LOCK_TIMEOUT}'")

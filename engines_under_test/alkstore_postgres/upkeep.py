@@ -35,7 +35,7 @@ sum reaches the last vacuum's duration. On a backlog of a million a vacuum took
 all-visible), 7-16 ms on 10,000: after a 0.07 s vacuum, claims one at a time
 wait for some 6,000 jobs, claims of 100 for some 60,000. A threshold of 2 %
 of the table vacuumed every 15,000 jobs whatever the claim size, and held
-claim_batch+ack_batch at 0.70-0.83x of its rate on a 10k backlog (issue 16).
+claim_batch+ack_batch at 0.70-0.83x of its rate on a 10k backlog.
 Two bounds hold whatever the claims do: no vacuum before ``BASE_THRESHOLD``
 dead versions, and one as soon as they pass ``BASE_THRESHOLD`` plus
 ``CEILING_FACTOR`` of the live rows (``reltuples`` after each vacuum), so a

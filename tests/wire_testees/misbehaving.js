@@ -1,7 +1,8 @@
 'use strict';
 // A test fixture, not an engine: the Node.js engine, misbehaving on one op as ALKSTORE_MISBEHAVE says, so the
 // suite's tests can show that each misbehaviour of docs/wire-protocol.md ends in a verdict, never a hang.
-//   ALKSTORE_MISBEHAVE     crash | hang | garbage | unknown_id | schema | no_version | log_only
+//   ALKSTORE_MISBEHAVE     crash | hang | garbage | unknown_id | schema | no_version | linger
+//                          (linger: serves every op, and outlives its stdin as an engine busy with an op would)
 //   ALKSTORE_MISBEHAVE_OP  the request type it misbehaves on (default claim_one)
 const readline = require('node:readline');
 const { Engine } = require('../../engines_under_test/alkstore_node/src/engine');
@@ -10,6 +11,7 @@ const { handlers, reply } = require('../../engines_under_test/alkstore_node/src/
 const mode = process.env.ALKSTORE_MISBEHAVE;
 const target = process.env.ALKSTORE_MISBEHAVE_OP || 'claim_one';
 const table = handlers(new Engine(), 'misbehaving');
+if (mode === 'linger') setInterval(() => {}, 1000);
 const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
 
 readline.createInterface({ input: process.stdin }).on('line', (line) => {

@@ -1,1 +1,4 @@
-"""The contract rows, one module each; ``alkstore_contract.suite.row.ROW_MODULES`` lists them in order."""
+"""The contract rows, one module each; ``alkstore_contract.suite.row.ROW_MODULES`` lists them in order.
+
+Part of the suite.
+"""

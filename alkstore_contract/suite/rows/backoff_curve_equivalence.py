@@ -1,5 +1,7 @@
 """Row backoff_curve_equivalence (contract R1–R5): where ``retry()`` puts a job, attempt by attempt.
 
+Part of the suite.
+
 Legs, each on a store and location of its own:
 
 - R1 + R2, attempts 1–3 on a small base (the table's least at or above a

@@ -1,5 +1,7 @@
 """Row batch_ack_and_cancel (contract B1, B2, B3, S4): ack by ids, cancel, get_job, and queue isolation.
 
+Part of the suite.
+
 Legs: ``ack_batch`` deletes exactly the listed jobs of its queue that are
 ``processing`` under an unexpired lease, whoever holds them, and counts each
 once — unknown, lapsed (``lease_expires_at == now`` included), ready, dead,

@@ -1,5 +1,7 @@
 """Row claim_extents (contract C5, C6): batch sizes at and below zero, and who may claim.
 
+Part of the suite.
+
 When it fails, check the entry of ``claim_batch``: ``n <= 0`` must return
 ``[]`` before any storage is touched (an SQL ``LIMIT -1`` means "no limit" and
 claims the whole queue), and ``worker_id`` must be checked before anything else.

@@ -1,5 +1,7 @@
 """Row claim_order (contract C1, C2, X1): which jobs a claim hands out, and in which order.
 
+Part of the suite.
+
 Legs, each on a queue of its own, on one timeline (``t0`` → ``t0 + 1u`` →
 ``t0 + 2u``, exact instants under the manual clock, the tolerance later on the
 system clock):

@@ -1,5 +1,7 @@
 """Row crash_recovery (contract C1, C3, C7, X2): a worker process is killed holding leases.
 
+Part of the suite.
+
 Two worker processes (``worker.py hold``) claim jobs and are killed with
 SIGKILL while holding them: one on a queue with ``max_attempts=3`` (4 of its 6
 jobs held), one on a queue with ``max_attempts=1`` (all 3 held, each on its

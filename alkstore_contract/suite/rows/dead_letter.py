@@ -1,5 +1,7 @@
 """Row dead_letter (contract R4, D1, D2, D3): how jobs die, what a dead job looks like, and that it stays dead.
 
+Part of the suite.
+
 Legs: ``retry()`` on the last attempt dead-letters with the given error or
 ``"max attempts exceeded"`` — even after an earlier retry left another error,
 and even with an explicit ``delay`` (R4); ``fail(error)`` / ``fail()`` kill at

@@ -1,5 +1,7 @@
 """Row enqueue_many_atomic (contract E11): a batch enqueue is ordered, resolved from one now, and all or nothing.
 
+Part of the suite.
+
 Legs: the ids come back in input order and the claims hand the jobs out in that
 order; every job of a batch is resolved as ``enqueue`` would resolve it from
 ONE clock read — all ``enqueued_at`` equal, ``run_at``/``expires_at`` exactly

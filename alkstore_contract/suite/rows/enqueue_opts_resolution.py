@@ -1,5 +1,7 @@
 """Row enqueue_opts_resolution (contract E1–E7, B3, T1): how one enqueue's options become the stored job.
 
+Part of the suite.
+
 Legs, each on a queue of its own:
 
 - E1: a queue handle with four non-default ``QueueOpts`` stamps them all on the

@@ -1,5 +1,7 @@
 """Row exactly_once (contract C3, C4, P1, P2): many workers drain one queue, each job handed out once.
 
+Part of the suite.
+
 Legs: concurrent tasks on one store (every engine); separate stores on one
 location (``shared_location``); separate OS processes (``multi_process``).
 Every handout and ack is recorded and the history checker classifies every job:

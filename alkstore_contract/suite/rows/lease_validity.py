@@ -1,5 +1,7 @@
 """Row lease_validity (contract H1–H5, C3, C7): what a handle may still do, and what a claim counts.
 
+Part of the suite.
+
 Legs, each on a queue of its own, on one timeline: everything is claimed at
 ``t0`` with a visibility timeout of 3 units; a short-lease queue is reclaimed at
 ``t0 + 1u``; the rest is looked at once every ``t0`` lease has run out (exactly

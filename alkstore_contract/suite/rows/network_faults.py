@@ -1,5 +1,7 @@
 """Row network_faults (contract N1, N2, N3, N5): an engine cut off its server, and what it does about it.
 
+Part of the suite.
+
 Every leg puts the suite's fault proxy (``alkstore_contract.suite.fault_proxy``) between
 the engine and its server through the adapter's ``location_via``, and times
 every op against the bounds the adapter reports (``op_timeout_s``,
@@ -13,13 +15,17 @@ behind and counted as a violation, never waited for.
 - N1/N2 server gone: every connection is reset and new ones are refused; the
   same ops raise ``StoreUnavailable`` in time; once connections are accepted
   again the same store serves again in time.
-- N3 cut commit: the proxy delivers an enqueue and drops the server's answer
-  (it aborts the connection the moment the server replies to the bytes that
-  carry the payload). The enqueue may raise ``StoreUnavailable`` or return,
-  but the location holds the job at most once (the oracle counts it).
-- N3 lost claim answer: the same cut on a claim (the bytes carrying the worker
-  id): whatever the claim ran, once its lease has passed another store claims
-  the job.
+- N3 cut commit: the proxy is armed just before an enqueue is called; it
+  delivers what the engine sends and aborts the connection as the first byte
+  of the server's answer arrives, whatever the bytes say (an engine that
+  encodes or encrypts its traffic is cut the same). An op may take several
+  round trips (a prepare, then the execution), so the leg repeats on a fresh
+  store and location, cutting at answer 1, 2, … until the enqueue needs no
+  more: each time the enqueue may raise ``StoreUnavailable`` or return, but
+  the location holds the job at most once (the oracle counts it).
+- N3 lost claim answer: the same cuts on a claim, each on its own queue: the
+  claim raises ``StoreUnavailable``, and once its lease has passed another
+  store claims the job.
 - N5: a handle's heartbeat fails in a stall while its lease lapses; another
   store (straight to the server) claims the job; the stall ends and the old
   handle's ack returns False or raises ``StoreUnavailable``, never True; the
@@ -36,7 +42,7 @@ reconnect.
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from alkstore_contract.adapter import Capability
@@ -45,8 +51,10 @@ from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.network import Outcome, Wire, open_wire
 from alkstore_contract.suite.row import row
 from alkstore_contract.surface import JobHandle, Queue
-from alkstore_contract.types import QueueOpts
+from alkstore_contract.types import JobId, QueueOpts
 
+MAX_CUT_ANSWERS = 4
+"""The cut legs cut an op at each of its first this many answers (round trips), one fresh store each."""
 LEASE_UNITS = 3
 """Visibility timeout of the N3/N5 jobs, in row time units (1.2 s real, 30 s manual)."""
 
@@ -118,72 +126,94 @@ async def server_gone_leg(ctx: RowContext) -> None:
 
 
 async def cut_enqueue_leg(ctx: RowContext) -> None:
-    """N3: an enqueue whose answer was lost after the server ran it is stored at most once."""
+    """N3: an enqueue whose answer was lost, at each of its round trips, is stored at most once."""
     async with open_wire(ctx) as wire:
-        location = await ctx.new_location()
-        store = await wire.open_store(location)
-        queue = store.queue("n3-enqueue", _opts(ctx))
-        marker = f"n3-cut-{ctx.seed}"
-        wire.proxy.cut_reply_after(marker.encode())
-        outcome = await wire.bounded("enqueue()", queue.enqueue({"marker": marker}))
-        if not wire.proxy.cut_fired and not outcome.hung:
-            ctx.not_exercised(
-                ("N3",),
-                "the payload's bytes never crossed the wire verbatim, so the cut never fired",
-                leg="cut enqueue",
-            )
-            return
-        expect(
-            outcome.unavailable or (outcome.error is None and not outcome.hung),
-            "N3",
-            did=outcome.describe() + " when the connection was cut during its commit",
-            demands="the enqueue to return its id or raise StoreUnavailable (its outcome unknown), in bounded time",
-        )
-        stored = await ctx.stored_jobs(location)
-        expect(
-            stored <= 1,
-            "N3",
-            did=f"stored {stored} jobs for one enqueue whose answer was lost ({outcome.describe()})",
-            demands="the job stored at most once: an enqueue in doubt is never silently retried into a duplicate",
-        )
-        if outcome.error is None:
+        for answer in range(1, MAX_CUT_ANSWERS + 1):
+            location = await ctx.new_location()
+            store = await wire.open_store(location)
+            queue = store.queue("n3-enqueue", _opts(ctx))
+            wire.proxy.cut_answer(answer)
+            outcome = await wire.bounded("enqueue()", queue.enqueue({"n3": "cut enqueue", "answer": answer}))
+            if not wire.proxy.cut_fired and not outcome.hung:
+                wire.proxy.disarm()
+                break
+            where = f"the connection was cut at the server's answer {answer} to it"
             expect(
-                stored == 1,
+                outcome.unavailable or (outcome.error is None and not outcome.hung),
                 "N3",
-                did=f"returned {outcome.value!r} from the cut enqueue but stored {stored} jobs",
-                demands="an enqueue that returned an id to have stored its job",
+                did=f"{outcome.describe()} when {where}",
+                demands="the enqueue to return its id or raise StoreUnavailable (its outcome unknown), in bounded time",
             )
+            stored = await ctx.stored_jobs(location)
+            expect(
+                stored <= 1,
+                "N3",
+                did=f"stored {stored} jobs for one enqueue when {where} ({outcome.describe()})",
+                demands="the job stored at most once: an enqueue in doubt is never retried into a duplicate",
+            )
+            if outcome.error is None:
+                expect(
+                    stored == 1,
+                    "N3",
+                    did=f"returned {outcome.value!r} from the enqueue when {where} but stored {stored} jobs",
+                    demands="an enqueue that returned an id to have stored its job",
+                )
+        ctx.note(f"N3 cut enqueue: {_cuts_made(wire)}")
 
 
 async def cut_claim_leg(ctx: RowContext) -> None:
-    """N3: a claim whose answer was lost does not keep its job from being claimed after the lease."""
+    """N3: a claim whose answer was lost, at each of its round trips, does not keep its job after the lease."""
     async with open_wire(ctx) as wire:
         direct = await ctx.open_store()
-        direct_queue = direct.queue("n3-claim", _opts(ctx))
-        job_id = await direct_queue.enqueue({"n3": "claim"})
-        store = await wire.open_store()
-        queue = store.queue("n3-claim", _opts(ctx))
-        worker = f"n3-lost-answer-{ctx.seed}"
-        wire.proxy.cut_reply_after(worker.encode())
-        claimed_at = ctx.now()
-        outcome = await wire.bounded("claim_one()", queue.claim_one(worker))
-        if not wire.proxy.cut_fired and not outcome.hung:
-            ctx.not_exercised(
-                ("N3",),
-                "the worker id's bytes never crossed the wire verbatim, so the cut never fired",
-                leg="lost claim",
+        lost: list[tuple[str, JobId, datetime]] = []
+        for answer in range(1, MAX_CUT_ANSWERS + 1):
+            name = f"n3-claim-{answer}"
+            job_id = await direct.queue(name, _opts(ctx)).enqueue({"n3": "claim"})
+            store = await wire.open_store()
+            queue = store.queue(name, _opts(ctx))
+            wire.proxy.cut_answer(answer)
+            claimed_at = ctx.now()
+            outcome = await wire.bounded("claim_one()", queue.claim_one(f"n3-lost-answer-{answer}"))
+            if not wire.proxy.cut_fired and not outcome.hung:
+                wire.proxy.disarm()
+                break
+            expect(
+                outcome.unavailable,
+                "N3",
+                did=f"{_claim_outcome(outcome)} when the connection was cut at the server's answer {answer} to it",
+                demands="StoreUnavailable (the claim may or may not have taken effect), within the adapter's "
+                "op_timeout_s: a claim whose answer was lost is never replayed nor reported as a definite outcome",
             )
-            return
-        wire.expect_unavailable(outcome, "N3")
-        await ctx.wait_until(claimed_at + timedelta(seconds=LEASE_UNITS * ctx.unit_s))
-        again = await direct_queue.claim_one("n3-second")
-        expect(
-            again is not None and again.job.id == job_id,
-            "N3",
-            did=f"handed out {again.job.id if again else None!r} once the lease of a claim whose answer was lost "
-            f"had passed (job {job_id!r})",
-            demands="the job to be claimable again after the lost claim's lease",
+            lost.append((name, job_id, claimed_at))
+        if lost:
+            await ctx.wait_until(lost[-1][2] + timedelta(seconds=LEASE_UNITS * ctx.unit_s))
+        for name, job_id, _ in lost:
+            again = await direct.queue(name, _opts(ctx)).claim_one("n3-second")
+            expect(
+                again is not None and again.job.id == job_id,
+                "N3",
+                did=f"handed out {again.job.id if again else None!r} once the lease of a claim whose answer was lost "
+                f"had passed (job {job_id!r}, queue {name!r})",
+                demands="the job to be claimable again after the lost claim's lease",
+            )
+        ctx.note(f"N3 lost claim: {_cuts_made(wire)}")
+
+
+def _claim_outcome(outcome: Outcome[Any]) -> str:
+    """What a cut claim did, said as what it means: a definite answer after a lost one was replayed or made up."""
+    if outcome.error is None and not outcome.hung:
+        found = "a handle" if outcome.value is not None else "None"
+        return (
+            f"returned {found} from claim_one() after {outcome.elapsed_s:.2f} s (so it replayed the claim, or "
+            "answered without knowing what the server did)"
         )
+    return outcome.describe()
+
+
+def _cuts_made(wire: Wire) -> str:
+    """How many of the op's answers were cut (the note the report shows: a cut leg never runs silently short)."""
+    fired = [fault for fault in wire.proxy.faults if fault.kind == "cut" and fault.reached]
+    return f"cut at answers 1–{len(fired)} in turn (the op took {len(fired)} round trip(s) through the proxy)"
 
 
 async def fenced_across_stall_leg(ctx: RowContext) -> None:

@@ -1,5 +1,7 @@
 """Row network_history (contract N4; N1, N2): a history of concurrent workers while the wire is cut at random.
 
+Part of the suite.
+
 Four workers on two stores and a producer on a third, every store's
 connections through the suite's fault proxy, work one queue (preloaded through
 a store straight to the server) while a nemesis, seeded by the row's seed,
@@ -217,6 +219,7 @@ async def network_history(ctx: RowContext) -> None:
         if not done:
             clients.cancel()
         faults = Counter(fault.kind for fault in wire.proxy.faults)
+        reached = sum(fault.reached for fault in wire.proxy.faults)
         reconnect_bound_s = wire.reconnect_bound_s
     expect(
         not history.broken,
@@ -240,7 +243,7 @@ async def network_history(ctx: RowContext) -> None:
     clients.result()
     if ctx.manual:
         await _drain_stranded(ctx, direct_queue, history)
-    _check(ctx, history, await _still_present(direct_queue, history), faults)
+    _check(ctx, history, await _still_present(direct_queue, history), faults, reached)
 
 
 async def _still_present(queue: Queue, history: History) -> list[JobId]:
@@ -249,13 +252,14 @@ async def _still_present(queue: Queue, history: History) -> list[JobId]:
     return [job_id for job_id in known if await queue.get_job(job_id) is not None]
 
 
-def _check(ctx: RowContext, history: History, still_present: list[JobId], faults: Counter[str]) -> None:
+def _check(ctx: RowContext, history: History, still_present: list[JobId], faults: Counter[str], reached: int) -> None:
     enqueued = set(history.enqueued)
     enqueued.update(job_id for job_id, tag in history.tag_of.items() if tag in history.tags_in_doubt)
     verdict = check_history(enqueued, history.handouts, history.releases, still_present=still_present)
     summary = (
         f"{verdict.describe()} (of those lost, {len(set(verdict.lost) & history.acks_in_doubt)} went after an "
-        f"ack in doubt: indeterminate, not lost); faults {dict(faults)}; "
+        f"ack in doubt: indeterminate, not lost); faults {dict(faults)}, {reached} of them touched the engine's "
+        f"connections; "
         f"ops failed with StoreUnavailable {dict(history.failed_ops)}; {len(still_present)} jobs still stored"
     )
     ctx.note(f"N4 history: {summary}")

@@ -1,5 +1,7 @@
 """Row sweep_and_retention (contract X1, X2, X3): expiry, the sweep, dead-letter retention, sweeps racing.
 
+Part of the suite.
+
 Legs: an expired job is never handed out, ready or with a lapsed lease, before
 any sweep runs (X1); one sweep moves every expired ready AND processing job
 (even under an unexpired lease) to dead as ``"expired"`` and every lapsed lease

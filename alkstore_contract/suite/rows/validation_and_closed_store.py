@@ -1,5 +1,7 @@
 """Row validation_and_closed_store (contract S1, S2, S3, E8, E9, E10): bad input, payloads, ids, a closed store.
 
+Part of the suite.
+
 Legs: ``queue()`` refuses bad names with ``InvalidName`` (empty, 201
 characters, control characters, the ``__`` prefix, not a str), accepts 200
 characters (ASCII or emoji) and does no I/O (S1); ``QueueOpts`` and

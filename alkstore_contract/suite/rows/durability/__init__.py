@@ -1,11 +1,16 @@
 """Row durability (contract P3): committed writes survive a close and reopen, and a kill -9 and reopen.
 
-Two unrelated legs, each on its own fresh location and in its own module:
+Part of the suite.
+
+Unrelated legs, each on its own fresh location and in its own module:
 ``reopen`` (a store closes politely; a reopened store must read back every
-committed write exactly) and ``kill`` (worker processes doing a seeded churn
+committed write exactly), ``kill`` (worker processes doing a seeded churn
 of ops are SIGKILLed at seeded moments; every op they reported must be intact
-after a reopen, the one in flight either way). Each module's docstring says
-what its leg does.
+after a reopen, the one in flight either way) and, for a ``networked`` engine
+only, ``server_crash`` (the same churn while the engine's *server* is killed -9
+and restarted, through the adapter's server-crash hook; an engine whose
+storage lives in its own process is crashed by the kill leg already). Each
+module's docstring says what its leg does.
 
 When it fails, check that every op has committed before it returns (no write
 left in an open or implicit transaction — Python's sqlite3 opens one before DML
@@ -25,14 +30,17 @@ from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.row import row
 from alkstore_contract.suite.rows.durability.kill import leg_kill
 from alkstore_contract.suite.rows.durability.reopen import leg_close_and_reopen
+from alkstore_contract.suite.rows.durability.server_crash import leg_server_crash
 
 CLAUSE = "P3"
 
 
 async def durability(ctx: RowContext) -> None:
-    """P3: every committed enqueue, ack, retry, fail and cancel survives close+reopen and kill -9+reopen."""
+    """P3: every committed enqueue, ack, retry, fail and cancel survives a close, a kill -9, a server crash."""
     await ctx.leg("close and reopen", (CLAUSE,), leg_close_and_reopen)
     await ctx.leg("kill -9 and reopen", (CLAUSE,), leg_kill)
+    if ctx.has(Capability.NETWORKED):
+        await ctx.leg("server crash and restart", (CLAUSE,), leg_server_crash)
 
 
 ROW = row("durability", (CLAUSE,), requires=(Capability.DURABLE,))(durability)

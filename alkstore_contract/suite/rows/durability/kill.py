@@ -1,5 +1,7 @@
 """Leg "kill -9 and reopen" of row durability (contract P3): a SIGKILLed writer loses no reported op.
 
+Part of the suite.
+
 A worker process (``worker.py churn``) runs a seeded random mix of enqueue,
 claim, ack, retry, fail and cancel, one op at a time, writing a line once each
 op has returned. The parent kills it with SIGKILL right after a seeded random
@@ -173,7 +175,7 @@ class Replay:
         )
 
 
-async def _read_lines(
+async def read_lines(
     process: asyncio.subprocess.Process, sink: list[dict[str, Any]], started: asyncio.Event, reported: Counted
 ) -> None:
     """Every complete line the child wrote; a line cut short by the kill is not a report."""
@@ -206,7 +208,7 @@ class Counted:
             self.reached.set()
 
 
-async def _first(reader: asyncio.Future[None], event: asyncio.Event) -> None:
+async def first_of(reader: asyncio.Future[None], event: asyncio.Event) -> None:
     """Wait for ``event``, or for the reader to end (the child died or closed its output)."""
     waiting: asyncio.Future[Any] = asyncio.ensure_future(event.wait())
     pending: set[asyncio.Future[Any]] = {waiting, reader}
@@ -214,7 +216,7 @@ async def _first(reader: asyncio.Future[None], event: asyncio.Event) -> None:
     waiting.cancel()
 
 
-async def _kill(process: asyncio.subprocess.Process, reader: asyncio.Future[None]) -> str:
+async def kill_worker(process: asyncio.subprocess.Process, reader: asyncio.Future[None]) -> str:
     """SIGKILL (never a polite signal: nothing may get to clean up), reap, drain both pipes; the stderr.
 
     Draining lets the pipes' transports close inside this event loop rather
@@ -244,14 +246,14 @@ async def _kill_round(ctx: RowContext, round_index: int, kill_after: int) -> tup
     events: list[dict[str, Any]] = []
     started = asyncio.Event()
     reported = Counted(kill_after)
-    reader = asyncio.ensure_future(_read_lines(process, events, started, reported))
-    await _first(reader, started)
+    reader = asyncio.ensure_future(read_lines(process, events, started, reported))
+    await first_of(reader, started)
     if not started.is_set():
-        stderr = await _kill(process, reader)
+        stderr = await kill_worker(process, reader)
         raise RuntimeError(f"the churn worker did not start (exit {process.returncode}):\n{stderr}")
-    await _first(reader, reported.reached)
+    await first_of(reader, reported.reached)
     ended = reader.done() or process.returncode is not None
-    stderr = await _kill(process, reader)
+    stderr = await kill_worker(process, reader)
     if ended or any(e["event"] == "idle" for e in events):
         raise RuntimeError(f"the churn worker ended before the kill (round {round_index}):\n{stderr}")
     replay = Replay(worker)
@@ -260,13 +262,14 @@ async def _kill_round(ctx: RowContext, round_index: int, kill_after: int) -> tup
     return replay, location
 
 
-async def _verify_round(ctx: RowContext, round_index: int, replay: Replay, location: str) -> None:
-    """Reopen the killed worker's location: every reported op intact, the in-flight one either way."""
+async def verify_round(ctx: RowContext, crash: str, replay: Replay, location: str) -> None:
+    """Reopen the location of a worker that ``crash`` (e.g. ``kill -9 round 2``) interrupted: every reported op
+    intact, the in-flight one either way."""
     store = await ctx.open_store(location)
     queue = store.queue(KILL_QUEUE)
     flight = replay.in_flight
     flight_op = flight["op"] if flight is not None else "none"
-    where = f"kill -9 round {round_index} after {replay.reported} reported ops, op in flight: {flight_op}"
+    where = f"{crash} after {replay.reported} reported ops, op in flight: {flight_op}"
     unreported: list[JobId] = []
     present = 0
     for job_id, expected in replay.jobs.items():
@@ -320,7 +323,7 @@ async def leg_kill(ctx: RowContext) -> None:
             raise outcome
         rounds.append(outcome)
     for index, (replay, location) in enumerate(rounds):
-        await _verify_round(ctx, index, replay, location)
+        await verify_round(ctx, f"kill -9 round {index}", replay, location)
     reported = sum(replay.reported for replay, _ in rounds)
     in_flight = [replay.in_flight["op"] if replay.in_flight is not None else "none" for replay, _ in rounds]
     ctx.note(

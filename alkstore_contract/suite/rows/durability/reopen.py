@@ -1,5 +1,7 @@
 """Leg "close and reopen" of row durability (contract P3): every committed write reads back after a reopen.
 
+Part of the suite.
+
 A store enqueues jobs, acks some, retries some (with an error and a delay),
 dead-letters one by an exhausting retry, fails one, cancels some (ready,
 processing, and the newest job), and leaves two processing. It is closed and a

@@ -1,5 +1,7 @@
 """Row model_based: random programs of every operation, run on the engine and on the reference model.
 
+Part of the suite.
+
 A Hypothesis ``RuleBasedStateMachine`` applies the same random program to the
 engine and to ``alkstore_contract.suite.model``: enqueues with every option (delay,
 past and future ``run_at``, expiry, per-call ``max_attempts``, priorities,

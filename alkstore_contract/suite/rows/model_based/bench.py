@@ -1,4 +1,7 @@
-"""What every program of one ``model_based`` run shares: the engine, its location, the clock, the loop, the tally."""
+"""What every program of one ``model_based`` run shares: the engine, its location, the clock, the loop, the tally.
+
+Part of the suite.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """The state machine of ``model_based``: one program, run on the engine and on the reference model step by step.
 
+Part of the suite.
+
 Each step runs one op (or a few: a ``burn``) on the engine and on
 ``alkstore_contract.suite.model``, compares the return values, ``handle.job`` and
 the snapshot of every job the op touched, and adds the op to the program's

@@ -1,4 +1,7 @@
-"""How ``model_based`` runs its programs: Hypothesis, synchronously, in a thread with an event loop of its own."""
+"""How ``model_based`` runs its programs: Hypothesis, synchronously, in a thread with an event loop of its own.
+
+Part of the suite.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """The script a ``model_based`` failure prints: the program so far, runnable against the public API.
 
+Part of the suite.
+
 Each op of a program adds its statement here as it runs, with the model's
 answer as an assert; a failure renders them into an ``async def main()`` that
 opens the same engine with the same seed and clock, so the reader can run the

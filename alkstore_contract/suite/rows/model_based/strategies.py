@@ -1,5 +1,7 @@
 """What the programs of ``model_based`` are made of: queues, options, durations, payloads, the mix of steps.
 
+Part of the suite.
+
 Every strategy here shrinks toward the plain case (the first queue, the first
 options, no delay, priority 0), so a shrunk program shows only what it needs.
 """

@@ -1,0 +1,200 @@
+"""A throwaway Postgres cluster the adapter owns, so the suite can crash its server and restart it (contract P3).
+
+P3 for an engine whose storage is a server means the server's crash: every
+committed write survives a ``kill -9`` of the server and its restart. The suite
+must never do that to the server a user pointed the engine at (``--alkstore-pg-dsn``
+may name a shared or production server), so the adapter makes each crashable
+location on a cluster of its own: ``initdb`` in a temporary directory, the
+``postgres`` server on a free loopback port, as ``ci/postgres.sh`` does. A crash
+is ``SIGKILL`` to the server's whole process group (the postmaster and every
+backend, with no shutdown: nothing gets to write a checkpoint); a restart
+starts ``postgres`` again on the same data directory, which replays its WAL —
+Postgres's own crash recovery, exactly what a crashed production server does.
+
+``initdb`` runs with ``--no-sync``: a process crash leaves the kernel's page
+cache intact, so fsync matters only for a power loss, which no leg simulates.
+The server keeps its defaults (``fsync``, ``synchronous_commit`` on).
+
+Which binaries: ``$ALKSTORE_PG_BINDIR``, else ``pg_config --bindir``, else the
+newest ``/usr/lib/postgresql/*/bin`` (Debian's layout). Run as root, the
+cluster runs as the ``postgres`` user (initdb and postgres refuse root).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+BINDIR_ENV = "ALKSTORE_PG_BINDIR"
+START_TIMEOUT_S = 60.0
+"""How long a start (or a restart after a crash, which replays the WAL) may take before it is an error."""
+RESTART_WITHIN_S = 30.0
+"""The restart bound the adapter declares: a crashed throwaway cluster is back within this."""
+KILL_TIMEOUT_S = 10.0
+OWNER = "postgres"
+"""The user the cluster runs as when this process is root."""
+_RUNNING: set[ThrowawayCluster] = set()
+
+
+def server_bindir() -> Path:
+    """Where ``initdb`` and ``postgres`` are; a ``RuntimeError`` saying how to provide them when nowhere."""
+    candidates: list[Path] = []
+    if chosen := os.environ.get(BINDIR_ENV):
+        candidates.append(Path(chosen))
+    if shutil.which("pg_config"):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            shown = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True, check=True, timeout=10)
+            candidates.append(Path(shown.stdout.strip()))
+    debian = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: _version_key(p.parent.name))
+    candidates.extend(reversed(debian))
+    for candidate in candidates:
+        if (candidate / "initdb").is_file() and (candidate / "postgres").is_file():
+            return candidate
+    raise RuntimeError(
+        "a crashable location needs PostgreSQL's server binaries (initdb, postgres) on this machine, to start a "
+        f"throwaway cluster the suite may kill: none found (set ${BINDIR_ENV}, or install Debian's postgresql "
+        "package)"
+    )
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in name.split(".") if part.isdigit())
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _owner() -> str | None:
+    """The user (and group) a server binary runs as: ``OWNER`` when this process is root, else this process's."""
+    return OWNER if os.geteuid() == 0 else None
+
+
+class ThrowawayCluster:
+    """One cluster in a temporary directory: started by ``create``, crashed by ``kill``, gone after ``destroy``."""
+
+    def __init__(self, base: Path, bindir: Path, port: int) -> None:
+        self.base = base
+        self.bindir = bindir
+        self.port = port
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def dsn(self) -> str:
+        return f"postgresql://{OWNER}@127.0.0.1:{self.port}/postgres"
+
+    @property
+    def data(self) -> Path:
+        return self.base / "data"
+
+    @classmethod
+    async def create(cls) -> ThrowawayCluster:
+        """``initdb`` a fresh cluster and start it; a ``RuntimeError`` with the tool's output when that fails."""
+        bindir = server_bindir()
+        base = Path(tempfile.mkdtemp(prefix="alkstore-pg-crash."))
+        if os.geteuid() == 0:
+            shutil.chown(base, OWNER, OWNER)
+        cluster = cls(base, bindir, _free_port())
+        try:
+            await asyncio.to_thread(cluster._initdb)
+            await cluster.start()
+        except BaseException:
+            await cluster.destroy()
+            raise
+        return cluster
+
+    def _initdb(self) -> None:
+        command = [str(self.bindir / "initdb"), "-D", str(self.data), "-U", OWNER, "--auth=trust"]
+        command += ["-E", "UTF8", "--no-locale", "--no-sync"]
+        owner = _owner()
+        done = subprocess.run(
+            command, capture_output=True, text=True, check=False, timeout=120, user=owner, group=owner
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"initdb for a throwaway cluster exited {done.returncode}: {done.stderr[-2000:]}")
+
+    async def start(self) -> None:
+        """Start the server on its data directory (recovering from a crash if there was one) and wait for it."""
+        self._process = await asyncio.to_thread(self._spawn)
+        _RUNNING.add(self)
+        await self._wait_until_it_answers()
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        command = [str(self.bindir / "postgres"), "-D", str(self.data), "-p", str(self.port), "-k", str(self.base)]
+        command += ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=100"]
+        with open(self.base / "server.log", "ab") as log:
+            # A session of its own: the postmaster leads a process group its backends share, so one
+            # killpg crashes the whole server. The log stays open in the server, not here.
+            owner = _owner()
+            return subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+                user=owner,
+                group=owner,
+            )
+
+    async def _wait_until_it_answers(self) -> None:
+        import asyncpg
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + START_TIMEOUT_S
+        while True:
+            assert self._process is not None
+            if self._process.poll() is not None:
+                raise RuntimeError(f"the throwaway Postgres server exited {self._process.returncode}: {self._log()}")
+            try:
+                conn = await asyncpg.connect(self.dsn, timeout=2)
+            except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+                if loop.time() > deadline:
+                    raise RuntimeError(
+                        f"the throwaway Postgres server did not answer within {START_TIMEOUT_S} s ({exc!r}): "
+                        f"{self._log()}"
+                    ) from exc
+                await asyncio.sleep(0.1)
+                continue
+            await conn.close()
+            return
+
+    def _log(self) -> str:
+        with contextlib.suppress(OSError):
+            return (self.base / "server.log").read_text(errors="replace")[-2000:]
+        return "(no log)"
+
+    async def kill(self) -> None:
+        """``SIGKILL`` the postmaster and every backend at once, and reap the postmaster: a crash, no shutdown."""
+        process = self._process
+        if process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        await asyncio.to_thread(process.wait, KILL_TIMEOUT_S)
+        self._process = None
+        _RUNNING.discard(self)
+
+    async def destroy(self) -> None:
+        """Crash the server if it runs and delete the cluster's directory (it is throwaway: nothing to keep)."""
+        await self.kill()
+        await asyncio.to_thread(shutil.rmtree, self.base, True)
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    """A process that ends without dropping its crashable locations leaves no server running."""
+    for cluster in list(_RUNNING):
+        if cluster._process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(cluster._process.pid, signal.SIGKILL)
+        shutil.rmtree(cluster.base, ignore_errors=True)

@@ -1,0 +1,67 @@
+"""N1–N5: an engine that encodes what it sends its server meets the same faults and is certified on its merits.
+
+``tests/engines/postgres_base64.py`` is the Postgres engine sending payloads
+and worker ids base64-encoded. N3's cuts once looked for the payload's bytes on
+the wire, so this engine's cut-enqueue leg never ran and N3 was reported
+passed on the checks left. Now the cut lands at the server's answer to the op
+armed before it, whatever its bytes: the engine must be CERTIFIED with every N
+clause passed, a server crash behind its P3, and no leg "not run".
+
+If this fails, check ``alkstore_contract/suite/fault_proxy.py`` (``cut_answer``) and the
+cut legs of ``alkstore_contract/suite/rows/network_faults.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.test_postgres_engine import server_dsn
+
+REPO = Path(__file__).resolve().parents[1]
+ENGINE = "tests.engines.postgres_base64:adapter"
+SUITE_REPORT = "ALKSTORE_SUITE_MANUAL_REPORT"
+"""The report of ci/test.sh's manual-clock run of the suite, which certifies ``ENGINE`` beside the engines."""
+N_CLAUSES = ("N1", "N2", "N3", "N4", "N5")
+
+
+def _engine_report(tmp_path: Path) -> tuple[dict[str, Any], str]:
+    """The encoding engine's entry of a suite report (ci/test.sh's when it names one, else a run of its own)."""
+    recorded = os.environ.get(SUITE_REPORT)
+    if recorded:
+        engines = json.loads(Path(recorded).read_text(encoding="utf-8"))["engines"]
+        found = [engine for engine in engines if engine["name"] == "postgres-base64"]
+        assert found, f"${SUITE_REPORT} names {recorded}, whose run did not include {ENGINE}"
+        return found[0], f"see the suite's output for postgres-base64 in {recorded}"
+    report = tmp_path / "report.json"
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env.pop("ALKSTORE_REQUIRE", None)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--alkstore-engine={ENGINE}"]
+    done = subprocess.run(
+        [*command, f"--alkstore-report={report}"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return json.loads(report.read_text(encoding="utf-8"))["engines"][0], done.stdout[-4000:]
+
+
+def test_an_engine_that_encodes_its_payloads_is_certified_with_every_n_clause_passed(tmp_path: Path) -> None:
+    server_dsn()
+    engine, output = _engine_report(tmp_path)
+    assert engine["certified"], output
+    verdicts = {clause["clause"]: clause for clause in engine["clauses"]}
+    for clause_id in N_CLAUSES:
+        assert verdicts[clause_id]["verdict"] == "passed", (clause_id, verdicts[clause_id], output)
+    assert verdicts["P3"]["verdict"] == "passed", output
+    not_run = [f"{row['row']}: {leg}" for row in engine["rows"] for leg in row["legs"] if leg.endswith("not run")]
+    assert not not_run, f"legs not run on an engine that encodes its payloads: {not_run}"
+    crashed = [note for row in engine["rows"] if row["row"] == "durability" for note in row["notes"]]
+    assert any(note.startswith("server crash leg:") for note in crashed), crashed

@@ -1,0 +1,132 @@
+"""The package's layout by part, and the old paths that keep importing for one release (rule: API-1).
+
+The tree shows four parts — the contract (the top-level modules), the kit, the
+suite and the report (and the wire part once it lands) — and each module's
+docstring says which one it belongs to, so a reader who opens any file knows
+whether an engine may import it. The modules that moved keep their old paths
+for one minor release through ``alkstore_contract._moved``: each old path
+imports, warns with a ``DeprecationWarning`` naming the new path, and hands out
+the very module object at the new path (so a patch through either name reaches
+both).
+
+If one of these fails, check: a new module's docstring lacks its part's phrase
+("Part of the suite."); an entry of ``_moved.MOVED`` points at a module that was
+renamed again; or the finder is no longer installed by ``alkstore_contract``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from alkstore_contract import _moved
+
+PACKAGE = Path(__file__).resolve().parents[1] / "alkstore_contract"
+PARTS = ("contract", "kit", "suite", "report", "wire")
+PHRASE = re.compile(r"(?i)\bpart of the (\w+)\b|\bthe (\w+) part\b")
+WHOLE_PACKAGE = ("__init__.py", "_moved.py")
+"""Modules of the package as a whole: the top ``__init__`` names every part, ``_moved`` serves the old paths of all."""
+MODULES = sorted(
+    path.relative_to(PACKAGE) for path in PACKAGE.rglob("*.py") if str(path.relative_to(PACKAGE)) not in WHOLE_PACKAGE
+)
+
+
+def part_of(module: Path) -> str:
+    """The part a module belongs to by where it sits: a top-level module is the contract's."""
+    return "contract" if len(module.parts) == 1 else module.parts[0]
+
+
+@pytest.mark.parametrize("module", MODULES, ids=str)
+def test_api1_every_module_docstring_names_its_part(module: Path) -> None:
+    docstring = ast.get_docstring(ast.parse((PACKAGE / module).read_text(encoding="utf-8"))) or ""
+    named = [next(group for group in match.groups() if group) for match in PHRASE.finditer(docstring)]
+    assert part_of(module) in PARTS, f"{module}: a subpackage that is no part ({', '.join(PARTS)})"
+    assert named[:1] == [part_of(module)], (
+        f"[API-1] alkstore_contract/{module}: its docstring should say it is part of the {part_of(module)} "
+        f"(e.g. 'Part of the {part_of(module)}.'), and name that part first; it names {named or 'none'}"
+    )
+
+
+def _fresh_import(name: str, monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType, list[warnings.WarningMessage]]:
+    """Import ``name`` as a first import would, recording the warnings (the cached entry is put back after)."""
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        module = importlib.import_module(name)
+    return module, list(caught)
+
+
+OLD_PATHS = [*sorted(_moved.MOVED), "alkstore_contract.rows.claim_order", "alkstore_contract.rows.durability.kill"]
+"""Every old path, and submodules of an old package path (they follow the package)."""
+
+
+@pytest.mark.parametrize("old", OLD_PATHS)
+def test_api1_an_old_module_path_imports_warns_and_is_the_new_module(old: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    new = _moved.new_path(old)
+    assert new is not None
+    module, caught = _fresh_import(old, monkeypatch)
+    assert module is importlib.import_module(new), f"[API-1] {old} is not the module object at {new}"
+    assert all(issubclass(w.category, DeprecationWarning) for w in caught)
+    own = [str(w.message) for w in caught if str(w.message).startswith(f"{old} moved to {new}:")]
+    assert len(own) == 1, f"[API-1] import {old} warns {[str(w.message) for w in caught]}, none naming {new}"
+    assert f"alkstore {_moved.REMOVED_IN}" in own[0]
+
+
+def test_api1_an_old_path_warns_at_the_importing_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warning points at the caller's import, so ``-W error::DeprecationWarning`` names the line to change."""
+    monkeypatch.delitem(sys.modules, "alkstore_contract.harness", raising=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(compile("import alkstore_contract.harness", "an_engine.py", "exec"), {})
+    assert [(w.filename, w.lineno) for w in caught] == [("an_engine.py", 1)]
+
+
+OLD_NAMES = [
+    ("alkstore_contract.suite", "Row", "alkstore_contract.suite.row"),
+    ("alkstore_contract.suite", "all_rows", "alkstore_contract.suite.row"),
+    ("alkstore_contract.suite", "ROW_MODULES", "alkstore_contract.suite.row"),
+    ("alkstore_contract.suite", "SUITE_VERSION", "alkstore_contract.suite.row"),
+    ("alkstore_contract.report", "build_report", "alkstore_contract.report.build"),
+    ("alkstore_contract.report", "write_report", "alkstore_contract.report.build"),
+    ("alkstore_contract.report", "load_report", "alkstore_contract.report.build"),
+    ("alkstore_contract.report", "RowResult", "alkstore_contract.report.build"),
+    ("alkstore_contract.report", "EngineInfo", "alkstore_contract.report.build"),
+    ("alkstore_contract.report", "SCHEMA_PATH", "alkstore_contract.report.build"),
+    ("alkstore_contract.validation", "JobId", "alkstore_contract.types"),
+    ("alkstore_contract.validation", "Duration", "alkstore_contract.types"),
+]
+"""Names of the two old modules whose path is now a package's, and the type aliases that left validation."""
+
+
+@pytest.mark.parametrize(("package", "name", "home"), OLD_NAMES, ids=lambda value: str(value).rpartition(".")[2])
+def test_api1_an_old_name_imports_warns_and_is_the_new_one(
+    package: str, name: str, home: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = importlib.import_module(package)
+    monkeypatch.delitem(vars(module), name, raising=False)  # the first access caches it; a fresh one warns
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = getattr(module, name)
+    assert value is getattr(importlib.import_module(home), name)
+    assert [str(w.message).split(":")[0] for w in caught] == [f"{package}.{name} moved to {home}.{name}"]
+    assert all(issubclass(w.category, DeprecationWarning) for w in caught)
+
+
+def test_api1_new_paths_import_without_a_warning() -> None:
+    """What the docs show authors importing now never warns (a subprocess: this one has imported old paths)."""
+    imports = "; ".join(f"import {new}" for new in sorted(set(_moved.MOVED.values())))
+    result = subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning", "-c", imports],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr

@@ -1,0 +1,66 @@
+"""P3: the Postgres adapter's server-crash hook crashes a throwaway cluster of its own, and only that.
+
+The durability row's server-crash leg trusts the hook to kill a real server
+and start it again on what it kept; these tests pin what the leg cannot see:
+a crash really stops the server (connections refused), the restart keeps the
+committed rows, the configured server is never a target, and dropping the
+location leaves no process and no directory behind. If one fails, check
+``alkstore_postgres/throwaway.py`` and the adapter's crash members.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import asyncpg
+import pytest
+from alkstore_postgres import PgAdapter
+from alkstore_postgres.location import Location
+
+from alkstore_contract.adapter import CrashableServerAdapter
+from alkstore_contract.errors import InvalidArgument
+from tests.test_postgres_engine import server_dsn
+
+
+@pytest.mark.asyncio
+async def test_a_crash_stops_the_throwaway_server_and_a_restart_keeps_what_it_committed() -> None:
+    adapter = PgAdapter()
+    assert isinstance(adapter, CrashableServerAdapter)
+    location = await adapter.create_crashable_location()
+    cluster_dir: Path | None = None
+    try:
+        assert Location.decode(location).dsn != adapter.dsn, "a crashable location is never on the configured server"
+        cluster_dir = adapter._cluster(location).base
+        store = await adapter.open_store(location)
+        job_id = await store.queue("crash").enqueue({"kept": True})
+        await store.close()
+        await adapter.crash_server(location)
+        with pytest.raises((OSError, asyncpg.PostgresError)):
+            await asyncpg.connect(Location.decode(location).dsn, timeout=2)
+        await asyncio.wait_for(adapter.restart_server(location), adapter.restart_within_s)
+        store = await adapter.open_store(location)
+        job = await store.queue("crash").get_job(job_id)
+        await store.close()
+        assert job is not None, "P3: a committed enqueue survives a kill -9 of the server"
+        assert job.payload == {"kept": True}
+    finally:
+        await adapter.drop_location(location)
+    assert cluster_dir is not None
+    assert not cluster_dir.exists(), "dropping a crashable location deletes its cluster"
+
+
+def test_the_configured_server_is_never_crashed() -> None:
+    server_dsn()
+
+    async def body() -> None:
+        adapter = PgAdapter()
+        location = await adapter.create_location()
+        try:
+            with pytest.raises(InvalidArgument, match="not a crashable location of this adapter"):
+                await adapter.crash_server(location)
+            assert await adapter.count_stored_jobs(location) == 0, "the configured server still answers"
+        finally:
+            await adapter.drop_location(location)
+
+    asyncio.run(body())
