@@ -103,3 +103,15 @@ def test_emulates_is_checked() -> None:
         declared_emulation(_Declares({"H5": ""}))
     with pytest.raises(ValueError, match="not a list"):
         declared_emulation(_Declares(["H5"]))
+
+
+def test_a_run_without_a_certificate_judges_no_profile_unless_a_safety_clause_failed() -> None:
+    """Profiles: an engine not run here or a partial run gives 'not judged', or NOT PASSED naming a failed clause."""
+    verdicts = clause_verdicts([], {})
+    unrun = EngineVerdict(verdicts, None, "not run here: the server refused the connection")
+    assert summary_line(unrun, DURABLE) == "safety not judged · contract no certificate (the line above says why)"
+    partial = clause_verdicts([_failing("H5")], {})
+    failed = EngineVerdict(
+        partial, None, "partial run (-k lease)", ["H5 failed (lease_validity): [H5] the old handle acked"]
+    )
+    assert summary_line(failed, DURABLE) == "safety NOT PASSED (H5) · contract NOT CERTIFIED (H5)"

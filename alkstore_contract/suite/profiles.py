@@ -93,4 +93,12 @@ def profile_verdicts(
 def summary_line(verdict: EngineVerdict, capabilities: frozenset[Capability]) -> str:
     """Each profile's verdict and the whole contract's: ``safety NOT PASSED (H5) · contract NOT CERTIFIED (E7 H5)``."""
     profiles = [found.line() for found in profile_verdicts(verdict.clauses, capabilities).values()]
+    if verdict.certificate is None:
+        profiles = [_unjudged(name, verdict) for name in PROFILES]
     return " · ".join([*profiles, "contract " + verdict.contract_status()])
+
+
+def _unjudged(name: str, verdict: EngineVerdict) -> str:
+    """A profile of a run that gives no certificate: NOT PASSED on a clause that failed, else not judged."""
+    failed = [c for c in PROFILES[name] if verdict.clauses[c].verdict in (Verdict.FAILED, Verdict.XFAILED)]
+    return f"{name} NOT PASSED ({' '.join(failed)})" if failed else f"{name} not judged"

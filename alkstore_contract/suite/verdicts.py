@@ -195,7 +195,7 @@ class EngineVerdict:
             return "CERTIFIED"
         blocking = [line.split(" ", 1)[0] for line in self.not_certified_because if line.split(" ", 1)[0] in CLAUSES]
         if self.certificate is None and not blocking:
-            return f"no certificate ({self.why_no_certificate})"
+            return "no certificate (the line above says why)"
         return f"NOT CERTIFIED ({' '.join(dict.fromkeys(blocking))})"
 
     def line_for(self, clock: str, resolution_us: int = 1) -> str:
