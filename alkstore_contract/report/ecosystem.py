@@ -1,5 +1,7 @@
 """The ecosystem matrix: engines and libraries side by side, one row per clause, from committed reports.
 
+Part of the report.
+
 ``alkstore matrix`` reads every report of a directory (each run of each engine
 is one ``alkstore certify`` report) and a notes file (per engine: what it is,
 the command that produced its reports, what its adapter could not avoid

@@ -1,5 +1,7 @@
 """What an adapter built that its engine lacks: the optional ``emulates`` member.
 
+Part of the suite.
+
 An adapter over a library that has no per-claim token check, no heartbeat or no
 injectable clock may build one so the suite can drive the library at all. It
 then says so, clause by clause: ``emulates`` maps a clause id to one line on

@@ -1,5 +1,7 @@
 """Profiles: named subsets of the contract that get a verdict of their own (docs/capabilities.md, "Profiles").
 
+Part of the suite.
+
 Much of the contract is policy a queue may choose differently (the backoff
 formula, priority bounds, the wording of ``last_error``); the **safety**
 profile is what every queue promises: no job lost, none completed by two

@@ -1,5 +1,7 @@
 """``WireAdapter``: the ``EngineAdapter`` of an engine named by a manifest, in any language.
 
+Part of the wire.
+
 It starts the engine process when it is created (the handshake says who the
 engine is and what it declares, which the suite asks before any row runs),
 and starts a fresh one whenever the current one has ended — a crash, a hang, a
