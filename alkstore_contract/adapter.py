@@ -10,7 +10,7 @@ this and to the contract surface; they never import an engine.
 A location is an opaque ``str`` (a file path, a DSN plus schema, a space name)
 so that it can be handed to a worker in another OS process.
 
-Three members are optional, and so not part of the protocol below:
+Some members are optional, and so not part of the protocol below:
 
 - ``async def storage_version(self) -> str``, what the engine stores into (e.g.
   ``"SQLite 3.40.1"``, the server's version). The suite asks it once an engine
@@ -32,6 +32,14 @@ Three members are optional, and so not part of the protocol below:
   (``None`` when nothing set it and it has no default). So an engine needs
   no pytest plugin of its own and never imports the suite; outside pytest an
   adapter reads its own defaults.
+- ``emulates: Mapping[str, str]``: for an adapter over a library, each clause
+  whose verdict rests on something the adapter built because the library
+  lacks it (a field it keeps elsewhere, a recovery the library runs only on
+  its own schedule), mapped to one line on what it built and why. The
+  verdicts of those clauses are marked *emulated* in the certificate, the
+  safety profile, the report and the ecosystem matrix, so a library is never
+  credited with what its adapter did (docs/capabilities.md, "Native or
+  emulated").
 
 An adapter whose engine declares ``networked`` also has the four members of
 ``NetworkedAdapter`` below: where a location's server is, the same location

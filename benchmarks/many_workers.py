@@ -315,9 +315,8 @@ async def main(args: argparse.Namespace) -> int:
     command = " ".join([Path(sys.executable).name, *sys.argv])
     sys.stdout.write(
         f"alkstore many workers: {os.cpu_count()} CPUs, Python {platform.python_version()}; {date}; "
-        f"median of {args.runs} runs; load average (1 min) {loads[0][0]:.1f}→{loads[-1][0]:.1f}\n`{command}`\n\n"
-        + table(rows)
-        + "\n"
+        f"median of {args.runs} runs; load average (1, 5, 15 min) {' '.join(f'{x:.2f}' for x in loads[0])} at the "
+        f"start, {' '.join(f'{x:.2f}' for x in loads[-1])} at the end\n`{command}`\n\n" + table(rows) + "\n"
     )
     if any(row.errors for row in rows):
         sys.stdout.write("\nErrors met: " + "; ".join(f"{row.label}: {dict(row.errors)}" for row in rows if row.errors))

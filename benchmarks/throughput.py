@@ -17,8 +17,16 @@ per job (from a separate, smaller counting run; thread hops on SQLite), the
 ratio of alkstore to every baseline and peer, and the targets it is held to; writes
 JSON (``--json``) and a bar chart (``--png``).
 
+``--profile`` measures instead where each Postgres job's client time goes
+(``bench.profile``): CPU per job by layer, the wait on the server, and the
+statements, pool checkouts, tasks and timers per job, for alkstore and the
+bare asyncpg baseline on every path and worker count: ``--runs`` timed runs
+of ``--jobs`` jobs per row (ten times that on the batched paths), the first
+sampled by py-spy, and one counting run of ``--count-jobs``.
+
 Run: ``python benchmarks/throughput.py [--jobs 20000] [--runs 3] [--engines sqlite,postgres,mem]
-[--dsn DSN] [--json PATH] [--png PATH]`` (needs the ``bench`` extra: ``pip install -e '.[bench]'``).
+[--dsn DSN] [--json PATH] [--png PATH]``, or ``python benchmarks/throughput.py --profile [--jobs 5000]
+[--runs 3] [--workers 1,4] [--json PATH]`` (needs the ``bench`` extra: ``pip install -e '.[bench]'``).
 """
 
 from __future__ import annotations
@@ -43,6 +51,10 @@ from bench.counting import Tally, counting
 from bench.engines import engine_factory
 from bench.model import PATHS, Counts, Sample, Series
 from bench.workload import DriverFactory, run_path
+
+PROFILE_BATCH_FACTOR = 10
+"""``--profile`` runs the batched paths on this many times ``--jobs``: a job there costs a tenth of the CPU."""
+BATCHED_PATHS = ("enqueue_many", "claim_batch+ack_batch")
 
 Run = Callable[[int, "Tally | None"], Awaitable[tuple[Sample, Counts | None]]]
 """``(jobs, tally)`` → one timed run of a row (and its counts when a tally is given)."""
@@ -184,8 +196,59 @@ def _progress(text: str) -> None:
     sys.stderr.flush()
 
 
+def _header(meta: dict[str, Any], loads: list[tuple[float, float, float]]) -> str:
+    """When, where and how a run was taken: the date, the command and the load it ran under."""
+    start, end = loads[0], loads[-1]
+    return (
+        f"{meta['started']} to {meta['date']}; `{meta['command']}`; load average (1, 5, 15 min) "
+        f"{start[0]:.2f} {start[1]:.2f} {start[2]:.2f} at the start, {end[0]:.2f} {end[1]:.2f} {end[2]:.2f} at the end"
+    )
+
+
+async def profile_main(args: argparse.Namespace) -> int:
+    """``--profile``: each Postgres path's client time per job, by layer, for alkstore and bare asyncpg."""
+    from bench import postgres_raw, profile
+
+    reason = await _postgres_reason()
+    if reason is not None:
+        _progress(f"postgres unavailable: {reason}")
+        return 1
+    server = await _server_version(args.dsn)
+    factories = {report.ALKSTORE: engine_factory("postgres"), report.ASYNCPG: postgres_raw.open_asyncpg}
+    profiles = [
+        profile.Profile(path, workers, impl) for path in args.paths for workers in args.workers for impl in factories
+    ]
+
+    def jobs_of(p: profile.Profile) -> int:
+        return args.jobs * (PROFILE_BATCH_FACTOR if p.path in BATCHED_PATHS else 1)
+
+    loads = [os.getloadavg()]
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    started = time.perf_counter()
+    for run in range(args.runs):
+        for p in profiles:
+            await profile.timed_run(p, factories[p.impl], jobs_of(p), sample=run == 0)
+            _progress(f"run {run + 1}/{args.runs} {p.path:22} {p.workers}w {p.impl:14} {p.cpu_us[-1]:8.1f} µs CPU/job")
+    for p in profiles:
+        await profile.counting_run(p, factories[p.impl], min(jobs_of(p), args.count_jobs))
+    loads.append(os.getloadavg())
+    meta = _meta(args, server, loads)
+    meta["started"] = started_at
+    meta["seconds"] = round(time.perf_counter() - started, 1)
+    sys.stdout.write(
+        f"alkstore Postgres profile: Postgres {server}; {args.jobs:,} jobs per timed run "
+        f"({args.jobs * PROFILE_BATCH_FACTOR:,} on the batched paths), {args.runs} runs; "
+        f"counts from a run of {args.count_jobs:,}\n{_header(meta, loads)}\n\n" + profile.tables(profiles) + "\n"
+    )
+    if args.json is not None:
+        args.json.write_text(profile.document(profiles, meta) + "\n")
+    return 0
+
+
 async def main(args: argparse.Namespace) -> int:
     os.environ[DSN_ENV] = args.dsn
+    if args.profile:
+        return await profile_main(args)
     postgres_ok = False
     server = None
     if "postgres" in args.engines:
@@ -197,6 +260,7 @@ async def main(args: argparse.Namespace) -> int:
             server = await _server_version(args.dsn)
     rows = _rows(args, postgres_ok)
     loads = [os.getloadavg()]
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.perf_counter()
     for run in range(args.runs):
         for row in rows:
@@ -212,13 +276,14 @@ async def main(args: argparse.Namespace) -> int:
     loads.append(os.getloadavg())
     series = [row.series for row in rows]
     meta = _meta(args, server, loads)
+    meta["started"] = started_at
     meta["seconds"] = round(time.perf_counter() - started, 1)
     machine = meta["machine"]
     out = sys.stdout
     out.write(
         f"alkstore throughput: {machine['cpus']} CPUs, Python {machine['python']}, SQLite {machine['sqlite']}, "
         f"Postgres {server or 'not run'}; {args.jobs:,} jobs per run ({args.mem_jobs:,} on mem), "
-        f"median of {args.runs} runs; load average {loads[0][0]:.1f} at start, {loads[-1][0]:.1f} at end\n\n"
+        f"median of {args.runs} runs\n{_header(meta, loads)}\n\n"
     )
     out.write(report.results_table(series) + "\n\n")
     out.write(report.targets_table(series) + "\n")
@@ -249,6 +314,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--count-jobs", type=int, default=2_000, help="jobs of each counting run (0: no counting)")
     parser.add_argument("--no-peers", dest="peers", action="store_false", help="leave out pgqueuer and procrastinate")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="profile the Postgres paths (CPU per job by layer, counts per job) instead of comparing throughput",
+    )
     parser.add_argument("--json", type=Path, help="write the results as JSON here")
     parser.add_argument("--png", type=Path, help="draw the bar chart here (PNG)")
     args = parser.parse_args(argv)

@@ -194,4 +194,6 @@ def test_without_an_engine_pytest_collects_nothing_from_alkstore(venv: FreshVenv
 def test_an_unknown_engine_names_the_installed_ones(venv: FreshVenv, empty_dir: Path) -> None:
     result = venv.run("pytest", "--alkstore-engine=nope", cwd=empty_dir)
     assert result.returncode == pytest.ExitCode.USAGE_ERROR, _output(result)
-    assert "installed engines: example-dict, mem, postgres, sqlite" in result.stderr, _output(result)
+    assert "installed engines: example-dict, mem, pgqueuer, postgres, procrastinate, sqlite" in result.stderr, _output(
+        result
+    )

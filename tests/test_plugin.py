@@ -99,7 +99,7 @@ def test_an_unknown_engine_is_a_usage_error_listing_the_installed_ones(run: Run)
     result.stderr.fnmatch_lines(
         [
             "*unknown engine 'nope': no alkstore.engines entry point of that name; "
-            "installed engines: mem, postgres, sqlite*"
+            "installed engines: mem, pgqueuer, postgres, procrastinate, sqlite*"
         ]
     )
 

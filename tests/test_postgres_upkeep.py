@@ -128,7 +128,7 @@ async def test_claims_stay_cheap_after_a_churn(store: PgStore, dsn: str) -> None
 @pytest.mark.asyncio
 async def test_without_upkeep_the_same_claim_wades_through_dead_entries(store: PgStore, dsn: str) -> None:
     """The check above can fail: with the vacuum switched off, the claim reads every dead entry's page."""
-    store.driver.upkeep = NoUpkeep(None, "unused")
+    store.driver.upkeep = NoUpkeep(store.driver.connections, "unused")
     await churn(store, CHURN)
     touched = await claim_buffers(store, dsn)
     assert touched > 2 * PAGES_WITH_UPKEEP, f"one claim touched only {touched} buffers without any vacuum"
@@ -143,7 +143,7 @@ async def test_close_cancels_a_vacuum_in_flight(store: PgStore) -> None:
 
 @pytest.mark.asyncio
 async def test_a_failed_vacuum_is_logged_not_raised(store: PgStore, caplog: pytest.LogCaptureFixture) -> None:
-    upkeep = Upkeep(store.driver._pool, '"no_such_schema".jobs')
+    upkeep = Upkeep(store.driver.connections, '"no_such_schema".jobs')
     with caplog.at_level(logging.WARNING, logger="alkstore_postgres.upkeep"):
         upkeep.note(BASE_THRESHOLD)
         await upkeep.idle()
@@ -193,7 +193,7 @@ class CountingUpkeep(Upkeep):
     """The store's trigger with the vacuum itself left out: records the jobs each trigger came after."""
 
     def __init__(self) -> None:
-        super().__init__(None, "unused")
+        super().__init__(QuietPool(lambda: None), "unused")
         self.jobs = 0
         self.triggers: list[int] = []
 
@@ -262,7 +262,7 @@ class QuietPool:
         self._connection = QuietConnection(during)
 
     @asynccontextmanager
-    async def acquire(self) -> AsyncIterator[QuietConnection]:
+    async def connection(self) -> AsyncIterator[QuietConnection]:
         yield self._connection
 
 

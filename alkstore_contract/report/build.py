@@ -6,7 +6,9 @@ The JSON follows ``report.schema.json`` (shipped in this package). Each
 engine carries its certificate line, one verdict per clause of the contract,
 and its rows with their legs; an engine is *certified* by the rule of
 ``alkstore_contract.suite.verdicts`` and the report says what stood in the way when
-it is not.
+it is not. It also carries what the adapter declared it emulates, each
+profile's verdict (``alkstore_contract.suite.profiles``) and the one-line
+summary of both.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from alkstore_contract import CONTRACT_VERSION
+from alkstore_contract.adapter import Capability
+from alkstore_contract.suite.profiles import profile_verdicts, summary_line
 from alkstore_contract.suite.row import SUITE_VERSION
 from alkstore_contract.suite.verdicts import EngineVerdict
 
@@ -70,6 +74,8 @@ class EngineInfo:
     """What the engine stores into, as its adapter's optional ``storage_version()`` said."""
     time_resolution_us: int = 1
     """How finely the engine keeps instants, as its adapter's optional ``time_resolution_us`` says."""
+    emulates: dict[str, str] = field(default_factory=dict)
+    """What the adapter built for the engine, clause by clause (its optional ``emulates``)."""
 
 
 def build_report(
@@ -85,6 +91,7 @@ def build_report(
     for info, verdict, clock in engines:
         rows = [r for r in results if r.engine == info.name]
         certificate = verdict.certificate
+        capabilities = frozenset(Capability(c) for c in info.capabilities)
         engine_entries.append(
             {
                 "name": info.name,
@@ -101,6 +108,10 @@ def build_report(
                 "not_exercised": certificate.not_exercised if certificate is not None else [],
                 "not_certified_because": verdict.not_certified_because,
                 "clauses": [found.as_json() for found in verdict.clauses.values()],
+                "emulates": info.emulates,
+                "profiles": [p.as_json() for p in profile_verdicts(verdict.clauses, capabilities).values()],
+                "summary": summary_line(verdict, capabilities),
+                "known_differences_only": certificate is not None and certificate.expected_only,
                 "rows": [r.as_json() for r in rows],
             }
         )

@@ -24,6 +24,7 @@ import warnings  # noqa: E402
 from typing import Any  # noqa: E402
 
 from alkstore_contract.adapter import Capability, EngineAdapter, time_resolution_us  # noqa: E402
+from alkstore_contract.suite.emulation import declared_emulation  # noqa: E402
 from alkstore_contract.suite.engine_options import (  # noqa: E402
     add_engine_options,
     configure_adapter,
@@ -81,6 +82,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from exc
         try:
             time_resolution_us(adapter)
+            declared_emulation(adapter)
             options = configure_adapter(config, adapter)
         except ValueError as exc:
             raise pytest.UsageError(f"engine {spec!r}: {exc}") from exc

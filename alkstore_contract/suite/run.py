@@ -33,9 +33,11 @@ from alkstore_contract.adapter import (
     time_resolution_us,
 )
 from alkstore_contract.report.build import EngineInfo, RowResult, build_report, write_report
+from alkstore_contract.suite.emulation import declared_emulation
 from alkstore_contract.suite.engine_options import ResolvedOption
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.ledger import CURRENT, Gap, Ledger
+from alkstore_contract.suite.profiles import summary_line
 from alkstore_contract.suite.row import Row, all_rows
 from alkstore_contract.suite.settings import SuiteSettings
 from alkstore_contract.suite.verdicts import ClauseVerdict, EngineVerdict, Verdict, certify, clause_verdicts
@@ -67,6 +69,11 @@ class Engine:
     def resolution_us(self) -> int:
         return time_resolution_us(self.adapter)
 
+    @property
+    def emulates(self) -> dict[str, str]:
+        """The clauses the adapter declares it builds for the engine (its optional ``emulates``)."""
+        return declared_emulation(self.adapter)
+
     def unavailable_reason(self) -> str | None:
         """Asked once per process; the answer is kept for every row."""
         return self._probed()[0]
@@ -87,6 +94,7 @@ class Engine:
             unavailable_reason=unavailable,
             storage=storage,
             time_resolution_us=self.resolution_us,
+            emulates=self.emulates,
         )
 
 
@@ -248,7 +256,7 @@ class SuiteSession:
     def verdict(self, engine: Engine) -> EngineVerdict:
         """The clause verdicts and the certificate for ``engine`` from what its rows recorded."""
         ledgers = [ledger for (name, _), ledger in self.ledgers.items() if name == engine.name]
-        verdicts = clause_verdicts(ledgers, self._xfailed_clauses(engine))
+        verdicts = clause_verdicts(ledgers, self._xfailed_clauses(engine), engine.emulates)
         # The engine's own answer, not only its placeholder item's: ``-k durability`` deselects the
         # placeholder, and a partial run must still say why the engine did not run.
         unavailable = self.unavailable.get(engine.name) or (None if ledgers else engine.unavailable_reason())
@@ -294,6 +302,9 @@ class SuiteSession:
                         if leg.status == "not run":
                             write(f"           leg {leg.name!r} not run ({' '.join(leg.clauses)}): {leg.reason}")
             write(f"  => {engine.name}: {found.line_for(engine.clock, engine.resolution_us)}")
+            write(f"  => {engine.name}: {summary_line(found, engine.adapter.capabilities)}")
+            for clause_id, why in engine.emulates.items():
+                write(f"     emulated by the adapter: {clause_id}: {why}")
         for line in self.unmatched_xfail():
             write(f"alkstore: xfail entry matches no row: {line}")
         if self.settings.report is not None:

@@ -23,10 +23,16 @@ clauses the registry marks untested). A passed clause one of whose defining legs
 run blocks it too, unless that leg needs exact instants (named on the
 certificate) or a capability the engine does not declare (outside what it
 covers): the only check of a behaviour never goes missing silently.
+
+A clause the adapter declares it **emulates** (docs/ecosystem.md, "Native or
+emulated") keeps its verdict, marked with what the adapter built: the
+certificate and the safety profile name it, so a library is never credited with
+what its adapter did.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -57,6 +63,8 @@ class ClauseVerdict:
     """The first failure, the expected-failure reason, why it was inconclusive or why it was not exercised."""
     gap: str | None = None
     """For ``not exercised``: the kind of gap (``capability``, ``clock``, ``dependency``, ``not run``, ``untested``)."""
+    emulated: str | None = None
+    """What the adapter built for this clause and why (its ``emulates``); ``None``: the engine's own behaviour."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -67,14 +75,19 @@ class ClauseVerdict:
             "legs_not_run": self.legs_not_run,
             "detail": self.detail,
             "gap": self.gap,
+            "emulated": self.emulated,
         }
 
 
-def clause_verdicts(ledgers: list[Ledger], xfailed: dict[str, str]) -> dict[str, ClauseVerdict]:
+def clause_verdicts(
+    ledgers: list[Ledger], xfailed: dict[str, str], emulated: Mapping[str, str] | None = None
+) -> dict[str, ClauseVerdict]:
     """Every registered clause's verdict from ``ledgers`` (one per row that ran on the engine).
 
-    ``xfailed`` maps a clause to the reason of the expected-failure entry that covered its failures.
+    ``xfailed`` maps a clause to the reason of the expected-failure entry that covered its failures;
+    ``emulated`` maps a clause to what the adapter built for it (its ``emulates``).
     """
+    emulated = emulated or {}
     verdicts: dict[str, ClauseVerdict] = {}
     for clause_id, known in CLAUSES.items():
         checks = sum(ledger.checks.get(clause_id, 0) for ledger in ledgers)
@@ -93,7 +106,7 @@ def clause_verdicts(ledgers: list[Ledger], xfailed: dict[str, str]) -> dict[str,
             if leg.status == "not run" and clause_id in leg.clauses
         ]
         missed = [gap for gap in gaps if gap[0] == str(Gap.FAULT_MISSED)]
-        found = ClauseVerdict(clause_id, Verdict.PASSED, checks, rows, left_out)
+        found = ClauseVerdict(clause_id, Verdict.PASSED, checks, rows, left_out, emulated=emulated.get(clause_id))
         if failures and clause_id in xfailed:
             found.verdict, found.detail = Verdict.XFAILED, xfailed[clause_id]
         elif failures:
@@ -126,13 +139,19 @@ class Certificate:
     not_exercised: list[str]
     """What the certificate names as not exercised within what it covers."""
     blockers: list[str]
+    emulated: list[str] = field(default_factory=list)
+    """Clauses within what it covers that passed on what the adapter built, not on the engine's own behaviour."""
+    expected_only: bool = False
+    """Not certified, and every blocker is a failure the expected-failures file lists (the known differences),
+    or a leg left out because it built on one of those."""
 
     def line(self, clock: str, resolution_us: int = 1) -> str:
         scope = " + ".join(self.covers)
         left = f"; not exercised: {', '.join(self.not_exercised)}" if self.not_exercised else ""
         coarse = "" if resolution_us == 1 else f", time resolution {TIME_RESOLUTIONS_US[resolution_us]}"
+        built = f"; emulated by the adapter: {' '.join(self.emulated)}" if self.emulated else ""
         if self.certified:
-            return f"CERTIFIED: {scope} (clock={clock}{coarse}{left})"
+            return f"CERTIFIED: {scope} (clock={clock}{coarse}{left}{built})"
         return "NOT CERTIFIED: " + "; ".join(self.blockers)
 
 
@@ -145,15 +164,21 @@ def certify(
     named: list[str] = []
     unexercised: dict[str, list[str]] = {}
     """why → the clauses not exercised for it: a reason shared by many clauses is said once."""
+    expected = 0
+    others = 0
+    """Blockers other than an expected failure and what a failure left out (a dependency gap)."""
     for known in binding(capabilities):
         found = verdicts[known.id]
         where = f" ({', '.join(found.rows)})" if found.rows else ""
         if found.verdict is Verdict.FAILED:
             blockers.append(f"{known.id} failed{where}: {found.detail}")
+            others += 1
         elif found.verdict is Verdict.XFAILED:
             blockers.append(f"{known.id} failed as expected ({found.detail})")
+            expected += 1
         elif found.verdict is Verdict.INCONCLUSIVE:
             blockers.append(f"{known.id} inconclusive: {found.detail}")
+            others += 1
         elif found.verdict is Verdict.NOT_EXERCISED:
             if found.gap == "untested":
                 continue
@@ -161,21 +186,29 @@ def certify(
                 named.append(known.id)
                 continue
             unexercised.setdefault(str(found.detail), []).append(known.id)
-        if found.verdict is Verdict.PASSED:
-            blockers.extend(
-                f"{known.id} passed without its leg {leg.name!r} ({ledger.row}, {leg.gap}): {leg.reason}"
-                for ledger in ledgers
-                for leg in ledger.legs
-                if leg.status == "not run"
-                and known.id in leg.clauses
-                and leg.gap not in (str(Gap.CLOCK), str(Gap.CAPABILITY))
-            )
+            others += found.gap != str(Gap.DEPENDENCY)
+        elif found.verdict is Verdict.PASSED:
+            for ledger in ledgers:
+                for leg in ledger.legs:
+                    if (
+                        leg.status != "not run"
+                        or known.id not in leg.clauses
+                        or leg.gap in (str(Gap.CLOCK), str(Gap.CAPABILITY))
+                    ):
+                        continue
+                    blockers.append(
+                        f"{known.id} passed without its leg {leg.name!r} ({ledger.row}, {leg.gap}): {leg.reason}"
+                    )
+                    others += leg.gap != str(Gap.DEPENDENCY)
     blockers += [f"{', '.join(ids)} not exercised: {why}" for why, ids in unexercised.items()]
     for ledger in ledgers:
         for leg in ledger.legs:
             if leg.gap == str(Gap.CLOCK) and any(CLAUSES[c] in binding(capabilities) for c in leg.clauses):
                 named.append(f"{leg.name} ({ledger.row})")
-    return Certificate(not blockers, covers, list(dict.fromkeys(named)), blockers)
+    bound = binding(capabilities)
+    emulated = [c.id for c in bound if verdicts[c.id].emulated and verdicts[c.id].verdict is Verdict.PASSED]
+    only_expected = expected > 0 and others == 0
+    return Certificate(not blockers, covers, list(dict.fromkeys(named)), blockers, emulated, only_expected)
 
 
 @dataclass
@@ -195,6 +228,15 @@ class EngineVerdict:
         if self.certificate is not None:
             return self.certificate.blockers
         return [*self.blockers, str(self.why_no_certificate)]
+
+    def contract_status(self) -> str:
+        """``CERTIFIED``, ``NOT CERTIFIED (E7 H5)``, or why the run gives no certificate."""
+        if self.certificate is not None and self.certificate.certified:
+            return "CERTIFIED"
+        blocking = [line.split(" ", 1)[0] for line in self.not_certified_because if line.split(" ", 1)[0] in CLAUSES]
+        if self.certificate is None and not blocking:
+            return "no certificate (the line above says why)"
+        return f"NOT CERTIFIED ({' '.join(dict.fromkeys(blocking))})"
 
     def line_for(self, clock: str, resolution_us: int = 1) -> str:
         if self.certificate is None and self.blockers:

@@ -1,5 +1,7 @@
 """The wire protocol (docs/wire-protocol.md): certifying an engine written in any language.
 
+Part of the wire.
+
 The suite drives such an engine as a process over its stdin and stdout. This
 package ships the protocol's JSON Schema and the contract's literal expected
 values as JSON, so that engines in other languages read the same files the

@@ -1,5 +1,7 @@
 """``WireAdapter``: the ``EngineAdapter`` of an engine named by a manifest, in any language.
 
+Part of the wire.
+
 It starts the engine process when it is created (the handshake says who the
 engine is and what it declares, which the suite asks before any row runs),
 and starts a fresh one whenever the current one has ended — a crash, a hang, a
@@ -23,7 +25,7 @@ from alkstore_contract.wire.manifest import Manifest, load_manifest
 from alkstore_contract.wire.process import EngineFailed, EngineProcess
 from alkstore_contract.wire.surface import WireStore
 
-_DESCRIBING = ("engine", "capabilities", "time_resolution_us", "networked")
+_DESCRIBING = ("engine", "capabilities", "time_resolution_us", "networked", "emulates")
 """The handshake's fields every process of one engine must answer alike."""
 
 
@@ -71,6 +73,12 @@ class WireAdapter:
     @property
     def time_resolution_us(self) -> int:
         return int(self._hello["time_resolution_us"]) if self._hello else 1
+
+    @property
+    def emulates(self) -> dict[str, str]:
+        """The handshake's optional ``emulates``: what the engine's adapter built that its library lacks."""
+        declared = self._hello.get("emulates") if self._hello else None
+        return {str(k): str(v) for k, v in (declared or {}).items()}
 
     @property
     def networked(self) -> dict[str, Any]:

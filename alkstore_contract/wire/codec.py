@@ -1,5 +1,7 @@
 """Python values to the protocol's encodings and back (docs/wire-protocol.md, "Encodings").
 
+Part of the wire.
+
 The checks here are the ones a message cannot carry: a Python type with no
 JSON form (a ``bool`` given as a duration, a naive ``datetime``, a tuple
 payload, a NaN, a lone surrogate). They raise the contract's error with the

@@ -1,4 +1,7 @@
-"""An engine's ``error`` reply as the exception the contract names (docs/wire-protocol.md, "Errors")."""
+"""An engine's ``error`` reply as the exception the contract names (docs/wire-protocol.md, "Errors").
+
+Part of the wire.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """``alkstore-engine.toml``: how the suite starts an engine written in any language.
 
+Part of the wire.
+
 A manifest names a command, not a Python object, so the suite can certify an
 engine with nothing of Python on its side (qpid-interop-test's shim manifests).
 Paths in it are relative to the manifest's directory, so a manifest works from

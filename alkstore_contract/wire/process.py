@@ -1,5 +1,7 @@
 """One engine process: its pipes, the requests in flight, and what ends it.
 
+Part of the wire.
+
 Two threads read the process's stdout and stderr, so a request can be
 awaited from any event loop (each row runs in a loop of its own) and the one
 synchronous op of the surface, ``store.queue``, can wait for its answer

@@ -1,5 +1,7 @@
 """Checking each message an engine sends against ``protocol.schema.json``, in one line when it fails.
 
+Part of the wire.
+
 The runtime dependencies stay pytest, hypothesis and aiosqlite, so this is a
 checker of the JSON Schema keywords the protocol's schema uses (``jsonschema``
 is a test dependency; ``tests/test_wire_schema.py`` holds this checker to its

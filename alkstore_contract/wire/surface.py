@@ -1,5 +1,7 @@
 """The contract's ``Store``, ``Queue`` and ``JobHandle`` over the wire: each op is one request.
 
+Part of the wire.
+
 These objects hold no state of the contract's: closed stores, spent handles,
 leases, validation of every value that can be encoded are the engine's to keep
 and to judge. They hold the ids the engine chose, the clock the store was

@@ -24,7 +24,6 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from bench.counting import Tally
 from bench.model import BATCH, Counts, Sample
 
 Payload = dict[str, object]
@@ -66,6 +65,14 @@ class Driver(Protocol):
 
 
 DriverFactory = Callable[[], Awaitable[Driver]]
+
+
+class Probe(Protocol):
+    """What watches the timed part of a run: ``bench.counting.Tally``, or ``bench.profile``'s probes."""
+
+    def start(self) -> None: ...
+
+    def stop(self, jobs: int) -> Counts | None: ...
 
 
 def _batches(jobs: int) -> list[list[Payload]]:
@@ -118,9 +125,9 @@ async def _claim_batch_worker(driver: Driver, worker: int, latencies: list[float
 
 
 async def run_path(
-    factory: DriverFactory, path: str, workers: int, jobs: int, tally: Tally | None = None
+    factory: DriverFactory, path: str, workers: int, jobs: int, tally: Probe | None = None
 ) -> tuple[Sample, Counts | None]:
-    """Time one run of ``path``; with ``tally``, also count the statements of the timed part."""
+    """Time one run of ``path``; with ``tally``, also count (or profile) the timed part."""
     driver = await factory()
     try:
         batches = _batches(jobs)

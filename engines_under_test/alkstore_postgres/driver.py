@@ -15,8 +15,9 @@ The SQL is a class attribute per step (``INSERT_SQL`` … ``SWEEP_SQL``), so a
 subclass can replace one statement (the project's broken-engine mutants do).
 
 Network faults (contract N1–N3). Each statement is bounded three ways:
-acquiring a connection (waiting for a free one or opening a new one) gives up
-after ``connect_timeout_s``; the statement gives up after ``op_timeout_s``
+acquiring a connection (one the store holds idle, else waiting for a free one
+in the pool or opening a new one: ``alkstore_postgres.held``) gives up after
+``connect_timeout_s``; the statement gives up after ``op_timeout_s``
 (asyncpg's ``command_timeout``), after which asyncpg sends the server a cancel
 request, itself bounded by both; releasing the connection waits at most
 ``connect_timeout_s`` for that cancel and otherwise terminates the connection.
@@ -51,6 +52,7 @@ from alkstore_postgres.connection import (
     is_connection_error,
 )
 from alkstore_postgres.errors import ServerConnectionError
+from alkstore_postgres.held import HeldConnections
 from alkstore_postgres.location import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_OP_TIMEOUT_S,
@@ -257,7 +259,9 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         self._connect_timeout_s = connect_timeout_s
         self._placeholders = placeholders(schema)
         self._rendered: dict[str, str] = {}
-        self.upkeep = Upkeep(pool, self._placeholders["jobs"])
+        self.connections = HeldConnections(pool, connect_timeout_s)
+        """The pool's connections this store holds between statements (see ``held``)."""
+        self.upkeep = Upkeep(self.connections, self._placeholders["jobs"])
         """Vacuums the jobs table as the driver's own statements leave dead rows (see ``upkeep``)."""
 
     @classmethod
@@ -343,9 +347,8 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
             ) from exc
 
     async def _fetch(self, sql: str, *args: object) -> list[Any]:
-        async with self._pool.acquire(timeout=self._connect_timeout_s) as conn:
-            rows: list[Any] = await conn.fetch(sql, *args)
-        return rows
+        """One statement on a connection the store holds between statements (``alkstore_postgres.held``)."""
+        return await self.connections.fetch(sql, *args)
 
     async def insert(self, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
         expires_s = jobs.expires_s
@@ -434,6 +437,7 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         its connections dropped instead, so closing never hangs either.
         """
         await self.upkeep.close()
+        await self.connections.close()
         try:
             async with asyncio.timeout(outage_bound_s(self._op_timeout_s, self._connect_timeout_s)):
                 await self._pool.close()

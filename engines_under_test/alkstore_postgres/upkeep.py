@@ -15,7 +15,7 @@ Autovacuum cannot be counted on to keep up: it wakes once a minute
 (``autovacuum_naptime``), is throttled by cost delays, and may be off (it is
 on CI's server). So the store counts the dead versions its own statements
 leave and, when a vacuum is due (below), runs ``VACUUM`` on the
-jobs table in a task of its own, on a pooled connection, while claims go on
+jobs table in a task of its own, on one of the store's connections, while claims go on
 (``VACUUM`` takes a lock that no ``SELECT``/``INSERT``/``UPDATE``/``DELETE``
 waits for). ``SKIP_LOCKED`` makes a store whose table another store or
 autovacuum is already vacuuming skip its turn instead of queueing behind it;
@@ -50,7 +50,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import Any
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
 
 logger = logging.getLogger(__name__)
 
@@ -74,11 +75,17 @@ block and at 955 and 986/s in the blocks that began with 48,000 and 56,000
 dead versions behind them: 0.11 ms more per claim over some 56,000."""
 
 
+class Connections(Protocol):
+    """Where the vacuum gets its connection: the store's ``HeldConnections``."""
+
+    def connection(self) -> AbstractAsyncContextManager[Any]: ...
+
+
 class Upkeep:
     """One store's vacuum of its jobs table: counted, triggered, at most one in flight."""
 
-    def __init__(self, pool: Any, table: str) -> None:
-        self._pool = pool
+    def __init__(self, connections: Connections, table: str) -> None:
+        self._connections = connections
         self._vacuum_sql = f"VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON) {table}"
         self._table = table
         self._dead = 0
@@ -119,7 +126,7 @@ class Upkeep:
         """
         while True:
             try:
-                async with self._pool.acquire() as conn:
+                async with self._connections.connection() as conn:
                     started = time.perf_counter()
                     await conn.execute(self._vacuum_sql, timeout=VACUUM_TIMEOUT_S)
                     took = time.perf_counter() - started

@@ -97,9 +97,20 @@ function durationUs(arg, seconds, { positive = false } = {}) {
   return secondsToUs(seconds);
 }
 
-/** Seconds to the nearest microsecond, as BigInt (the product of a double and 1e6, as Python's timedelta does). */
+/**
+ * Seconds (finite, >= 0) as whole microseconds, as BigInt, by the steps of CPython's
+ * `timedelta(seconds=s)`: the whole seconds exactly, the fraction scaled by 1e6 in double arithmetic,
+ * its whole part kept, and what is left rounded half to even on the total. `Math.round(s * 1e6)`
+ * rounds ties up instead (2.5e-6 s would be 3 µs, where the suite's instants say 2).
+ */
 function secondsToUs(seconds) {
-  return BigInt(Math.round(seconds * 1e6));
+  const wholeS = Math.trunc(seconds);
+  const scaled = (seconds - wholeS) * 1e6;
+  const wholeUs = Math.trunc(scaled);
+  const leftover = scaled - wholeUs;
+  const us = BigInt(wholeS) * 1000000n + BigInt(wholeUs);
+  if (leftover === 0.5) return us + (us & 1n);
+  return leftover > 0.5 ? us + 1n : us;
 }
 
 function maxAttempts(value) {

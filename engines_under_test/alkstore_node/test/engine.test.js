@@ -7,7 +7,7 @@ const assert = require('node:assert/strict');
 const storage = require('../src/storage');
 const { Engine, backoffDelayS, seededRandom } = require('../src/engine');
 const { reply, handlers } = require('../src/main');
-const { LITERALS } = require('../src/validate');
+const { LITERALS, secondsToUs } = require('../src/validate');
 
 const OPTS = { visibility_timeout_s: 10, max_attempts: 2, backoff_base_s: 5, dead_letter_retention_s: null };
 const NO_OPTIONS = { delay_s: null, run_at: null, expires_s: null, max_attempts: null, priority: '0' };
@@ -113,4 +113,18 @@ test('protocol: a contract error is an error reply of its class; an unknown stor
   const unknown = reply({ id: 2, type: 'close_store', store: 'nope' }, table);
   assert.equal(unknown.error.class, 'EngineError');
   assert.match(unknown.error.stack, /engine\.js/);
+});
+
+test('durations: whole microseconds as Python\'s timedelta(seconds=...) gives them, ties half to even', () => {
+  // Worked out with CPython: timedelta(seconds=s) / timedelta(microseconds=1).
+  const cases = [
+    [5e-7, 0n],
+    [2.5e-6, 2n],
+    [4.5e-6, 4n],
+    [1.0000005, 1000001n],
+    [0.1, 100000n],
+    [1e-6, 1n],
+    [3155760000, 3155760000000000n],
+  ];
+  for (const [seconds, us] of cases) assert.equal(secondsToUs(seconds), us, `${seconds} s`);
 });

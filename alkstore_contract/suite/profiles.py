@@ -1,0 +1,106 @@
+"""Profiles: named subsets of the contract that get a verdict of their own (docs/capabilities.md, "Profiles").
+
+Part of the suite.
+
+Much of the contract is policy a queue may choose differently (the backoff
+formula, priority bounds, the wording of ``last_error``); the **safety**
+profile is what every queue promises: no job lost, none completed by two
+claims, a lapsed lease reclaimable, committed work surviving a crash, no
+duplicate from a cut connection. A profile's verdict follows the certificate's
+rule restricted to its clauses that bind the engine (a capability clause binds
+only an engine declaring the capability), and it says which of them passed on
+what the adapter built rather than on the engine's own behaviour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from alkstore_contract.adapter import Capability
+from alkstore_contract.suite.clauses import binding
+from alkstore_contract.suite.ledger import Gap
+from alkstore_contract.suite.verdicts import ClauseVerdict, EngineVerdict, Verdict
+
+SAFETY: tuple[str, ...] = ("C1", "C4", "H1", "H5", "P2", "P3", "N3", "N4", "N5")
+"""The safety profile's clauses, in contract order (docs/capabilities.md says which promise each holds)."""
+
+PROFILES: dict[str, tuple[str, ...]] = {"safety": SAFETY}
+"""Every profile, by name."""
+
+
+@dataclass(slots=True)
+class ProfileVerdict:
+    """One profile's verdict for one engine."""
+
+    name: str
+    clauses: list[str]
+    """The profile's clauses that bind the engine."""
+    passed: bool
+    failed: list[str] = field(default_factory=list)
+    """The binding clauses that did not pass (failed, xfailed, inconclusive or not exercised), in contract order."""
+    emulated: list[str] = field(default_factory=list)
+    """The binding clauses that passed on what the adapter built."""
+
+    @property
+    def status(self) -> str:
+        """``PASSED``, ``PASSED WITH EMULATION`` or ``NOT PASSED``."""
+        if not self.passed:
+            return "NOT PASSED"
+        return "PASSED WITH EMULATION" if self.emulated else "PASSED"
+
+    def line(self) -> str:
+        """``safety NOT PASSED (H5)``, ``safety PASSED WITH EMULATION (emulated: H3)`` or ``safety PASSED``."""
+        if not self.passed:
+            return f"{self.name} NOT PASSED ({' '.join(self.failed)})"
+        if self.emulated:
+            return f"{self.name} PASSED WITH EMULATION (emulated: {' '.join(self.emulated)})"
+        return f"{self.name} PASSED"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "clauses": self.clauses,
+            "passed": self.passed,
+            "status": self.status,
+            "failed": self.failed,
+            "emulated": self.emulated,
+        }
+
+
+def _counts_as_passed(found: ClauseVerdict) -> bool:
+    if found.verdict is Verdict.PASSED:
+        return True
+    return found.verdict is Verdict.NOT_EXERCISED and found.gap in ("untested", str(Gap.CLOCK))
+
+
+def profile_verdict(
+    name: str, verdicts: dict[str, ClauseVerdict], capabilities: frozenset[Capability]
+) -> ProfileVerdict:
+    """The profile ``name``'s verdict from the clause verdicts of an engine declaring ``capabilities``."""
+    bound = {c.id for c in binding(capabilities)}
+    clauses = [c for c in PROFILES[name] if c in bound]
+    failed = [c for c in clauses if not _counts_as_passed(verdicts[c])]
+    emulated = [c for c in clauses if c not in failed and verdicts[c].emulated]
+    return ProfileVerdict(name, clauses, not failed, failed, emulated)
+
+
+def profile_verdicts(
+    verdicts: dict[str, ClauseVerdict], capabilities: frozenset[Capability]
+) -> dict[str, ProfileVerdict]:
+    """Every profile's verdict for one engine."""
+    return {name: profile_verdict(name, verdicts, capabilities) for name in PROFILES}
+
+
+def summary_line(verdict: EngineVerdict, capabilities: frozenset[Capability]) -> str:
+    """Each profile's verdict and the whole contract's: ``safety NOT PASSED (H5) · contract NOT CERTIFIED (E7 H5)``."""
+    profiles = [found.line() for found in profile_verdicts(verdict.clauses, capabilities).values()]
+    if verdict.certificate is None:
+        profiles = [_unjudged(name, verdict) for name in PROFILES]
+    return " · ".join([*profiles, "contract " + verdict.contract_status()])
+
+
+def _unjudged(name: str, verdict: EngineVerdict) -> str:
+    """A profile of a run that gives no certificate: NOT PASSED on a clause that failed, else not judged."""
+    failed = [c for c in PROFILES[name] if verdict.clauses[c].verdict in (Verdict.FAILED, Verdict.XFAILED)]
+    return f"{name} NOT PASSED ({' '.join(failed)})" if failed else f"{name} not judged"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The ecosystem matrix, rerun: every engine of docs/ecosystem/notes.json certified 3 times into
+# docs/ecosystem/reports/ (ENGINE-RUN.json), the libraries with their expected-failures files, then
+# docs/ecosystem.md and docs/ecosystem.html rebuilt by `alkstore matrix`. Not part of ci/test.sh: it
+# takes a quarter of an hour on a quiet machine. The scheduled workflow (.github/workflows/ecosystem.yml)
+# runs it; a library upgrade that changes a verdict makes its certify runs exit 1 and the job red.
+#
+#   ALKSTORE_PG_DSN=postgresql://postgres@127.0.0.1:5432/postgres bash ci/ecosystem.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export ALKSTORE_PG_DSN="${ALKSTORE_PG_DSN:-postgresql://postgres@127.0.0.1:5432/postgres}"
+out=docs/ecosystem/reports
+node_manifest="$PWD/engines_under_test/alkstore_node/alkstore-engine.toml"
+status=0
+bash ci/node.sh install
+for run in 1 2 3; do
+    for engine in sqlite mem postgres node-sqlite pgqueuer procrastinate; do
+        spec=$engine
+        extra=()
+        [ "$engine" = node-sqlite ] && spec=$node_manifest
+        case $engine in pgqueuer | procrastinate)
+            extra=(--xfail-file "ecosystem/alkstore_$engine/expected-failures.txt") ;;
+        esac
+        alkstore certify "$spec" "${extra[@]}" --report "$out/$engine-$run.json" > /dev/null || {
+            echo "ci/ecosystem.sh: $engine run $run exited $? (see $out/$engine-$run.json)" >&2
+            status=1
+        }
+    done
+done
+alkstore matrix || status=1
+exit $status
