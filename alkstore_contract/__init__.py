@@ -36,7 +36,7 @@ try:
 except PackageNotFoundError:  # a source tree on sys.path that was never installed
     __version__ = "0+unknown"
 
-CONTRACT_VERSION = "1.0"
+CONTRACT_VERSION = "2.0"
 """The contract's own version (docs/contract.md): its major grows when a clause is removed or changed
 incompatibly, its minor when one is added (docs/api.md, "Versions")."""
 
