@@ -137,11 +137,11 @@ def _suite(tmp_path: Path, spec: Path, *rows: str) -> subprocess.CompletedProces
 
 def test_a_crash_in_a_row_is_that_clause_failing_with_the_stderr_tail(tmp_path: Path) -> None:
     """Processes: a crash mid-op is a failure of the clause under check, and the run goes on to a verdict."""
-    done = _suite(tmp_path, manifest(tmp_path, "crash", "sweep_expired"), "claim_order", "sweep_and_retention")
+    done = _suite(tmp_path, manifest(tmp_path, "crash", "sweep_expired"), "claim_extents", "sweep_and_retention")
     out = done.stdout + done.stderr
     assert "INTERNALERROR" not in out
     assert "Traceback (most recent call last)" not in out.split("alkstore conformance")[0]
-    assert "PASSED   claim_order" in out, out[-3000:]
+    assert "PASSED   claim_extents" in out, out[-3000:]
     assert "FAILED   sweep_and_retention" in out, out[-3000:]
     assert "exited with status 3 while sweep_expired was in flight" in out
     assert "=> misbehaving: NOT CERTIFIED" in out

@@ -1,5 +1,7 @@
 """Row bounds_at_their_edge (contract S1, S2, E8, E9, C6, H3, R1, R4, D1): every bound at its edge.
 
+Part of the suite.
+
 Each bound the contract's decisions fix (``DEC-bounds``, ``DEC-payload-json``,
 ``DEC-worker-text``, ``DEC-name-encoding``, ``DEC-lease-minimum``) is probed at
 the bound itself — accepted, and it reads back as given — and one step past
