@@ -72,11 +72,15 @@ class Row:
 
     @property
     def hint(self) -> str:
-        """The "When it fails, check …" paragraph of the row's module docstring, printed under a failure."""
+        """The "When it fails, check …" paragraph of the row's module docstring, printed under a failure.
+
+        It always starts with those words (a row without the paragraph gives its one-line doc after
+        them), so whoever prints it adds no heading of its own.
+        """
         module = sys.modules.get(self.body.__module__)
         text = (module.__doc__ if module is not None else None) or ""
         marker = text.find("When it fails, check")
-        return text[marker:].strip() if marker >= 0 else self.doc
+        return text[marker:].strip() if marker >= 0 else f"When it fails, check: {self.doc}"
 
     @property
     def required(self) -> bool:

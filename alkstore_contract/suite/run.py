@@ -497,7 +497,7 @@ class RowItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, RowFailed):
-            return f"{excinfo.value}\n\nWhen it fails, check:\n{self.row.hint}"
+            return f"{excinfo.value}\n\n{self.row.hint}"
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[str, int, str]:
