@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from alkstore_contract.surface import JobHandle
@@ -103,14 +104,18 @@ def say(line: str) -> None:
     sys.stdout.write(line + "\n")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def measure(
+    manifest: Path, engine: str, in_process: Callable[[int, int], dict[str, list[float]]], description: str
+) -> None:
+    """Parse the command line, then print the round trip, each op against ``in_process``, and (``--certify``) the
+    certify times: the one report of every wire engine's benchmark."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--certify", action="store_true")
     args = parser.parse_args()
     say(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
-    adapter = load_wire_adapter(str(MANIFEST))
+    adapter = load_wire_adapter(str(manifest))
     try:
         trips = asyncio.run(round_trips_us(adapter, args.n * args.runs))
         quantiles = statistics.quantiles(trips, n=10)
@@ -119,7 +124,7 @@ def main() -> None:
         wire_runs = [asyncio.run(wire_ops_us(adapter, args.n)) for _ in range(args.runs)]
     finally:
         adapter.shutdown()
-    local = in_process_us(args.n, args.runs)
+    local = in_process(args.n, args.runs)
     say(f"{'op':<10} {'wire µs':>9} {'in-process µs':>14} {'protocol µs':>12}")
     for op in OPS:
         wire = statistics.median(run[op] for run in wire_runs)
@@ -127,8 +132,15 @@ def main() -> None:
         say(f"{op:<10} {wire:>9.1f} {here:>14.1f} {wire - here:>12.1f}")
     if args.certify:
         for clock in ("manual", "system"):
-            sqlite, node = certify_s("sqlite", clock), certify_s(str(MANIFEST), clock)
-            say(f"certify on the {clock} clock: sqlite {sqlite:.1f} s, node {node:.1f} s ({node / sqlite:.2f}x)")
+            sqlite, tested = certify_s("sqlite", clock), certify_s(str(manifest), clock)
+            say(
+                f"certify on the {clock} clock: sqlite {sqlite:.1f} s, {engine} {tested:.1f} s ({tested / sqlite:.2f}x)"
+            )
+    say(f"load: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+
+
+def main() -> None:
+    measure(MANIFEST, "node", in_process_us, __doc__.splitlines()[0])
 
 
 if __name__ == "__main__":
