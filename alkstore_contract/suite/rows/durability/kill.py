@@ -230,10 +230,28 @@ async def kill_worker(process: asyncio.subprocess.Process, reader: asyncio.Futur
     return (await process.stderr.read()).decode(errors="replace")[-4000:]
 
 
-async def _kill_round(ctx: RowContext, round_index: int, kill_after: int) -> tuple[Replay, str]:
-    """Run one churn worker on a fresh location and SIGKILL it right after its ``kill_after``-th reported op."""
-    location = await ctx.new_location()
-    worker = f"churn{round_index}"
+@dataclass
+class Churn:
+    """A churn worker that has reported the ops it was waited for, still running, and what it reported so far."""
+
+    process: asyncio.subprocess.Process
+    reader: asyncio.Future[None]
+    events: list[dict[str, Any]]
+
+    def replay(self, worker: str) -> Replay:
+        """What each job must look like after the interruption, from the ops reported."""
+        replay = Replay(worker)
+        for event in self.events:
+            replay.feed(event)
+        return replay
+
+
+async def churn_until(ctx: RowContext, location: str, worker: str, churn_seed: int, ops: int, before: str) -> Churn:
+    """Start a churn worker on ``location`` and return once it has reported ``ops`` ops, still running.
+
+    Shared by the client kill and the server crash: a worker that never started, or that ended before
+    ``before`` (the interruption, named in the error), is a defect of the run, not a verdict.
+    """
     process = await spawn_worker(
         ctx,
         "churn",
@@ -241,25 +259,34 @@ async def _kill_round(ctx: RowContext, round_index: int, kill_after: int) -> tup
         queue=KILL_QUEUE,
         opts={"visibility_timeout_s": LONG_LEASE_S, "max_attempts": 3},
         worker_prefix=worker,
-        churn_seed=ctx.seed * 31 + round_index,
+        churn_seed=churn_seed,
     )
     events: list[dict[str, Any]] = []
     started = asyncio.Event()
-    reported = Counted(kill_after)
+    reported = Counted(ops)
     reader = asyncio.ensure_future(read_lines(process, events, started, reported))
     await first_of(reader, started)
     if not started.is_set():
         stderr = await kill_worker(process, reader)
         raise RuntimeError(f"the churn worker did not start (exit {process.returncode}):\n{stderr}")
     await first_of(reader, reported.reached)
-    ended = reader.done() or process.returncode is not None
-    stderr = await kill_worker(process, reader)
-    if ended or any(e["event"] == "idle" for e in events):
+    if reader.done() or process.returncode is not None:
+        stderr = await kill_worker(process, reader)
+        raise RuntimeError(f"the churn worker ended before {before}:\n{stderr}")
+    return Churn(process, reader, events)
+
+
+async def _kill_round(ctx: RowContext, round_index: int, kill_after: int) -> tuple[Replay, str]:
+    """Run one churn worker on a fresh location and SIGKILL it right after its ``kill_after``-th reported op."""
+    location = await ctx.new_location()
+    worker = f"churn{round_index}"
+    churn = await churn_until(
+        ctx, location, worker, ctx.seed * 31 + round_index, kill_after, f"the kill (round {round_index})"
+    )
+    stderr = await kill_worker(churn.process, churn.reader)
+    if any(e["event"] == "idle" for e in churn.events):
         raise RuntimeError(f"the churn worker ended before the kill (round {round_index}):\n{stderr}")
-    replay = Replay(worker)
-    for event in events:
-        replay.feed(event)
-    return replay, location
+    return churn.replay(worker), location
 
 
 async def verify_round(ctx: RowContext, crash: str, replay: Replay, location: str) -> None:

@@ -36,16 +36,10 @@ from typing import Any
 from alkstore_contract.adapter import CrashableServerAdapter
 from alkstore_contract.suite.checks import expect
 from alkstore_contract.suite.harness import RowContext
-from alkstore_contract.suite.processes import spawn_worker
 from alkstore_contract.suite.rows.durability.kill import (
     CLAUSE,
-    KILL_QUEUE,
-    LONG_LEASE_S,
-    Counted,
-    Replay,
-    first_of,
+    churn_until,
     kill_worker,
-    read_lines,
     verify_round,
 )
 
@@ -93,32 +87,10 @@ async def leg_server_crash(ctx: RowContext) -> None:
     location = await adapter.create_crashable_location()
     ctx.adopt_location(location)
     crash_after = random.Random(ctx.seed).randint(*CRASH_AFTER_OPS)
-    process = await spawn_worker(
-        ctx,
-        "churn",
-        location=location,
-        queue=KILL_QUEUE,
-        opts={"visibility_timeout_s": LONG_LEASE_S, "max_attempts": 3},
-        worker_prefix=WORKER,
-        churn_seed=ctx.seed * 37 + 1,
-    )
-    events: list[dict[str, Any]] = []
-    started = asyncio.Event()
-    reported = Counted(crash_after)
-    reader = asyncio.ensure_future(read_lines(process, events, started, reported))
-    await first_of(reader, started)
-    if not started.is_set():
-        stderr = await kill_worker(process, reader)
-        raise RuntimeError(f"the churn worker did not start (exit {process.returncode}):\n{stderr}")
-    await first_of(reader, reported.reached)
-    if reader.done() or process.returncode is not None:
-        stderr = await kill_worker(process, reader)
-        raise RuntimeError(f"the churn worker ended before the server crash:\n{stderr}")
+    churn = await churn_until(ctx, location, WORKER, ctx.seed * 37 + 1, crash_after, "the server crash")
     await _bounded("crash_server()", adapter.crash_server(location), CRASH_TIMEOUT_S)
-    await kill_worker(process, reader)
-    replay = Replay(WORKER)
-    for event in events:
-        replay.feed(event)
+    await kill_worker(churn.process, churn.reader)
+    replay = churn.replay(WORKER)
     limit_s = adapter.restart_within_s + RESTART_SLACK_S
     loop = asyncio.get_running_loop()
     restarted_at = loop.time()
