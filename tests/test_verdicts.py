@@ -5,6 +5,7 @@ from __future__ import annotations
 from alkstore_contract.adapter import Capability
 from alkstore_contract.suite.clauses import CLAUSES, binding
 from alkstore_contract.suite.ledger import Failure, Gap, Ledger, LegRecord
+from alkstore_contract.suite.run import _clause_line, _row_summary
 from alkstore_contract.suite.verdicts import Certificate, Verdict, certify, clause_verdicts
 
 DURABLE = frozenset({Capability.DURABLE})
@@ -139,3 +140,17 @@ def test_a_network_leg_whose_faults_missed_the_engine_leaves_its_clause_not_exer
     assert certificate.blockers == [
         "N3 not exercised: leg 'cut enqueue' of row network_faults: the fault never reached the engine"
     ]
+
+
+def test_a_row_whose_fault_missed_shows_its_clause_not_exercised_in_the_row_summary_and_the_clause_line() -> None:
+    """N3: the row's one-line summary and its clause line agree with the clause verdict: not exercised, not passed.
+
+    If this fails, check that ``_row_summary`` and ``_clause_line`` (suite/run.py) read ``Ledger.fault_missed``.
+    """
+    faults = Ledger(row="network_faults")
+    faults.check("N3")
+    faults.check("N4")
+    faults.gap(("N3",), Gap.FAULT_MISSED, "leg 'cut enqueue' of row network_faults: the fault never reached the engine")
+    verdicts = clause_verdicts([faults], {})
+    assert _row_summary(faults) == "N4; not exercised: N3"
+    assert _clause_line(faults, verdicts) == "N3 not exercised (fault missed) · N4 passed (1)"

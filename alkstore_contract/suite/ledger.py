@@ -107,6 +107,11 @@ class Ledger:
     def failed_clauses(self) -> list[str]:
         return list(dict.fromkeys(f.clause for f in self.failures))
 
+    @property
+    def fault_missed(self) -> list[str]:
+        """Clauses a leg's network faults never reached: not exercised, whatever other legs of the row checked."""
+        return [c for c, gaps in self.gaps.items() if any(kind == str(Gap.FAULT_MISSED) for kind, _ in gaps)]
+
     def to_json(self) -> str:
         data = asdict(self)
         data.pop("last_checked")
