@@ -295,6 +295,7 @@ class RowContext:
         except ContractViolation as exc:
             record.status, record.reason = "failed", str(exc).splitlines()[0]
             self.ledger.fail(Failure(exc.clause or clauses[0], name, str(exc)))
+            self._stopped_short(name, clauses, checks_before, exc.clause or clauses[0])
         except FaultMissed as exc:
             self.ledger.checks, self.ledger.incidental = checks_before, incidental_before
             why = f"leg {name!r} of row {self.ledger.row}: {exc}"
@@ -315,11 +316,23 @@ class RowContext:
             self.ledger.fail(
                 Failure(charged, name, header + "\n\n" + engine_traceback(exc, full=self.full_trace), exception=True)
             )
+            self._stopped_short(name, clauses, checks_before, charged)
         finally:
             target._leg_clauses = outer
             DEFINES.reset(defining)
         self.ledger.legs.append(record)
         return record.status == "passed"
+
+    def _stopped_short(self, name: str, clauses: tuple[str, ...], checks_before: dict[str, int], failed: str) -> None:
+        """A leg ended at a failure of ``failed``: the clauses it declares and had not checked yet were left out by it.
+
+        They are gaps of kind ``dependency`` (what they build on failed), so such a clause reads *not
+        exercised* behind that failure rather than for some unrelated reason found elsewhere, and a
+        failure the expected-failures file lists accounts for them, as it does for a leg left out after it.
+        """
+        unchecked = tuple(c for c in clauses if c != failed and self.ledger.checks.get(c, 0) == checks_before.get(c, 0))
+        if unchecked:
+            self.ledger.gap(unchecked, Gap.DEPENDENCY, f"leg {name!r} stopped at its failure of {failed} first")
 
     def _charged(self, clauses: tuple[str, ...]) -> str:
         last = self.ledger.last_checked
