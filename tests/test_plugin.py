@@ -268,7 +268,7 @@ def test_the_report_follows_its_schema_and_says_why_not_certified(pytester: pyte
     clauses = {c["clause"]: c for c in mem["clauses"]}
     assert (clauses["C5"]["verdict"], clauses["C5"]["rows"]) == ("passed", ["claim_extents"])
     assert (clauses["P3"]["verdict"], clauses["P3"]["gap"]) == ("not exercised", "capability")
-    assert (clauses["T3"]["verdict"], clauses["T3"]["gap"]) == ("not exercised", "untested")
+    assert (clauses["T3"]["verdict"], clauses["T3"]["gap"]) == ("not exercised", "not run")
 
 
 def test_rows_run_under_pytest_asyncio_auto_mode(run: Run) -> None:
