@@ -52,7 +52,7 @@ from typing import TypeVar
 from alkstore_contract import JobState, QueueOpts
 from alkstore_contract.adapter import Capability, SkewedServerAdapter
 from alkstore_contract.clock import ManualClock
-from alkstore_contract.suite.checks import expect, expect_equal, expect_stored
+from alkstore_contract.suite.checks import expect, expect_claimed, expect_equal, expect_stored
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.ledger import Gap
 from alkstore_contract.suite.row import row
@@ -157,16 +157,16 @@ async def _default_clock(ctx: RowContext, location: str) -> None:
     _servers_now(ctx, job.expires_at, window, offset, EXPIRES_S, f"expires_at of enqueue(expires={EXPIRES_S})")
     early_at = _host_now() + timedelta(seconds=EARLY_S)
     early = await queue.enqueue({"t3": "due on the server's clock"}, run_at=early_at, priority=1)
-    handle, window = await _timed(queue.claim_one("t3"))
-    expect(
-        handle is not None and handle.job.id == early,
-        CLAUSE,
-        did=f"handed out {None if handle is None else handle.job.id!r} from a queue holding job {early!r}, whose "
-        f"run_at {early_at} is {EARLY_S} s ahead of this host's clock and {OFFSET_S - EARLY_S:.0f} s past on the "
-        "server's",
-        demands=f"job {early!r}: a claim compares run_at with the server's now, not the client's",
+    handle, window = await _timed(
+        expect_claimed(
+            queue,
+            "t3",
+            early,
+            CLAUSE,
+            because=f"its run_at {early_at} is {EARLY_S} s ahead of this host's clock but "
+            f"{OFFSET_S - EARLY_S:.0f} s past on the server's, and a claim compares by the server's now",
+        )
     )
-    assert handle is not None
     _servers_now(ctx, handle.job.lease_expires_at, window, offset, VISIBILITY_S, "lease_expires_at of a claim")
     beat, window = await _timed(handle.heartbeat(extend=HEARTBEAT_S))
     expect(beat, CLAUSE, did="refused heartbeat() under a lease live on the server's clock", demands="True")
@@ -179,14 +179,13 @@ async def _default_clock(ctx: RowContext, location: str) -> None:
     job = await expect_stored(queue, early, CLAUSE)
     expect_equal(job.state, JobState.READY, CLAUSE, "the state after retry() with attempts left")
     _servers_now(ctx, job.run_at, window, offset, RETRY_S, f"run_at of retry(delay={RETRY_S})")
-    held = await queue.claim_one("t3")
-    expect(
-        held is not None and held.job.id == dying,
+    held = await expect_claimed(
+        queue,
+        "t3",
+        dying,
         CLAUSE,
-        did=f"handed out {None if held is None else held.job.id!r}, not job {dying!r}, ready since the server's now",
-        demands=f"job {dying!r}: ready at the server's now, claimed before the retried job due {RETRY_S} s later",
+        because=f"ready since the server's now, it goes before the retried job due {RETRY_S} s later",
     )
-    assert held is not None
     failed, window = await _timed(held.fail("t3"))
     expect(failed, CLAUSE, did="refused fail() under a lease live on the server's clock", demands="True")
     job = await expect_stored(queue, dying, CLAUSE)
@@ -205,15 +204,14 @@ async def _injected_clock(ctx: RowContext, location: str) -> None:
     job_id = await queue.enqueue({"t3": "the injected clock"})
     job = await expect_stored(queue, job_id, CLAUSE)
     _exactly(ctx, job.enqueued_at, clock.now(), "enqueued_at")
-    handle = await queue.claim_one("t3")
-    expect(
-        handle is not None and handle.job.id == job_id,
+    handle = await expect_claimed(
+        queue,
+        "t3",
+        job_id,
         CLAUSE,
-        did=f"handed out {None if handle is None else handle.job.id!r} at the injected clock's now, from a queue "
-        f"holding job {job_id!r} ready since then (in the server's future)",
-        demands=f"job {job_id!r}: a claim compares by the injected clock, not the server's",
+        because="it is ready since the injected clock's now (in the server's future), and a claim compares by "
+        "the injected clock",
     )
-    assert handle is not None
     _exactly(ctx, handle.job.lease_expires_at, clock.now() + timedelta(seconds=VISIBILITY_S), "lease_expires_at")
 
 
