@@ -54,7 +54,22 @@ def test_a_clause_with_no_check_blocks_unless_untested_or_outside_what_is_declar
     certificate = _certificate([ledger], frozenset())
     assert certificate.blockers == ["H5 not exercised: no row that checks it ran"]
     assert _certificate([_all_checked(frozenset())], frozenset()).certified
-    assert CLAUSES["T3"].untested is not None
+    assert CLAUSES["T3"].capability is Capability.NETWORKED, "T3 binds networked engines only"
+
+
+def test_t3_without_the_hook_or_the_tools_is_named_on_the_certificate_never_passed() -> None:
+    """T3 on a networked engine: an adapter without the skewed-server hook, or a machine without its tools."""
+    networked = frozenset({Capability.NETWORKED})
+    for kind in (Gap.UNTESTED, Gap.NOT_RUN_HERE):
+        ledger = _all_checked(networked)
+        del ledger.checks["T3"]
+        ledger.gap(("T3",), kind, "why")
+        ledger.legs.append(LegRecord("skewed server", ["T3"], "not run", "why", str(kind)))
+        verdicts = clause_verdicts([ledger], {})
+        assert (verdicts["T3"].verdict, verdicts["T3"].gap) == (Verdict.NOT_EXERCISED, str(kind))
+        certificate = certify(verdicts, [ledger], networked)
+        assert certificate.certified
+        assert f"T3 ({kind})" in certificate.not_exercised
 
 
 def test_an_exact_instant_leg_left_out_is_named_on_the_certificate() -> None:

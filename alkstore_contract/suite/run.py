@@ -450,6 +450,7 @@ class RowItem(pytest.Item):
             full_trace=self.settings.full_trace,
             ledger=ledger,
             resolution_us=self.engine.resolution_us,
+            require=self.settings.require,
         )
         token = CURRENT.set(ledger)
         try:
