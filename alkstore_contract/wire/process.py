@@ -53,7 +53,11 @@ STDERR_DRAIN_S = 2.0
 """How long an ended engine's last stderr may take to arrive, so a failure shows what the engine logged."""
 READ_CHUNK = 1 << 16
 """The most one read of a pipe takes (a pipe's default capacity on Linux)."""
+MAX_LINE_BYTES = 64 << 20
+"""The longest line the protocol allows ("Framing"): past it a line is an engine that never ends one."""
 _PR_SET_PDEATHSIG = 1
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""One encoder for every request: ``json.dumps`` with options builds a new one per call."""
 TRACE_ENV = "ALKSTORE_WIRE_TRACE"
 """When set, every message of every engine process is appended to the file it names, one JSON line each:
 ``{"pid": …, "direction": "sent" | "received", "message": …}`` (a recorded session; worker processes too)."""
@@ -99,7 +103,7 @@ class _Wake:
             os.close(self._ring)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class _Waiter:
     """Who waits for one request's reply: an ``asyncio`` future on ``loop``, or a synchronous caller.
 
@@ -212,8 +216,9 @@ class EngineProcess:
                 chunk = os.read(self._out, READ_CHUNK)
             except BlockingIOError:
                 return None
+            searched = len(self._unread)
             self._unread += chunk
-            problem = self._take_lines(here, final=not chunk)
+            problem = self._take_lines(here, searched=searched, final=not chunk)
         if problem is not None or chunk:
             return problem
         try:
@@ -222,17 +227,23 @@ class EngineProcess:
             return "closed its stdout"
         return f"exited with status {code}" if code >= 0 else f"was killed by signal {-code}"
 
-    def _take_lines(self, here: asyncio.AbstractEventLoop | None, *, final: bool) -> str | None:
-        """Each whole line of ``_unread`` in turn (at the end of stdout, the last one without its newline too)."""
+    def _take_lines(self, here: asyncio.AbstractEventLoop | None, *, searched: int, final: bool) -> str | None:
+        """Each whole line of ``_unread`` in turn (at the end of stdout, the last one without its newline too).
+
+        ``searched``: how much of ``_unread`` is known to hold no newline, so a long line arriving a
+        chunk at a time is scanned once, not once per chunk.
+        """
         start = 0
-        while (newline := self._unread.find(b"\n", start)) >= 0 or (final and start < len(self._unread)):
+        while (newline := self._unread.find(b"\n", searched)) >= 0 or (final and start < len(self._unread)):
             end = len(self._unread) if newline < 0 else newline + 1
-            line, start = bytes(self._unread[start:end]), end
+            if (newline if newline >= 0 else end) - start > MAX_LINE_BYTES:
+                return _overlong(self._unread[start : start + 1000])
+            line, start, searched = bytes(self._unread[start:end]), end, end
             problem = self._take(line, here)
             if problem is not None:
                 return problem
         del self._unread[:start]
-        return None
+        return _overlong(self._unread) if len(self._unread) > MAX_LINE_BYTES else None
 
     def _take(self, line: bytes, here: asyncio.AbstractEventLoop | None) -> str | None:
         """Resolve the request ``line`` answers; what is wrong with it, or None."""
@@ -314,7 +325,7 @@ class EngineProcess:
             return
         message = {"id": request_id, "type": op, **fields}
         _record(self.pid, "sent", message)
-        data = memoryview((json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode())
+        data = memoryview((_encode(message) + "\n").encode())
         try:
             with self._writing:
                 while data:
@@ -328,15 +339,19 @@ class EngineProcess:
         future = loop.create_future()
         self._send(op, fields, _Waiter(op, future, loop))
         self._listen(loop)
+        # A timer, not ``asyncio.wait_for``, which costs a task switch more on every reply.
+        timer = loop.call_later(self.manifest.op_timeout_s, _resolve, future, None, _Hung())
         try:
-            return await asyncio.wait_for(future, self.manifest.op_timeout_s)
-        except TimeoutError:
+            return await future
+        except _Hung:
             self.end(f"did not answer {op} within {self.manifest.op_timeout_s} s (op_timeout_s)")
             raise EngineFailed(self._why(op)) from None
         except _ErrorReply as reply:
             raise reply.error() from None
         except EngineFailed:
             raise EngineFailed(self._why(op)) from None
+        finally:
+            timer.cancel()
 
     def request_sync(self, op: str, fields: dict[str, Any], timeout_s: float | None = None) -> Any:
         """``request`` for a caller that cannot await (the handshake, ``store.queue``), inside a loop or not.
@@ -422,6 +437,10 @@ class EngineProcess:
             self._process.wait()
 
 
+class _Hung(Exception):
+    """The op's ``op_timeout_s`` passed before its reply came (set on the future by the op's timer)."""
+
+
 class _ErrorReply(Exception):
     """An ``error`` reply, carried through the future and turned into the contract's class by ``request``."""
 
@@ -446,6 +465,10 @@ def _record(pid: int, direction: str, message: object) -> None:
             trace.write(line)
 
 
-def _cut(line: bytes) -> str:
-    text = line.decode(errors="replace").rstrip("\n")
+def _overlong(line: bytearray) -> str:
+    return f"wrote a line on stdout longer than the protocol's {MAX_LINE_BYTES >> 20} MiB: {_cut(line)}"
+
+
+def _cut(line: bytes | bytearray) -> str:
+    text = line[:1000].decode(errors="replace").rstrip("\n")  # 1000 bytes hold more than 200 characters
     return repr(text if len(text) <= 200 else text[:197] + "...")
