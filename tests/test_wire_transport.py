@@ -9,7 +9,7 @@ awaits a reply, a synchronous op (``store.queue``, the handshake) reads them in
 its own thread, inside a running loop or not, and a reply read by one of them for
 another is handed over without anyone sleeping past it. If this fails, check
 alkstore_contract/wire/process.py (``_read_stdout``, ``_take_lines``, ``_listen``,
-``request_sync``, ``_Waiter.settle``).
+``request_sync``) and waiters.py (``Waiter.settle``, ``Wake``).
 """
 
 from __future__ import annotations

@@ -38,12 +38,12 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from typing import IO, Any
 
 from alkstore_contract.wire.errors import contract_error
 from alkstore_contract.wire.manifest import Manifest
 from alkstore_contract.wire.schema import reply_fault
+from alkstore_contract.wire.waiters import Waiter, Wake, resolve, running_loop
 
 STDERR_TAIL_CHARS = 4000
 """How much of an engine's log a failure shows."""
@@ -80,81 +80,13 @@ def _pdeathsig() -> None:  # pragma: no cover - runs in the child between fork a
 _LIBC = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True) if sys.platform.startswith("linux") else None
 
 
-class _Wake:
-    """A pipe a synchronous caller sleeps on beside the engine's: a byte in it means "your reply was read".
-
-    ``ring`` after ``close`` does nothing, so a late ring can never write into a descriptor reused since.
-    """
-
-    def __init__(self) -> None:
-        self.fd, self._ring = os.pipe()
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def ring(self) -> None:
-        with self._lock:
-            if not self._closed:
-                os.write(self._ring, b"!")
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            os.close(self.fd)
-            os.close(self._ring)
-
-
-@dataclass(slots=True)
-class _Waiter:
-    """Who waits for one request's reply: an ``asyncio`` future on ``loop``, or a synchronous caller.
-
-    A synchronous caller sleeps in ``select`` on the engine's pipes and on ``wake``; whoever else reads
-    its reply (a loop in another thread) rings ``wake`` before resolving ``future``, so the caller never
-    sleeps past its answer.
-    """
-
-    op: str
-    future: asyncio.Future[Any] | concurrent.futures.Future[Any]
-    loop: asyncio.AbstractEventLoop | None = None
-    wake: _Wake | None = None
-
-    def settle(self, result: Any, error: BaseException | None, here: asyncio.AbstractEventLoop | None) -> None:
-        """Resolve the future from whichever thread read the reply (``here``: that thread's running loop)."""
-        if self.loop is None:
-            if self.wake is not None:
-                self.wake.ring()
-            _resolve(self.future, result, error)
-        elif self.loop is here:
-            _resolve(self.future, result, error)
-        else:
-            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits any more
-                self.loop.call_soon_threadsafe(_resolve, self.future, result, error)
-
-
-def _resolve(
-    future: asyncio.Future[Any] | concurrent.futures.Future[Any], result: Any, error: BaseException | None
-) -> None:
-    if future.done():  # cancelled (a timeout, a cancelled row), or already failed by ``end``
-        return
-    if error is None:
-        future.set_result(result)
-    else:
-        future.set_exception(error)
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-
-
 class EngineProcess:
     """A running engine: send requests, await or wait for replies, end it."""
 
     def __init__(self, manifest: Manifest) -> None:
         self.manifest = manifest
         self._ids = itertools.count()
-        self._pending: dict[int, _Waiter] = {}
+        self._pending: dict[int, Waiter] = {}
         self._lock = threading.Lock()
         """Guards ``_pending``, ``ended``, ``_listening`` and ``_stderr``."""
         self._writing = threading.Lock()
@@ -263,7 +195,8 @@ class EngineProcess:
         if problem is not None:
             return f"sent a reply to {waiter.op} the protocol's schema rejects: {problem}: {_cut(line)}"
         with self._lock:
-            del self._pending[reply_to]
+            if self._pending.pop(reply_to, None) is None:  # ``end`` failed it meanwhile, in another thread
+                return None
         if message["type"] == "ok":
             waiter.settle(message["result"], None, here)
         else:
@@ -296,7 +229,7 @@ class EngineProcess:
         """Take the pipes off every loop that reads them (before the process's pipes can close)."""
         with self._lock:
             loops, self._listening = self._listening, set()
-        here = _running_loop()
+        here = running_loop()
         for loop in loops:
             if loop.is_closed():
                 continue
@@ -313,7 +246,7 @@ class EngineProcess:
 
     # -- requests
 
-    def _send(self, op: str, fields: dict[str, Any], waiter: _Waiter) -> None:
+    def _send(self, op: str, fields: dict[str, Any], waiter: Waiter) -> None:
         """Write one request; ``waiter`` gets its reply, or the process's end."""
         with self._lock:
             ended = self.ended
@@ -321,7 +254,7 @@ class EngineProcess:
                 request_id = next(self._ids)
                 self._pending[request_id] = waiter
         if ended is not None:
-            _resolve(waiter.future, None, EngineFailed(ended))
+            resolve(waiter.future, None, EngineFailed(ended))
             return
         message = {"id": request_id, "type": op, **fields}
         _record(self.pid, "sent", message)
@@ -337,10 +270,10 @@ class EngineProcess:
         """Send ``op`` and await its result; a hang ends the process after the manifest's ``op_timeout_s``."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._send(op, fields, _Waiter(op, future, loop))
+        self._send(op, fields, Waiter(op, future, loop))
         self._listen(loop)
         # A timer, not ``asyncio.wait_for``, which costs a task switch more on every reply.
-        timer = loop.call_later(self.manifest.op_timeout_s, _resolve, future, None, _Hung())
+        timer = loop.call_later(self.manifest.op_timeout_s, resolve, future, None, _Hung())
         try:
             return await future
         except _Hung:
@@ -363,15 +296,15 @@ class EngineProcess:
         limit = self.manifest.op_timeout_s if timeout_s is None else timeout_s
         deadline = time.monotonic() + limit
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        wake = _Wake()
+        wake = Wake()
         try:
-            self._send(op, fields, _Waiter(op, future, wake=wake))
-            here = _running_loop()
+            self._send(op, fields, Waiter(op, future, wake=wake))
+            here = running_loop()
             while not future.done():
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     self.end(f"did not answer {op} within {limit} s")
-                    _resolve(future, None, EngineFailed(str(self.ended)))
+                    resolve(future, None, EngineFailed(str(self.ended)))
                     break
                 self._wait_readable(wake.fd, remaining, here)
             return future.result(0)
@@ -417,7 +350,7 @@ class EngineProcess:
             if not self._read_stderr():
                 break
         failed = EngineFailed(self.ended)
-        here = _running_loop()
+        here = running_loop()
         for waiter in pending.values():
             waiter.settle(None, failed, here)
 
