@@ -31,6 +31,7 @@ import ctypes
 import ctypes.util
 import itertools
 import json
+import math
 import os
 import select
 import signal
@@ -319,7 +320,7 @@ class EngineProcess:
         """Sleep until the engine wrote (then read it) or ``wake`` was written, at most ``timeout_s``."""
         with self._lock:
             pipes = [self._out, self._err, wake] if self._stderr_open else [self._out, wake]
-        readable, _, _ = select.select(pipes, [], [], timeout_s)
+        readable = _readable(pipes, timeout_s)
         if self._err in readable:
             self._read_stderr()
         if self._out in readable:
@@ -346,7 +347,7 @@ class EngineProcess:
             self._process.kill()
         # The failure shows the stderr tail: read what the engine wrote before it died (its pipe closes now).
         deadline = time.monotonic() + STDERR_DRAIN_S
-        while (remaining := deadline - time.monotonic()) > 0 and select.select([self._err], [], [], remaining)[0]:
+        while (remaining := deadline - time.monotonic()) > 0 and _readable([self._err], remaining):
             if not self._read_stderr():
                 break
         failed = EngineFailed(self.ended)
@@ -383,6 +384,18 @@ class _ErrorReply(Exception):
 
     def error(self) -> Exception:
         return contract_error(self.payload)
+
+
+def _readable(fds: list[int], timeout_s: float) -> set[int]:
+    """Which of ``fds`` can be read (or are at their end) within ``timeout_s``.
+
+    ``poll``, not ``select``: a long run starts many engine processes, and ``select`` takes no
+    descriptor numbered past 1023.
+    """
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return {fd for fd, _ in poller.poll(math.ceil(timeout_s * 1000))}
 
 
 def _fileno(pipe: IO[bytes] | None) -> int:
