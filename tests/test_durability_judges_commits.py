@@ -8,47 +8,21 @@ expects each job as the churn worker's ``end`` line showed it (``worker.snapshot
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.suite_subprocess import run_suite
+
 ENGINE = "tests.engines.sqlite_fail_retries:adapter"
 ROWS = "durability or dead_letter or batch_ack_and_cancel"
 
 
 def test_a_durable_engine_whose_fail_retries_and_cancel_refuses_passes_p3_and_fails_d1_and_b2(tmp_path: Path) -> None:
     """P3 passed on both legs; D1 (fail leaves the job ready) and B2 (no cancel of a processing job) failed."""
-    report = tmp_path / "report.json"
-    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    env.pop("ALKSTORE_REQUIRE", None)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            f"--alkstore-engine={ENGINE}",
-            f"--alkstore-report={report}",
-            "-k",
-            ROWS,
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    engine = json.loads(report.read_text(encoding="utf-8"))["engines"][0]
+    engine, output = run_suite(tmp_path, ENGINE, "-k", ROWS)
     verdicts = {clause["clause"]: clause for clause in engine["clauses"]}
-    assert verdicts["P3"]["verdict"] == "passed", (verdicts["P3"], done.stdout[-4000:])
-    assert verdicts["D1"]["verdict"] == "failed", (verdicts["D1"], done.stdout[-4000:])
-    assert verdicts["B2"]["verdict"] == "failed", (verdicts["B2"], done.stdout[-4000:])
+    assert verdicts["P3"]["verdict"] == "passed", (verdicts["P3"], output)
+    assert verdicts["D1"]["verdict"] == "failed", (verdicts["D1"], output)
+    assert verdicts["B2"]["verdict"] == "failed", (verdicts["B2"], output)
     durability = [row for row in engine["rows"] if row["row"] == "durability"]
     notes = [note for row in durability for note in row["notes"]]
     assert any("the engine refused cancel-processing" in note for note in notes), notes
