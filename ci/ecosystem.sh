@@ -11,13 +11,16 @@ cd "$(dirname "$0")/.."
 export ALKSTORE_PG_DSN="${ALKSTORE_PG_DSN:-postgresql://postgres@127.0.0.1:5432/postgres}"
 out=docs/ecosystem/reports
 node_manifest="$PWD/engines_under_test/alkstore_node/alkstore-engine.toml"
+rust_manifest="$PWD/engines_under_test/alkstore_rust/alkstore-engine.toml"
 status=0
 bash ci/node.sh install
+bash ci/rust.sh install
 for run in 1 2 3; do
-    for engine in sqlite mem postgres node-sqlite pgqueuer procrastinate; do
+    for engine in sqlite mem postgres node-sqlite rust-sqlite pgqueuer procrastinate; do
         spec=$engine
         extra=()
         [ "$engine" = node-sqlite ] && spec=$node_manifest
+        [ "$engine" = rust-sqlite ] && spec=$rust_manifest
         case $engine in pgqueuer | procrastinate)
             extra=(--xfail-file "ecosystem/alkstore_$engine/expected-failures.txt") ;;
         esac
