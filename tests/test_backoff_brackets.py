@@ -9,13 +9,19 @@ passes it, passes only when every instant does, and is inconclusive in between) 
 
 from __future__ import annotations
 
+import asyncio
+from datetime import datetime
+
 import pytest
+from alkstore_mem import MemDriver
 
 from alkstore_contract.suite.checks import ContractViolation, expect
 from alkstore_contract.suite.harness import HostTooSlow, RowContext
-from alkstore_contract.suite.rows.backoff_curve_equivalence import judge_seeds, judge_spread
+from alkstore_contract.suite.rows import backoff_curve_equivalence
+from alkstore_contract.suite.rows.backoff_curve_equivalence import judge_seeds, judge_spread, leg_jitter
 from alkstore_contract.suite.verdicts import Verdict, clause_verdicts
-from tests.test_defining_checks import _run_row
+from alkstore_contract.types import Job
+from tests.test_defining_checks import SystemClockMem, _run_row
 
 LOW, HIGH = 300.0, 600.0
 LOWER_HALF, UPPER_HALF = (320.0, 321.0), (560.0, 561.0)
@@ -72,3 +78,40 @@ def test_a_leg_undecided_for_one_clause_keeps_the_other_clauses_checks() -> None
 
     verdicts = clause_verdicts([_run_row(body, ("R2", "R5"))], {})
     assert (verdicts["R2"].verdict, verdicts["R5"].verdict) == (Verdict.PASSED, Verdict.INCONCLUSIVE)
+
+
+CLAIM_TAIL_S = 2.5
+"""How long the slow engine's claim goes on after it read its clock: every retry's now bracket is wider than this,
+so on a 10 s base no delay (at least 5 s) is surely below the middle (7.5 s)."""
+
+
+class SlowClaimDriver(MemDriver):
+    """The mem engine whose claim answers ``CLAIM_TAIL_S`` after it took its jobs, as on a crawling host."""
+
+    async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
+        jobs = await super().claim(queue, worker_id, n, token, now)
+        await asyncio.sleep(CLAIM_TAIL_S)
+        return jobs
+
+
+class SlowClaimMem(SystemClockMem):
+    driver_class = SlowClaimDriver
+
+
+def _jitter_verdicts() -> dict[str, Verdict]:
+    async def body(ctx: RowContext) -> None:
+        await ctx.leg("jitter spreads", ("R5", "R2"), leg_jitter)
+
+    verdicts = clause_verdicts([_run_row(body, ("R2", "R5"), SlowClaimMem())], {})
+    return {clause: verdicts[clause].verdict for clause in ("R2", "R5")}
+
+
+def test_brackets_seconds_wide_still_decide_r5_on_its_600_s_base() -> None:
+    """R5, R2: a claim 2.5 s slow (every bracket wider than that) leaves the halves of [300, 600] s decided."""
+    assert _jitter_verdicts() == {"R2": Verdict.PASSED, "R5": Verdict.PASSED}
+
+
+def test_brackets_wider_than_a_half_can_decide_leave_r5_inconclusive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """R5, R2: on a 10 s base (the leg's old one), 2.5 s brackets hide the lower half: inconclusive, not failed."""
+    monkeypatch.setattr(backoff_curve_equivalence, "JITTER_BASE_S", 10.0)
+    assert _jitter_verdicts() == {"R2": Verdict.PASSED, "R5": Verdict.INCONCLUSIVE}
