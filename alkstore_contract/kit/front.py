@@ -244,7 +244,14 @@ class KitJobHandle(Generic[D]):
         self._queue = queue
         self._job = job
         self._token = token
-        self._once = OneShot(job.id)
+        self._once: OneShot | None = None
+
+    def _one_shot(self) -> OneShot:
+        """H4's bookkeeping, made by the first op that needs it: a batch acked by id never does."""
+        once = self._once
+        if once is None:
+            once = self._once = OneShot(self._job.id)
+        return once
 
     @property
     def job(self) -> Job:
@@ -256,7 +263,7 @@ class KitJobHandle(Generic[D]):
         queue = self._queue
         store = queue._store
         store.check_open("ack")
-        self._once.spend("ack")
+        self._one_shot().spend("ack")
         return await queue._driver.ack(queue._name, self._job.id, self._token, store.now())
 
     async def retry(self, error: str | None = None, delay: Duration | None = None) -> bool:
@@ -270,10 +277,10 @@ class KitJobHandle(Generic[D]):
         queue = self._queue
         store = queue._store
         store.check_open("retry")
-        self._once.check("retry")
+        self._one_shot().check("retry")
         checked_error = validate_error(error)
         delay_s = optional_duration_seconds("delay", delay)
-        self._once.spend("retry")
+        self._one_shot().spend("retry")
         job = self._job
         decision = decide_retry(
             attempts=job.attempts,
@@ -294,9 +301,9 @@ class KitJobHandle(Generic[D]):
         queue = self._queue
         store = queue._store
         store.check_open("fail")
-        self._once.check("fail")
+        self._one_shot().check("fail")
         last_error = fail_error(validate_error(error))
-        self._once.spend("fail")
+        self._one_shot().spend("fail")
         return await queue._driver.dead_letter(queue._name, self._job.id, self._token, store.now(), last_error)
 
     async def heartbeat(self, extend: Duration | None = None) -> bool:
@@ -304,7 +311,7 @@ class KitJobHandle(Generic[D]):
         queue = self._queue
         store = queue._store
         store.check_open("heartbeat")
-        self._once.check("heartbeat")
+        self._one_shot().check("heartbeat")
         extend_s = optional_duration_seconds("extend", extend, positive=True)
         lease_s = self._job.visibility_timeout_s if extend_s is None else extend_s
         return await queue._driver.heartbeat(queue._name, self._job.id, self._token, store.now(), lease_s)

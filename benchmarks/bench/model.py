@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,15 +16,30 @@ BATCH = 100
 
 @dataclass(frozen=True, slots=True)
 class Sample:
-    """One timed run of one path: how many jobs in how long, and each op's latency."""
+    """One timed run of one path: how many jobs in how long, each op's latency, and of how many repeats.
+
+    A run repeated (``joined``) counts every repeat's jobs over every repeat's
+    timed seconds, so its jobs/s means what a single run's does.
+    """
 
     jobs: int
     seconds: float
     latencies_us: tuple[float, ...]
+    repeats: int = 1
 
     @property
     def rate(self) -> float:
         return self.jobs / self.seconds
+
+    @classmethod
+    def joined(cls, samples: Sequence[Sample]) -> Sample:
+        """The repeats of one run as one sample: their jobs and timed seconds added, their latencies pooled."""
+        return cls(
+            jobs=sum(sample.jobs for sample in samples),
+            seconds=sum(sample.seconds for sample in samples),
+            latencies_us=tuple(latency for sample in samples for latency in sample.latencies_us),
+            repeats=sum(sample.repeats for sample in samples),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +89,9 @@ class Series:
             "workers": self.workers,
             "note": self.note,
             "jobs_per_s": {"median": self.median, "min": self.low, "max": self.high},
-            "runs": [{"jobs": s.jobs, "seconds": s.seconds, "jobs_per_s": s.rate} for s in self.samples],
+            "runs": [
+                {"jobs": s.jobs, "seconds": s.seconds, "jobs_per_s": s.rate, "repeats": s.repeats} for s in self.samples
+            ],
             "latency_us": {"p50": self.latency_us(0.5), "p99": self.latency_us(0.99)},
             "statements_per_job": None if self.counts is None else self.counts.statements_per_job,
             "round_trips_per_job": None if self.counts is None else self.counts.round_trips_per_job,

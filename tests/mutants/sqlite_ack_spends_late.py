@@ -23,9 +23,9 @@ class LateSpendHandle(KitJobHandle[SqliteDriver]):
         queue = self._queue
         store = queue._store
         store.check_open("ack")
-        self._once.check("ack")
+        self._one_shot().check("ack")
         acked = await queue._driver.ack(queue._name, self._job.id, self._token, store.now())
-        self._once.spend("ack")
+        self._one_shot().spend("ack")
         return acked
 
 

@@ -1,0 +1,86 @@
+"""``Job``, the snapshot of contract clause B3, is the frozen dataclass it declares, however it is built (rule: B3).
+
+``Job.__init__`` is written out for speed (a batch claim builds a hundred): it
+stores the fields through a twin class with the same slots and then makes the
+object a ``Job`` again. Whatever that costs or saves, the object must be a
+``Job`` in every way the dataclass promises: equal to one built field by field,
+frozen, shown, copied, pickled and replaced as before; and a subclass, whose
+layout may differ, still gets every field.
+
+If one of these fails, check: ``_JobFields.__slots__`` no longer names
+``Job``'s fields (``JOB_FIELDS``), or ``Job.__init__`` stores a field under the
+wrong name.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from alkstore_contract.types import JOB_FIELDS, Job, JobState
+
+NOW = datetime(2030, 1, 1, tzinfo=UTC)
+VALUES: dict[str, object] = {
+    "id": 7,
+    "queue": "emails",
+    "payload": {"to": "a@example.com", "n": [1, 2]},
+    "state": JobState.PROCESSING,
+    "priority": -3,
+    "attempts": 2,
+    "max_attempts": 5,
+    "run_at": NOW,
+    "expires_at": NOW + timedelta(hours=1),
+    "enqueued_at": NOW - timedelta(seconds=1),
+    "lease_expires_at": NOW + timedelta(seconds=30),
+    "claimed_by": "worker-1",
+    "visibility_timeout_s": 30.0,
+    "backoff_base_s": 2.5,
+    "dead_letter_retention_s": 86_400.0,
+    "last_error": "boom",
+    "died_at": None,
+}
+"""A distinct value for every field, so a field stored under another's name shows."""
+
+
+def built() -> Job:
+    return Job(**VALUES)  # type: ignore[arg-type]
+
+
+def test_every_field_reads_back_what_was_given_b3() -> None:
+    job = built()
+    assert type(job) is Job
+    assert {name: getattr(job, name) for name in JOB_FIELDS} == VALUES
+    assert dataclasses.astuple(job) == tuple(VALUES.values())
+
+
+def test_the_snapshot_is_frozen_b3() -> None:
+    job = built()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        job.priority = 1  # type: ignore[misc]
+    assert job.priority == -3
+
+
+def test_it_compares_shows_copies_pickles_and_replaces_as_the_dataclass_does_b3() -> None:
+    job = built()
+    assert job == built()
+    assert job != dataclasses.replace(job, attempts=3)
+    assert repr(job).startswith("Job(id=7, queue='emails', payload={'to': 'a@example.com', 'n': [1, 2]}, ")
+    assert copy.copy(job) == job
+    assert copy.deepcopy(job) == job
+    assert pickle.loads(pickle.dumps(job)) == job
+    replaced = dataclasses.replace(job, state=JobState.READY, lease_expires_at=None)
+    assert type(replaced) is Job
+    assert (replaced.state, replaced.lease_expires_at, replaced.id) == (JobState.READY, None, 7)
+
+
+def test_a_subclass_gets_every_field_too_b3() -> None:
+    class Tagged(Job):
+        """A subclass with a ``__dict__``: its layout is not ``Job``'s."""
+
+    job = Tagged(**VALUES)  # type: ignore[arg-type]
+    assert type(job) is Tagged
+    assert {name: getattr(job, name) for name in JOB_FIELDS} == VALUES
