@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The Node.js engine (engines_under_test/alkstore_node): install its npm packages when they are missing,
-# check its syntax, run its unit tests. ci/test.sh calls it; its certification runs with the suite's phases.
+# The Node.js engine (engines_under_test/alkstore_node) and the Node kit it shares with the Node ecosystem
+# adapters (ecosystem/node_kit): install the engine's npm packages when they are missing, check the syntax
+# of both, run their unit tests. ci/test.sh calls it; its certification runs with the suite's phases.
 #
 #   ci/node.sh install    npm ci, unless node_modules already holds the built better-sqlite3
 #   ci/node.sh check      node --check on every source and test file, then node --test
@@ -19,10 +20,10 @@ install)
     node -e "require('better-sqlite3')" # a binary built for another Node fails here, not in the suite
     ;;
 check)
-    for file in src/*.js test/*.js ../../tests/mutants/node_*.js; do
+    for file in src/*.js test/*.js ../../tests/mutants/node_*.js ../../ecosystem/node_kit/src/*.js ../../ecosystem/node_kit/test/*.js; do
         node --check "$file"
     done
-    node --test test/
+    node --test test/ ../../ecosystem/node_kit/test/
     ;;
 *)
     echo "usage: ci/node.sh install|check" >&2

@@ -5,9 +5,10 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const storage = require('../src/storage');
-const { Engine, backoffDelayS, seededRandom } = require('../src/engine');
+const { Engine } = require('../src/engine');
+const { backoffDelayS, seededRandom } = require('../../../ecosystem/node_kit/src/backoff');
 const { reply, handlers } = require('../src/main');
-const { LITERALS, secondsToUs } = require('../src/validate');
+const { LITERALS, secondsToUs } = require('../../../ecosystem/node_kit/src/validate');
 
 const OPTS = { visibility_timeout_s: 10, max_attempts: 2, backoff_base_s: 5, dead_letter_retention_s: null };
 const NO_OPTIONS = { delay_s: null, run_at: null, expires_s: null, max_attempts: null, priority: '0' };
