@@ -100,7 +100,9 @@ class GraphileDriver {
         payload: { payload: text, alkstore: stamps },
         runAt,
         maxAttempts: jobs.maxAttempts,
-        priority: Number(-jobs.priority),
+        // graphile runs the lowest priority first; the contract the highest. The decimal text keeps a 64-bit
+        // value exact on its way to Postgres, which refuses one beyond graphile's smallint column itself.
+        priority: (-jobs.priority).toString(),
       })),
     );
     return added.map((job) => Number(job.id));
