@@ -18,12 +18,14 @@ install)
         cp package-lock.json node_modules/.package-lock.json.ci
     fi
     node -e "require('better-sqlite3')" # a binary built for another Node fails here, not in the suite
+    (cd ../../ecosystem/alkstore_pgboss && npm ci --no-audit --no-fund --loglevel=error) # pure JS: seconds
     ;;
 check)
-    for file in src/*.js test/*.js ../../tests/mutants/node_*.js ../../ecosystem/node_kit/src/*.js ../../ecosystem/node_kit/test/*.js; do
+    for file in src/*.js test/*.js ../../tests/mutants/node_*.js ../../ecosystem/node_kit/src/*.js ../../ecosystem/node_kit/test/*.js \
+        ../../ecosystem/alkstore_pgboss/src/*.js ../../ecosystem/alkstore_pgboss/test/*.js; do
         node --check "$file"
     done
-    node --test test/ ../../ecosystem/node_kit/test/
+    node --test test/ ../../ecosystem/node_kit/test/ ../../ecosystem/alkstore_pgboss/test/
     ;;
 *)
     echo "usage: ci/node.sh install|check" >&2

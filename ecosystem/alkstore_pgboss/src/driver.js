@@ -11,9 +11,12 @@
 // pg-boss reads time from the server (now()) only, so the store is never opened with the suite's clock.
 
 const crypto = require('node:crypto');
-const { errors } = require('../../node_kit');
 const { jobData, isoUs, snapshot } = require('./rows');
 
+const DEADLOCK = '40P01';
+/** The adapter's own table: job id -> the worker id of its latest claim (C3's claimed_by; pg-boss records none). */
+const CLAIMANTS = 'alkstore_claimants';
+const CREATE_ATTEMPTS = 5;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A job id as pg-boss's are (uuid text), or null: an id of another kind names no job of pg-boss's. */
@@ -32,8 +35,23 @@ class PgBossDriver {
   /** pg-boss needs a queue created before it takes jobs (createQueue is idempotent: ON CONFLICT DO NOTHING). */
   async ensureQueue(queue) {
     if (this.queues.has(queue)) return;
-    await this.boss.createQueue(queue);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.boss.createQueue(queue);
+        break;
+      } catch (error) {
+        // Two processes creating one queue at once can deadlock on the partition it attaches: try again.
+        if (error.code !== DEADLOCK || attempt === CREATE_ATTEMPTS) throw error;
+      }
+    }
     this.queues.add(queue);
+  }
+
+  /** The retention from start_after that ends at the contract's expiry, now + expires (E5). */
+  async retentionS(jobs) {
+    const now = await this.serverNowUs();
+    const start = jobs.delayUs !== null ? now + jobs.delayUs : (jobs.runAtUs ?? now);
+    return Number(now + jobs.expiresUs - start) / 1e6;
   }
 
   /** The server's now, for keepUntil: pg-boss's own instants are all the server's now(). */
@@ -42,30 +60,37 @@ class PgBossDriver {
     return BigInt(rows[0].us);
   }
 
-  async options(jobs) {
+  /**
+   * pg-boss's options for the contract's: retryLimit counts retries (max_attempts - 1); retryDelay and
+   * expireInSeconds are whole seconds, at least 1 (pg-boss's integer columns and its attorney's floor), so
+   * the backoff base is rounded and the visibility timeout rounded up to what pg-boss takes.
+   */
+  baseOptions(jobs) {
     const options = {
       priority: Number(jobs.priority),
       retryLimit: jobs.maxAttempts - 1,
       retryDelay: Math.max(1, Math.round(jobs.backoffBaseS)),
       retryBackoff: true,
-      expireInSeconds: jobs.visibilityTimeoutS,
+      expireInSeconds: Math.max(1, Math.ceil(jobs.visibilityTimeoutS)),
     };
     if (jobs.delayUs !== null) options.startAfter = Number(jobs.delayUs) / 1e6;
     else if (jobs.runAtUs !== null) options.startAfter = isoUs(jobs.runAtUs);
-    if (jobs.expiresUs !== null) options.keepUntil = isoUs((await this.serverNowUs()) + jobs.expiresUs);
     return options;
   }
 
   async insert(queue, jobs) {
     await this.ensureQueue(queue);
-    const options = await this.options(jobs);
+    const options = this.baseOptions(jobs);
     if (jobs.payloads.length === 1) {
+      // send()'s expiry of a job not yet started is its retention, counted from start_after.
+      if (jobs.expiresUs !== null) options.retentionSeconds = await this.retentionS(jobs);
       const id = await this.boss.send(queue, jobData(jobs.payloads[0], jobs), options);
       if (id === null) throw new Error('pg-boss send() stored nothing (returned null)');
       return [id];
     }
     // insert() is one statement for the whole list (E11), but returns no ids: give each job its id, as
-    // pg-boss's own ids are (random uuids).
+    // pg-boss's own ids are (random uuids); insert() takes the retention as an instant (keepUntil).
+    if (jobs.expiresUs !== null) options.keepUntil = isoUs((await this.serverNowUs()) + jobs.expiresUs);
     const rows = jobs.payloads.map((payload) => ({ id: crypto.randomUUID(), name: queue, data: jobData(payload, jobs), ...options }));
     await this.boss.insert(rows);
     return rows.map((row) => row.id);
@@ -74,7 +99,19 @@ class PgBossDriver {
   async claim(queue, workerId, n) {
     await this.ensureQueue(queue);
     const rows = await this.boss.fetch(queue, { batchSize: n, includeMetadata: true });
-    return rows.map((row) => snapshot(row, queue));
+    if (rows.length > 0) {
+      await this.db.executeSql(
+        `INSERT INTO ${this.schema}.${CLAIMANTS} (job_id, worker_id) SELECT UNNEST($1::uuid[]), $2 ` +
+          'ON CONFLICT (job_id) DO UPDATE SET worker_id = EXCLUDED.worker_id',
+        [rows.map((row) => row.id), workerId],
+      );
+    }
+    return rows.map((row) => snapshot(row, queue, workerId));
+  }
+
+  async claimant(id) {
+    const { rows } = await this.db.executeSql(`SELECT worker_id FROM ${this.schema}.${CLAIMANTS} WHERE job_id = $1`, [id]);
+    return rows.length === 1 ? rows[0].worker_id : null;
   }
 
   async complete(queue, ids) {
@@ -107,8 +144,9 @@ class PgBossDriver {
     return this.fail(queue, id, lastError);
   }
 
+  /** pg-boss 10 has no heartbeat: a lease is started_on + expireInSeconds and no call extends it. */
   async heartbeat() {
-    throw new errors.ContractError('EngineError', 'pg-boss 10 has no heartbeat: a lease is started_on + expireInSeconds and no call extends it');
+    return false;
   }
 
   async getRow(queue, id) {
@@ -127,7 +165,7 @@ class PgBossDriver {
 
   async get(queue, id) {
     const row = await this.getRow(queue, id);
-    return row === null ? null : snapshot(row, queue);
+    return row === null ? null : snapshot(row, queue, await this.claimant(row.id));
   }
 
   /** pg-boss's maintenance (expire, archive, drop), on demand; how many of the queue's jobs it left failed anew. */
@@ -146,4 +184,4 @@ class PgBossDriver {
   }
 }
 
-module.exports = { PgBossDriver, ownId };
+module.exports = { PgBossDriver, ownId, CLAIMANTS };

@@ -10,7 +10,7 @@ const crypto = require('node:crypto');
 const pg = require('pg');
 const PgBoss = require('pg-boss');
 const { serveAdapter } = require('../../node_kit');
-const { PgBossDriver } = require('./driver');
+const { PgBossDriver, CLAIMANTS } = require('./driver');
 const pkg = require('../package.json');
 
 const PINNED = pkg.dependencies['pg-boss'];
@@ -19,6 +19,8 @@ const TIMESTAMPTZ_OID = 1184;
 /** The contract's live states: completed (acked) and cancelled rows stay in pg-boss's table, but are gone. */
 const STORED_STATES = "('created', 'retry', 'active', 'failed')";
 const EMULATES = {
+  C3: 'claimed_by: pg-boss records no claimant; the adapter writes the worker id of each fetch to a table of its own (alkstore_claimants) and reads it back',
+  C6: 'claimed_by as given: read back from the adapter\'s own claimant table, as for C3',
   H4: 'one-shot handles: the Node kit refuses a second ack/retry/fail on a handle before it reaches pg-boss, whose complete()/fail() take any job id any number of times',
 };
 
@@ -64,12 +66,14 @@ const adapter = {
     return null;
   },
 
-  /** A fresh schema holding pg-boss's tables, made by pg-boss's own start() (its migration). */
+  /** A fresh schema holding pg-boss's tables, made by pg-boss's own start() (its migration), and the claimant table. */
   async createLocation() {
     const location = { dsn: dsn(), schema: `alk_pgb_${crypto.randomBytes(8).toString('hex')}` };
     const boss = newBoss(location, { supervise: false, migrate: true, max: 1 });
     await boss.start();
     await boss.stop({ graceful: false, wait: true });
+    const claimants = `CREATE TABLE ${quote(location.schema)}.${CLAIMANTS} (job_id uuid PRIMARY KEY, worker_id text NOT NULL)`;
+    await withClient(location.dsn, (client) => client.query(claimants));
     return JSON.stringify(location);
   },
 

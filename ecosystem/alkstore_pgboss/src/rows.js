@@ -46,8 +46,11 @@ function isoUs(us) {
   return `${base}.${micros.toString().padStart(6, '0')}Z`;
 }
 
-/** The contract snapshot of a pg-boss row (getJobById or fetch with includeMetadata), or null when it is gone. */
-function snapshot(row, queue) {
+/**
+ * The contract snapshot of a pg-boss row (getJobById or fetch with includeMetadata), or null when it is gone;
+ * `claimant` is the worker id the adapter's own table holds for it (pg-boss records none).
+ */
+function snapshot(row, queue, claimant = null) {
   const state = STATES[row.state];
   if (state === undefined) return null;
   const { payload, stamps } = row.data;
@@ -66,7 +69,7 @@ function snapshot(row, queue) {
     expires_at: stamps.expires ? instantUs(row.keepUntil) : null,
     enqueued_at: instantUs(row.createdOn),
     lease_expires_at: leaseUs === null ? null : leaseUs.toString(),
-    claimed_by: null,
+    claimed_by: state === 'processing' ? claimant : null,
     visibility_timeout_s: stamps.visibility_timeout_s,
     backoff_base_s: stamps.backoff_base_s,
     dead_letter_retention_s: stamps.dead_letter_retention_s,
