@@ -12,7 +12,7 @@
 # no prebuilt binary can be fetched: about a minute of CPU once, then kept in node_modules.
 set -euo pipefail
 cd "$(dirname "$0")/../engines_under_test/alkstore_node"
-ADAPTERS=(../../ecosystem/alkstore_graphile)
+ADAPTERS=(../../ecosystem/alkstore_graphile ../../ecosystem/alkstore_pgboss) # pure JS: npm ci takes seconds
 case "${1:-}" in
 install)
     if [ ! -f node_modules/better-sqlite3/build/Release/better_sqlite3.node ] ||
@@ -28,6 +28,7 @@ install)
     done
     ;;
 check)
+    shopt -s nullglob # an adapter without top-level .js files (a reproduce.js) adds none
     adapter_files=()
     adapter_tests=()
     for adapter in "${ADAPTERS[@]}"; do

@@ -67,9 +67,9 @@ function uniqueIds(ids) {
   return [...seen.values()];
 }
 
-class Front {
-  constructor(adapter) {
-    this.adapter = adapter;
+/** The process's tables of stores, queues and handles, keyed by the ids the wire carries ("s1", "q4", "h17"). */
+class Tables {
+  constructor() {
     this.stores = new Map();
     this.queues = new Map();
     this.handles = new Map();
@@ -84,6 +84,13 @@ class Front {
     const found = table.get(key);
     if (found === undefined) throw new Error(`no ${what} ${JSON.stringify(key)} in this process`);
     return found;
+  }
+}
+
+class Front extends Tables {
+  constructor(adapter) {
+    super();
+    this.adapter = adapter;
   }
 
   async hello(request) {
@@ -293,4 +300,4 @@ function serveAdapter(adapter) {
   serve(front.handlers(), { onClose: () => front.closeAll() });
 }
 
-module.exports = { Front, serveAdapter, c2Order, runAtFrom, decideRetry, uniqueIds, PROTOCOL_VERSION };
+module.exports = { Front, Tables, serveAdapter, c2Order, runAtFrom, decideRetry, uniqueIds, PROTOCOL_VERSION };

@@ -10,6 +10,7 @@ const storage = require('./storage');
 const validate = require('../../../ecosystem/node_kit/src/validate');
 const { storeClosed, handleSpent } = require('../../../ecosystem/node_kit/src/errors');
 const { seededRandom, backoffDelayS } = require('../../../ecosystem/node_kit/src/backoff');
+const { Tables } = require('../../../ecosystem/node_kit/src/front');
 
 const LAST_ERROR = validate.LITERALS.last_error;
 
@@ -52,23 +53,7 @@ function ownId(jobId) {
   return typeof jobId === 'number' && Number.isSafeInteger(jobId) && jobId > 0 ? BigInt(jobId) : null;
 }
 
-class Engine {
-  constructor() {
-    this.stores = new Map();
-    this.queues = new Map();
-    this.handles = new Map();
-    this.nextId = 1;
-  }
-
-  id(prefix) {
-    return `${prefix}${this.nextId++}`;
-  }
-
-  lookup(table, key, what) {
-    const found = table.get(key);
-    if (found === undefined) throw new Error(`no ${what} ${JSON.stringify(key)} in this process`);
-    return found;
-  }
+class Engine extends Tables {
 
   openStore({ location, clock, seed }) {
     const id = this.id('s');
