@@ -159,8 +159,9 @@ class GraphileDriver {
   async retry(queue, id, token, now, delayS, lastError) {
     const claim = this.heldClaim(id, token);
     if (claim === undefined) return false;
-    const nowUs = await this.serverNowUs();
     await claim.decide('retry', lastError ?? (await this.lastError(id)) ?? '');
+    // The op's one clock read, once graphile has released the job: its ready time counts from then.
+    const nowUs = await this.serverNowUs();
     await this.utils.rescheduleJobs([String(id)], { runAt: dateOf(nowUs + validate.secondsToUs(delayS)) });
     return true;
   }
