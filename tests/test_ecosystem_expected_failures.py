@@ -2,7 +2,7 @@
 
 Part of the project's tests.
 
-rule: issue 25, "expected-failure files per library" (``row[engine] CLAUSE reason``, alkstore_contract/suite/xfail.py).
+rule: xfail-file (an expected-failures file per library, ``row[engine] CLAUSE reason``: suite/xfail.py).
 
 If this fails, an ``ecosystem/*/expected-failures.txt`` line names a row the suite does not have (so the
 entry could never match a failure), a clause docs/contract.md does not have, or another engine than the
@@ -25,14 +25,14 @@ FILES = sorted((ROOT / "ecosystem").glob("*/expected-failures.txt"))
 ROWS = {row.name for row in all_rows()}
 
 
-def test_issue25_there_are_files_to_check() -> None:
-    """issue 25: the glob finds the adapters' files (a moved directory would make the rest vacuous)."""
+def test_xfail_file_there_are_files_to_check() -> None:
+    """xfail-file: the glob finds the adapters' files (a moved directory would make the rest vacuous)."""
     assert len(FILES) >= 2, f"expected the ecosystem adapters' expected-failures files, found {FILES}"
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda path: path.parent.name)
-def test_issue25_each_entry_names_a_row_of_the_suite_and_one_engine(path: Path) -> None:
-    """issue 25: each line parses (its clause is the contract's), its row exists, one engine is named."""
+def test_xfail_file_each_entry_names_a_row_of_the_suite_and_one_engine(path: Path) -> None:
+    """xfail-file: each line parses (its clause is the contract's), its row exists, one engine is named."""
     entries = [entry for found in load_xfail_file(path).values() for entry in found]
     assert entries, f"{path}: no entries"
     engines = set()
