@@ -12,19 +12,23 @@ export ALKSTORE_PG_DSN="${ALKSTORE_PG_DSN:-postgresql://postgres@127.0.0.1:5432/
 out=docs/ecosystem/reports
 node_manifest="$PWD/engines_under_test/alkstore_node/alkstore-engine.toml"
 rust_manifest="$PWD/engines_under_test/alkstore_rust/alkstore-engine.toml"
+graphile_manifest="$PWD/ecosystem/alkstore_graphile/alkstore-engine.toml"
 status=0
 bash ci/node.sh install
 bash ci/rust.sh install
 # postgres's T3 (row server_clock) runs on a throwaway cluster under libfaketime; without it, "not run here".
 ALKSTORE_FAKETIME_LIB="$(bash ci/faketime.sh)" && export ALKSTORE_FAKETIME_LIB
 for run in 1 2 3; do
-    for engine in sqlite mem postgres node-sqlite rust-sqlite pgqueuer procrastinate; do
+    for engine in sqlite mem postgres node-sqlite rust-sqlite pgqueuer procrastinate graphile-worker; do
         spec=$engine
         extra=()
         [ "$engine" = node-sqlite ] && spec=$node_manifest
         [ "$engine" = rust-sqlite ] && spec=$rust_manifest
         case $engine in pgqueuer | procrastinate)
             extra=(--xfail-file "ecosystem/alkstore_$engine/expected-failures.txt") ;;
+        graphile-worker)
+            spec=$graphile_manifest
+            extra=(--xfail-file ecosystem/alkstore_graphile/expected-failures.txt) ;;
         esac
         alkstore certify "$spec" "${extra[@]}" --report "$out/$engine-$run.json" > /dev/null || {
             echo "ci/ecosystem.sh: $engine run $run exited $? (see $out/$engine-$run.json)" >&2

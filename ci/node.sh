@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# The Node.js engine (engines_under_test/alkstore_node): install its npm packages when they are missing,
-# check its syntax, run its unit tests. ci/test.sh calls it; its certification runs with the suite's phases.
+# The Node.js engine (engines_under_test/alkstore_node) and the Node kit it shares with the Node ecosystem
+# adapters (ecosystem/node_kit): install the engine's npm packages when they are missing, check the syntax
+# of both, run their unit tests. ci/test.sh calls it; its certification runs with the suite's phases.
 #
-#   ci/node.sh install    npm ci, unless node_modules already holds the built better-sqlite3
-#   ci/node.sh check      node --check on every source and test file, then node --test
+#   ci/node.sh install    npm ci, unless node_modules already holds the built better-sqlite3; npm ci in each
+#                         Node ecosystem adapter (ADAPTERS) whose node_modules is not from its lock file
+#   ci/node.sh check      node --check on every source and test file, then node --test (an adapter's Postgres
+#                         tests run on $ALKSTORE_PG_DSN and skip when no server answers)
 #
 # better-sqlite3 12 (not 13, which needs Node 22 and crashes on Node 20) is built from source by npm when
 # no prebuilt binary can be fetched: about a minute of CPU once, then kept in node_modules.
 set -euo pipefail
 cd "$(dirname "$0")/../engines_under_test/alkstore_node"
+ADAPTERS=(../../ecosystem/alkstore_graphile ../../ecosystem/alkstore_pgboss) # pure JS: npm ci takes seconds
 case "${1:-}" in
 install)
     if [ ! -f node_modules/better-sqlite3/build/Release/better_sqlite3.node ] ||
@@ -17,12 +21,24 @@ install)
         cp package-lock.json node_modules/.package-lock.json.ci
     fi
     node -e "require('better-sqlite3')" # a binary built for another Node fails here, not in the suite
+    for adapter in "${ADAPTERS[@]}"; do
+        if ! cmp -s "$adapter/package-lock.json" "$adapter/node_modules/.package-lock.json.ci" 2>/dev/null; then
+            (cd "$adapter" && npm ci --no-audit --no-fund --loglevel=error && cp package-lock.json node_modules/.package-lock.json.ci)
+        fi
+    done
     ;;
 check)
-    for file in src/*.js test/*.js ../../tests/mutants/node_*.js; do
+    shopt -s nullglob # an adapter without top-level .js files (a reproduce.js) adds none
+    adapter_files=()
+    adapter_tests=()
+    for adapter in "${ADAPTERS[@]}"; do
+        adapter_files+=("$adapter"/*.js "$adapter"/src/*.js "$adapter"/test/*.js)
+        adapter_tests+=("$adapter/test/")
+    done
+    for file in src/*.js test/*.js ../../tests/mutants/node_*.js ../../ecosystem/node_kit/src/*.js ../../ecosystem/node_kit/test/*.js "${adapter_files[@]}"; do
         node --check "$file"
     done
-    node --test test/
+    node --test test/ ../../ecosystem/node_kit/test/ "${adapter_tests[@]}"
     ;;
 *)
     echo "usage: ci/node.sh install|check" >&2

@@ -7,31 +7,12 @@
 const crypto = require('node:crypto');
 const { performance } = require('node:perf_hooks');
 const storage = require('./storage');
-const validate = require('./validate');
-const { storeClosed, handleSpent } = require('./errors');
+const validate = require('../../../ecosystem/node_kit/src/validate');
+const { storeClosed, handleSpent } = require('../../../ecosystem/node_kit/src/errors');
+const { seededRandom, backoffDelayS } = require('../../../ecosystem/node_kit/src/backoff');
+const { Tables } = require('../../../ecosystem/node_kit/src/front');
 
 const LAST_ERROR = validate.LITERALS.last_error;
-const BACKOFF_CAP_S = validate.LITERALS.backoff_cap_s;
-const MAX_EXPONENT = 64;
-
-/** A seeded generator of floats in [0, 1) (mulberry32): each store owns one, so a run replays (R5). */
-function seededRandom(seed) {
-  let state = (seed === null ? crypto.randomInt(2 ** 32) : Number(BigInt.asUintN(32, BigInt(seed)))) >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** R2: equal-jitter exponential backoff after `attempts` attempts on `base` s, capped at one hour. */
-function backoffDelayS(attempts, base, random) {
-  const exponent = Math.min(Math.max(attempts, 1) - 1, MAX_EXPONENT);
-  const cap = Math.min(base * 2 ** exponent, BACKOFF_CAP_S);
-  return cap / 2 + random() * (cap / 2);
-}
 
 /** The wall clock in microseconds (Date.now() has milliseconds only; the performance clock adds the rest). */
 function systemNowUs() {
@@ -72,23 +53,7 @@ function ownId(jobId) {
   return typeof jobId === 'number' && Number.isSafeInteger(jobId) && jobId > 0 ? BigInt(jobId) : null;
 }
 
-class Engine {
-  constructor() {
-    this.stores = new Map();
-    this.queues = new Map();
-    this.handles = new Map();
-    this.nextId = 1;
-  }
-
-  id(prefix) {
-    return `${prefix}${this.nextId++}`;
-  }
-
-  lookup(table, key, what) {
-    const found = table.get(key);
-    if (found === undefined) throw new Error(`no ${what} ${JSON.stringify(key)} in this process`);
-    return found;
-  }
+class Engine extends Tables {
 
   openStore({ location, clock, seed }) {
     const id = this.id('s');
@@ -287,4 +252,4 @@ class Engine {
   }
 }
 
-module.exports = { Engine, backoffDelayS, seededRandom, snapshot };
+module.exports = { Engine, snapshot };

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 'use strict';
 // The wire protocol's testee loop (docs/wire-protocol.md): one JSON request a line on stdin, one reply a
-// line on stdout, nothing else on stdout; the log goes to stderr. better-sqlite3 is synchronous, so each
-// request is answered before the next is read, in order (the protocol allows any order).
+// line on stdout, nothing else on stdout; the log goes to stderr (the loop is the Node kit's,
+// ecosystem/node_kit/src/protocol.js). better-sqlite3 is synchronous, so each request is answered before
+// the next is read, in order (the protocol allows any order).
 
-const readline = require('node:readline');
 const storage = require('./storage');
 const { Engine } = require('./engine');
-const { ContractError } = require('./errors');
+const { reply, serve } = require('../../../ecosystem/node_kit/src/protocol');
 const pkg = require('../package.json');
 
 const PROTOCOL_VERSION = 1;
@@ -53,31 +53,8 @@ function handlers(engine, name) {
   };
 }
 
-function reply(request, table) {
-  const handler = table[request.type];
-  try {
-    if (handler === undefined) throw new Error(`unknown request type ${JSON.stringify(request.type)}`);
-    return { in_reply_to: request.id, type: 'ok', result: handler(request) };
-  } catch (error) {
-    if (error instanceof ContractError) {
-      return { in_reply_to: request.id, type: 'error', error: { class: error.className, message: error.message } };
-    }
-    process.stderr.write(`${request.type} #${request.id} failed: ${error.stack}\n`);
-    return {
-      in_reply_to: request.id,
-      type: 'error',
-      error: { class: 'EngineError', message: String(error.message), stack: String(error.stack) },
-    };
-  }
-}
-
 function main({ name } = {}) {
-  const table = handlers(new Engine(), name);
-  const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
-  lines.on('line', (line) => {
-    process.stdout.write(JSON.stringify(reply(JSON.parse(line), table)) + '\n');
-  });
-  lines.on('close', () => process.exit(0));
+  serve(handlers(new Engine(), name));
 }
 
 if (require.main === module) main();

@@ -1,5 +1,6 @@
 'use strict';
-// The contract's error classes (docs/wire-protocol.md, "Errors"): the protocol sends the class by name.
+// Part of the Node kit (ecosystem/node_kit): the contract's error classes (docs/wire-protocol.md, "Errors").
+// The protocol sends the class by name; the Node engine and the Node ecosystem adapters throw these.
 
 class ContractError extends Error {
   constructor(className, message) {
@@ -12,5 +13,6 @@ const invalidName = (message) => new ContractError('InvalidName', message);
 const invalidArgument = (message) => new ContractError('InvalidArgument', message);
 const storeClosed = (message) => new ContractError('StoreClosed', message);
 const handleSpent = (message) => new ContractError('HandleSpent', message);
+const storeUnavailable = (message) => new ContractError('StoreUnavailable', message);
 
-module.exports = { ContractError, invalidName, invalidArgument, storeClosed, handleSpent };
+module.exports = { ContractError, invalidName, invalidArgument, storeClosed, handleSpent, storeUnavailable };

@@ -1,0 +1,12 @@
+'use strict';
+// Part of the Node kit (ecosystem/node_kit): what a Node.js adapter over a job library imports, in one place.
+// The front (the contract's surface over a driver), the protocol loop, the input rules, the error classes
+// and the backoff curve; see README.md for how an adapter is put together.
+
+module.exports = {
+  ...require('./front'),
+  ...require('./protocol'),
+  ...require('./backoff'),
+  errors: require('./errors'),
+  validate: require('./validate'),
+};
