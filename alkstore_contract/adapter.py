@@ -52,6 +52,13 @@ four members of ``CrashableServerAdapter`` below, by which the suite crashes
 the engine's server (kill -9) and restarts it: for an engine whose storage is a
 server, P3 means surviving the server's crash, not only its own process's.
 Without them the durability row fails P3, saying so (docs/capabilities.md).
+
+An adapter whose ``networked`` engine keeps its default clock on its server (the
+Postgres engine: contract T3) also has the two members of
+``SkewedServerAdapter`` below, by which the suite gets a location whose server's
+clock runs ahead of this host's and measures, through the engine, that every
+instant an op stamps is the server's. Without them T3 is not exercised
+(``untested``), never passed.
 """
 
 from __future__ import annotations
@@ -152,7 +159,7 @@ CAPABILITY_CLAUSES: dict[Capability, str] = {
     Capability.SHARED_LOCATION: "P1",
     Capability.MULTI_PROCESS: "P2",
     Capability.DURABLE: "P3",
-    Capability.NETWORKED: "N1–N5",
+    Capability.NETWORKED: "N1–N5, T3",
 }
 
 
@@ -274,4 +281,28 @@ class CrashableServerAdapter(Protocol):
     @property
     def restart_within_s(self) -> float:
         """P3: ``restart_server`` returns within this (recovery included); the suite fails P3 when it does not."""
+        ...
+
+
+@runtime_checkable
+class SkewedServerAdapter(Protocol):
+    """What the adapter of a ``networked`` engine on its server's clock adds, so the suite can check that clock (T3).
+
+    On one machine the client's and the server's clocks agree, so a store that
+    stamped a lease by the client's clock would pass every other row. The
+    suite asks for a location on a server whose clock runs ``offset_s`` ahead
+    of this host's, opens a store on it with the engine's default clock, and
+    *measures* the offset through the engine (the ``enqueued_at`` it stamps
+    against this host's clock) before judging anything: the hook's word is
+    never taken for it. The server must be one the adapter starts and owns for
+    such locations (a throwaway cluster under libfaketime, say), never the one
+    a user pointed the engine at; ``drop_location`` removes a location it made.
+    """
+
+    async def skewed_server_unavailable_reason(self) -> str | None:
+        """``None`` when a skewed server can be started here, else what is missing (a tool, a library)."""
+        ...
+
+    async def create_skewed_server_location(self, offset_s: float) -> str:
+        """A fresh, empty location on a server of the adapter's own, its clock ``offset_s`` ahead of the host's."""
         ...

@@ -3,8 +3,10 @@
 #
 #   ci/faketime.sh      print the library's path (stdout carries only the path; logs go to stderr)
 #
-# tests/test_postgres_server_clock.py starts a throwaway Postgres cluster with this library preloaded
-# (FAKETIME=+7200), so the server's clock runs two hours ahead of the client's (contract T3). The
+# The Postgres adapter's skewed-server hook (engines_under_test/alkstore_postgres/skewed.py) starts a
+# throwaway cluster with this library preloaded (FAKETIME=+7200), so the server's clock runs two hours
+# ahead of the client's: the suite's server_clock row (contract T3) and tests/test_postgres_server_clock.py
+# use it; without it that row is "not run here", and a failure under --alkstore-require. The
 # package is installed with apt-get as root, or through sudo -n when not root. Typical use:
 #   export ALKSTORE_FAKETIME_LIB="$(bash ci/faketime.sh)"
 set -euo pipefail

@@ -17,6 +17,7 @@ import pytest
 from alkstore_mem import MemAdapter
 
 from alkstore_contract.suite.checks import expect, expect_stored
+from alkstore_contract.suite.clauses import binding
 from alkstore_contract.suite.harness import RowContext, UndeclaredClause
 from alkstore_contract.suite.ledger import CURRENT, Ledger
 from alkstore_contract.suite.row import row
@@ -221,3 +222,32 @@ def test_an_expected_failure_entry_covers_a_clause_a_failure_elsewhere_left_unex
     )
     result.assert_outcomes(xfailed=1)
     assert "did not fail" not in result.stdout.str()
+
+
+def test_a_clause_a_leg_had_not_checked_when_it_failed_is_left_out_by_that_failure() -> None:
+    """E7 behind E5: a leg that stops at its failure of E5 leaves E7, which it declares, a dependency gap.
+
+    So an expected-failure entry for E5 accounts for E7 too (the certificate is refused on known differences
+    only), instead of E7 reading *not exercised* for whatever unrelated gap another row had. If this fails, check
+    ``RowContext._stopped_short`` in suite/harness.py.
+    """
+
+    async def body(ctx: RowContext) -> None:
+        async def options(_: RowContext) -> None:
+            expect(False, "E5", did="refused a retention", demands="it be kept")
+            expect(True, "E7", did="-", demands="-")
+
+        await ctx.leg("options", ("E5", "E7"), options)
+
+    ledger = _run_row(body, ("E5", "E7"))
+    assert ledger.gaps["E7"] == [("dependency", "leg 'options' stopped at its failure of E5 first")]
+    assert "E5" not in ledger.gaps
+    rest = Ledger(row="the rest of the core")
+    for known in binding(frozenset()):
+        if known.untested is None and known.id not in ("E5", "E7"):
+            rest.check(known.id)
+    verdicts = clause_verdicts([ledger, rest], {"E5": "a known difference"})
+    assert (verdicts["E7"].verdict, verdicts["E7"].gap) == (Verdict.NOT_EXERCISED, "dependency")
+    certificate = certify(verdicts, [ledger, rest], frozenset())
+    assert not certificate.certified
+    assert certificate.expected_only

@@ -13,6 +13,7 @@ import pytest
 
 from alkstore_contract import CONTRACT_VERSION, __version__
 from alkstore_contract.report.build import SCHEMA_PATH
+from alkstore_contract.suite.row import ROW_MODULES
 
 Run = Callable[..., pytest.RunResult]
 """The ``run`` fixture: pytest in a subprocess with these arguments."""
@@ -83,7 +84,7 @@ def test_an_empty_directory_collects_every_row_with_its_clauses(run: Run) -> Non
     )
     assert "did not run" not in result.stdout.str()
     collected = run("--alkstore-engine=mem", "--collect-only", "-q")
-    assert collected.stdout.str().count("alkstore::") == 17
+    assert collected.stdout.str().count("alkstore::") == len(ROW_MODULES)
     assert "certif" not in collected.stdout.str().lower()
 
 
@@ -238,7 +239,7 @@ def test_an_engine_exception_is_a_clause_verdict_that_other_legs_survive(pyteste
     listed = run(
         "--alkstore-engine=int32_engine:adapter", f"--alkstore-xfail-file={listing}", f"--alkstore-report={report_path}"
     )
-    listed.assert_outcomes(passed=11, skipped=4, xfailed=2)  # durability, crash_recovery and the two network rows
+    listed.assert_outcomes(passed=11, skipped=5, xfailed=2)  # durability, crash_recovery and the three server rows
     engine = json.loads(report_path.read_text())["engines"][0]
     assert engine["certified"] is False
     assert engine["not_certified_because"] == [
@@ -268,7 +269,7 @@ def test_the_report_follows_its_schema_and_says_why_not_certified(pytester: pyte
     clauses = {c["clause"]: c for c in mem["clauses"]}
     assert (clauses["C5"]["verdict"], clauses["C5"]["rows"]) == ("passed", ["claim_extents"])
     assert (clauses["P3"]["verdict"], clauses["P3"]["gap"]) == ("not exercised", "capability")
-    assert (clauses["T3"]["verdict"], clauses["T3"]["gap"]) == ("not exercised", "untested")
+    assert (clauses["T3"]["verdict"], clauses["T3"]["gap"]) == ("not exercised", "not run")
 
 
 def test_rows_run_under_pytest_asyncio_auto_mode(run: Run) -> None:

@@ -278,3 +278,41 @@ async def test_versions_left_dead_during_a_vacuum_bring_the_next_one_at_once() -
     upkeep.note(BASE_THRESHOLD)
     await upkeep.idle()
     assert upkeep.vacuums == 2
+
+
+@pytest.mark.asyncio
+async def test_a_vacuum_forgets_no_job_lease_or_retention_while_claims_go_on(store: PgStore) -> None:
+    """Upkeep bookkeeping (docs/mutants.md, "Bugs no row can see"): vacuums change nothing a job snapshot shows.
+
+    Ready, leased and dead jobs (the dead kept by a retention) are read back after vacuums forced while
+    claims, heartbeats and acks run on the same store: every op succeeds and every job untouched by
+    them reads back as it was. ``VACUUM`` removes only row versions no snapshot can see, so this is a
+    guard against an upkeep that one day does more than vacuum, not a check a row could make.
+    """
+    queue = store.queue("kept", QueueOpts(visibility_timeout_s=3600, dead_letter_retention_s=86_400))
+    ids = await queue.enqueue_many([{"n": n} for n in range(60)])
+    leased = await queue.claim_batch("holder", 20)
+    for handle in leased[:10]:
+        assert await handle.fail("kept dead by its retention")
+    before = {job_id: await queue.get_job(job_id) for job_id in ids}
+    busy = store.queue("busy", QueueOpts(visibility_timeout_s=3600))
+    await busy.enqueue_many([{"n": n} for n in range(300)])
+    vacuums = store.driver.upkeep.vacuums
+
+    async def work() -> None:
+        for _ in range(150):
+            handle = await busy.claim_one("worker")
+            assert handle is not None
+            assert await handle.heartbeat(extend=60)
+            assert await handle.ack()
+
+    async def vacuum_again_and_again() -> None:
+        for _ in range(5):
+            await store.driver.upkeep.idle()
+            store.driver.upkeep.note(2 * BASE_THRESHOLD)  # past the ceiling of a table of a few hundred rows
+            await store.driver.upkeep.idle()
+
+    await asyncio.gather(work(), work(), vacuum_again_and_again())
+    assert store.driver.upkeep.vacuums >= vacuums + 5, "the forced vacuums ran"
+    after = {job_id: await queue.get_job(job_id) for job_id in ids}
+    assert after == before, "a vacuum changed what the store holds"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from alkstore_contract.adapter import Capability
 from alkstore_contract.suite.clauses import CLAUSES, binding
 from alkstore_contract.suite.ledger import Failure, Gap, Ledger, LegRecord
+from alkstore_contract.suite.run import _clause_line, _row_summary
 from alkstore_contract.suite.verdicts import Certificate, Verdict, certify, clause_verdicts
 
 DURABLE = frozenset({Capability.DURABLE})
@@ -53,7 +54,22 @@ def test_a_clause_with_no_check_blocks_unless_untested_or_outside_what_is_declar
     certificate = _certificate([ledger], frozenset())
     assert certificate.blockers == ["H5 not exercised: no row that checks it ran"]
     assert _certificate([_all_checked(frozenset())], frozenset()).certified
-    assert CLAUSES["T3"].untested is not None
+    assert CLAUSES["T3"].capability is Capability.NETWORKED, "T3 binds networked engines only"
+
+
+def test_t3_without_the_hook_or_the_tools_is_named_on_the_certificate_never_passed() -> None:
+    """T3 on a networked engine: an adapter without the skewed-server hook, or a machine without its tools."""
+    networked = frozenset({Capability.NETWORKED})
+    for kind in (Gap.UNTESTED, Gap.NOT_RUN_HERE):
+        ledger = _all_checked(networked)
+        del ledger.checks["T3"]
+        ledger.gap(("T3",), kind, "why")
+        ledger.legs.append(LegRecord("skewed server", ["T3"], "not run", "why", str(kind)))
+        verdicts = clause_verdicts([ledger], {})
+        assert (verdicts["T3"].verdict, verdicts["T3"].gap) == (Verdict.NOT_EXERCISED, str(kind))
+        certificate = certify(verdicts, [ledger], networked)
+        assert certificate.certified
+        assert f"T3 ({kind})" in certificate.not_exercised
 
 
 def test_an_exact_instant_leg_left_out_is_named_on_the_certificate() -> None:
@@ -139,3 +155,17 @@ def test_a_network_leg_whose_faults_missed_the_engine_leaves_its_clause_not_exer
     assert certificate.blockers == [
         "N3 not exercised: leg 'cut enqueue' of row network_faults: the fault never reached the engine"
     ]
+
+
+def test_a_row_whose_fault_missed_shows_its_clause_not_exercised_in_the_row_summary_and_the_clause_line() -> None:
+    """N3: the row's one-line summary and its clause line agree with the clause verdict: not exercised, not passed.
+
+    If this fails, check that ``_row_summary`` and ``_clause_line`` (suite/run.py) read ``Ledger.fault_missed``.
+    """
+    faults = Ledger(row="network_faults")
+    faults.check("N3")
+    faults.check("N4")
+    faults.gap(("N3",), Gap.FAULT_MISSED, "leg 'cut enqueue' of row network_faults: the fault never reached the engine")
+    verdicts = clause_verdicts([faults], {})
+    assert _row_summary(faults) == "N4; not exercised: N3"
+    assert _clause_line(faults, verdicts) == "N3 not exercised (fault missed) · N4 passed (1)"

@@ -13,7 +13,7 @@ from collections.abc import Awaitable
 from datetime import datetime, timedelta
 
 from alkstore_contract.suite.ledger import count_check
-from alkstore_contract.surface import Queue
+from alkstore_contract.surface import JobHandle, Queue
 from alkstore_contract.types import Job, JobId
 
 
@@ -59,6 +59,19 @@ async def expect_stored(queue: Queue, job_id: JobId, clause: str) -> Job:
             clause=clause,
         )
     return job
+
+
+async def expect_claimed(queue: Queue, worker: str, job_id: JobId, clause: str, *, because: str) -> JobHandle:
+    """``claim_one(worker)`` must hand out ``job_id``; ``because`` says why that job is the one to hand out."""
+    handle = await queue.claim_one(worker)
+    expect(
+        handle is not None and handle.job.id == job_id,
+        clause,
+        did=f"handed out {None if handle is None else handle.job.id!r} to {worker!r}",
+        demands=f"job {job_id!r}: {because}",
+    )
+    assert handle is not None
+    return handle
 
 
 def expect_instant(

@@ -83,8 +83,8 @@ _CLAUSES: tuple[Clause, ...] = (
     Clause("T2", "an injectable clock is the engine's only time source", Capability.INJECTABLE_CLOCK),
     Clause(
         "T3",
-        "the Postgres engine's default clock is the database server's",
-        untested="describes this project's Postgres engine, not every engine; tests/test_postgres_engine.py checks it",
+        "a networked engine's default clock is its server's: every instant an op stamps is the server's",
+        Capability.NETWORKED,
     ),
     Clause("P1", "stores on one location share one state and keep C4", Capability.SHARED_LOCATION),
     Clause("P2", "C4 holds across OS processes", Capability.MULTI_PROCESS),

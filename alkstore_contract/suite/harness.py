@@ -120,6 +120,7 @@ class RowContext:
         full_trace: bool = False,
         ledger: Ledger | None = None,
         resolution_us: int = 1,
+        require: bool = False,
     ) -> None:
         self.adapter = adapter
         self.engine_spec = engine_spec
@@ -137,6 +138,8 @@ class RowContext:
         instant kept at 1 ms may lie up to 999 µs from the exact one); on the real clock the tolerance too."""
         self.unit_s = MANUAL_UNIT_S if manual else unit_s
         self.full_trace = full_trace
+        self.require = require
+        """``--alkstore-require``: a leg that needs a tool this machine lacks fails instead of not running."""
         self.ledger = ledger if ledger is not None else Ledger(row="")
         """Where this row's checks, failures and gaps are recorded (shared with a manual-clock twin)."""
         self._system_unit_s = unit_s
@@ -177,11 +180,17 @@ class RowContext:
         """Drop ``location``, which the adapter made some other way (a crashable one), at teardown with the rest."""
         self._locations.append(location)
 
-    async def open_store(self, location: str | None = None) -> Store:
-        """A store on ``location`` (default: the row's), with the row's clock and seed; closed at teardown."""
+    async def open_store(
+        self, location: str | None = None, *, clock: ManualClock | Literal["row"] | None = "row"
+    ) -> Store:
+        """A store on ``location`` (default: the row's) with the row's seed, closed at teardown.
+
+        Its clock is the row's unless ``clock`` says otherwise: ``None`` is the engine's default clock, which a
+        leg about that clock (T3) needs whatever clock the run uses.
+        """
         store = await self.adapter.open_store(
             location if location is not None else self.location,
-            clock=self.clock,
+            clock=self.clock if clock == "row" else clock,
             seed=self.seed + len(self._stores),
         )
         self._stores.append(store)
@@ -295,6 +304,7 @@ class RowContext:
         except ContractViolation as exc:
             record.status, record.reason = "failed", str(exc).splitlines()[0]
             self.ledger.fail(Failure(exc.clause or clauses[0], name, str(exc)))
+            self._stopped_short(name, clauses, checks_before, exc.clause or clauses[0])
         except FaultMissed as exc:
             self.ledger.checks, self.ledger.incidental = checks_before, incidental_before
             why = f"leg {name!r} of row {self.ledger.row}: {exc}"
@@ -315,11 +325,23 @@ class RowContext:
             self.ledger.fail(
                 Failure(charged, name, header + "\n\n" + engine_traceback(exc, full=self.full_trace), exception=True)
             )
+            self._stopped_short(name, clauses, checks_before, charged)
         finally:
             target._leg_clauses = outer
             DEFINES.reset(defining)
         self.ledger.legs.append(record)
         return record.status == "passed"
+
+    def _stopped_short(self, name: str, clauses: tuple[str, ...], checks_before: dict[str, int], failed: str) -> None:
+        """A leg ended at a failure of ``failed``: the clauses it declares and had not checked yet were left out by it.
+
+        They are gaps of kind ``dependency`` (what they build on failed), so such a clause reads *not
+        exercised* behind that failure rather than for some unrelated reason found elsewhere, and a
+        failure the expected-failures file lists accounts for them, as it does for a leg left out after it.
+        """
+        unchecked = tuple(c for c in clauses if c != failed and self.ledger.checks.get(c, 0) == checks_before.get(c, 0))
+        if unchecked:
+            self.ledger.gap(unchecked, Gap.DEPENDENCY, f"leg {name!r} stopped at its failure of {failed} first")
 
     def _charged(self, clauses: tuple[str, ...]) -> str:
         last = self.ledger.last_checked
@@ -340,6 +362,7 @@ class RowContext:
             full_trace=self.full_trace,
             ledger=self.ledger,
             resolution_us=self.resolution_us,
+            require=self.require,
         )
         twin.notes = self.notes
         return twin

@@ -45,6 +45,13 @@ class Gap(StrEnum):
     """The leg's network faults touched no connection of the engine, so it judged nothing: its clauses are
     not exercised even where other legs checked them (a fault that never reached the engine is never a pass),
     and the certificate is refused."""
+    UNTESTED = "untested"
+    """Nothing can check the clause on this engine: the registry says no row checks it, or its leg needs an
+    adapter hook this engine's adapter lacks (T3 without ``SkewedServerAdapter``). Never a pass; the
+    certificate names it."""
+    NOT_RUN_HERE = "not run here"
+    """The leg needs a tool this machine lacks (initdb, libfaketime); ``--alkstore-require`` makes that a
+    failure instead. Never a pass; the certificate names it."""
 
 
 @dataclass(slots=True)
@@ -106,6 +113,11 @@ class Ledger:
     @property
     def failed_clauses(self) -> list[str]:
         return list(dict.fromkeys(f.clause for f in self.failures))
+
+    @property
+    def fault_missed(self) -> list[str]:
+        """Clauses a leg's network faults never reached: not exercised, whatever other legs of the row checked."""
+        return [c for c, gaps in self.gaps.items() if any(kind == str(Gap.FAULT_MISSED) for kind, _ in gaps)]
 
     def to_json(self) -> str:
         data = asdict(self)

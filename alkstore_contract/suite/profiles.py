@@ -71,7 +71,8 @@ class ProfileVerdict:
 def _counts_as_passed(found: ClauseVerdict) -> bool:
     if found.verdict is Verdict.PASSED:
         return True
-    return found.verdict is Verdict.NOT_EXERCISED and found.gap in ("untested", str(Gap.CLOCK))
+    named = (str(Gap.UNTESTED), str(Gap.NOT_RUN_HERE), str(Gap.CLOCK))
+    return found.verdict is Verdict.NOT_EXERCISED and found.gap in named
 
 
 def profile_verdict(

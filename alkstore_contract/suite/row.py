@@ -45,6 +45,7 @@ ROW_MODULES = (
     "model_based",
     "network_faults",
     "network_history",
+    "server_clock",
 )
 """The order of the rows table in docs/capabilities.md; each module in ``suite.rows`` has a ``ROW``."""
 

@@ -332,6 +332,8 @@ def _clause_line(ledger: Ledger, verdicts: dict[str, ClauseVerdict]) -> str:
             verdict = "xfailed" if verdicts[clause_id].verdict is Verdict.XFAILED else "failed"
         elif clause_id in ledger.inconclusive:
             verdict = "inconclusive"
+        elif clause_id in ledger.fault_missed:
+            verdict = f"not exercised ({Gap.FAULT_MISSED})"
         elif ledger.checks.get(clause_id):
             verdict = f"passed ({ledger.checks[clause_id]})"
         else:
@@ -448,6 +450,7 @@ class RowItem(pytest.Item):
             full_trace=self.settings.full_trace,
             ledger=ledger,
             resolution_us=self.engine.resolution_us,
+            require=self.settings.require,
         )
         token = CURRENT.set(ledger)
         try:
@@ -523,8 +526,11 @@ def _row_summary(ledger: Ledger, listed: set[str] | frozenset[str] = frozenset()
     """
     failed = [c for c in ledger.failed_clauses if c not in listed]
     xfailed = [c for c in ledger.failed_clauses if c in listed]
-    passed = [c for c in ledger.checks if c not in ledger.failed_clauses and c not in ledger.inconclusive]
-    left = [c for c in ledger.gaps if c not in ledger.checks and c not in ledger.failed_clauses]
+    missed = ledger.fault_missed
+    passed = [
+        c for c in ledger.checks if c not in ledger.failed_clauses and c not in ledger.inconclusive and c not in missed
+    ]
+    left = [c for c in ledger.gaps if (c not in ledger.checks or c in missed) and c not in ledger.failed_clauses]
     parts = [" ".join(passed)]
     if failed:
         parts.append("failed: " + " ".join(failed))

@@ -19,7 +19,9 @@ The certificate binds what the engine declares (docs/capabilities.md, "What a
 certificate covers"): CERTIFIED only when every clause of the core and of every
 declared capability passed, or was not exercised for a reason the certificate
 names (legs needing exact instants or long waits a real-clock run cannot give,
-clauses the registry marks untested). A passed clause one of whose defining legs did not
+clauses nothing can check on this engine — ``untested`` — and legs needing a
+tool this machine lacks — ``not run here``, which ``--alkstore-require`` makes
+a failure). A passed clause one of whose defining legs did not
 run blocks it too, unless that leg needs exact instants (named on the
 certificate) or a capability the engine does not declare (outside what it
 covers): the only check of a behaviour never goes missing silently.
@@ -62,7 +64,8 @@ class ClauseVerdict:
     detail: str | None = None
     """The first failure, the expected-failure reason, why it was inconclusive or why it was not exercised."""
     gap: str | None = None
-    """For ``not exercised``: the kind of gap (``capability``, ``clock``, ``dependency``, ``not run``, ``untested``)."""
+    """For ``not exercised``: the kind of gap (``capability``, ``clock``, ``dependency``, ``not run``, ``untested``,
+    ``not run here``, ``fault missed``)."""
     emulated: str | None = None
     """What the adapter built for this clause and why (its ``emulates``); ``None``: the engine's own behaviour."""
 
@@ -180,7 +183,8 @@ def certify(
             blockers.append(f"{known.id} inconclusive: {found.detail}")
             others += 1
         elif found.verdict is Verdict.NOT_EXERCISED:
-            if found.gap == "untested":
+            if found.gap in (str(Gap.UNTESTED), str(Gap.NOT_RUN_HERE)):
+                named.append(f"{known.id} ({found.gap})")
                 continue
             if found.gap == str(Gap.CLOCK):
                 named.append(known.id)

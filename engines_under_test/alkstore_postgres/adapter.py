@@ -22,6 +22,11 @@ own (``alkstore_postgres.throwaway``: initdb in a temporary directory, a free
 loopback port), never on the configured server; ``crash_server`` kills that
 cluster's processes with SIGKILL, ``restart_server`` starts it again on its
 data, and ``drop_location`` deletes the cluster with the location.
+
+And it gives the suite a server whose clock runs ahead of this host's (contract
+T3): ``create_skewed_server_location`` makes a schema on a throwaway cluster
+under libfaketime (``alkstore_postgres.skewed``), one cluster per offset for the
+adapter's life, so the suite can measure that every instant is the server's.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from alkstore_postgres.location import (
     quote_ident,
     redact_dsn,
 )
+from alkstore_postgres.skewed import skewed_cluster, skewed_unavailable_reason
 from alkstore_postgres.throwaway import RESTART_WITHIN_S, ThrowawayCluster
 
 if TYPE_CHECKING:
@@ -91,6 +97,8 @@ class PgAdapter:
         self._dsn: str | None = None
         self._clusters: dict[str, ThrowawayCluster] = {}
         """The throwaway clusters of the crashable locations this adapter made, by DSN."""
+        self._skewed: dict[float, ThrowawayCluster] = {}
+        """The skewed-clock clusters, by offset: each serves every skewed location with its offset (a schema each)."""
 
     @property
     def name(self) -> str:
@@ -189,15 +197,7 @@ class PgAdapter:
 
     async def create_location(self) -> str:
         """A fresh schema (``alk_`` + random hex), created and migrated, on the configured server."""
-        from alkstore_postgres.schema import ensure_schema
-
-        location = Location(dsn=self.dsn, schema=new_schema_name())
-        conn = await _connect(location.dsn)
-        try:
-            await ensure_schema(conn, location.schema)
-        finally:
-            await conn.close()
-        return location.encode()
+        return await self._schema_on(self.dsn)
 
     async def open_store(self, location: str, *, clock: Clock | None = None, seed: int | None = None) -> Store:
         """A ``PgStore`` on the location's schema; typed ``Store`` so mypy checks the engine against the contract."""
@@ -227,19 +227,35 @@ class PgAdapter:
         """P3: a crashed throwaway cluster accepts connections again within this (it replays its WAL first)."""
         return RESTART_WITHIN_S
 
-    async def create_crashable_location(self) -> str:
-        """A fresh schema on a throwaway cluster made for it alone, which ``crash_server`` may kill."""
+    async def _schema_on(self, dsn: str) -> str:
+        """A fresh schema, created and migrated, on the server at ``dsn``: its location."""
         from alkstore_postgres.schema import ensure_schema
 
-        cluster = await ThrowawayCluster.create()
-        self._clusters[cluster.dsn] = cluster
-        location = Location(dsn=cluster.dsn, schema=new_schema_name())
+        location = Location(dsn=dsn, schema=new_schema_name())
         conn = await _connect(location.dsn)
         try:
             await ensure_schema(conn, location.schema)
         finally:
             await conn.close()
         return location.encode()
+
+    async def create_crashable_location(self) -> str:
+        """A fresh schema on a throwaway cluster made for it alone, which ``crash_server`` may kill."""
+        cluster = await ThrowawayCluster.create()
+        self._clusters[cluster.dsn] = cluster
+        return await self._schema_on(cluster.dsn)
+
+    async def skewed_server_unavailable_reason(self) -> str | None:
+        """``None`` when initdb and libfaketime are here, else which is missing and how to get it."""
+        return skewed_unavailable_reason()
+
+    async def create_skewed_server_location(self, offset_s: float) -> str:
+        """A fresh schema on this adapter's throwaway cluster whose clock runs ``offset_s`` ahead (started once)."""
+        cluster = self._skewed.get(offset_s)
+        if cluster is None:
+            cluster = await skewed_cluster(offset_s)
+            self._skewed[offset_s] = cluster
+        return await self._schema_on(cluster.dsn)
 
     def _cluster(self, location: str) -> ThrowawayCluster:
         cluster = self._clusters.get(Location.decode(location).dsn)

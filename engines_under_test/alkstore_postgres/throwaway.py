@@ -31,6 +31,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 BINDIR_ENV = "ALKSTORE_PG_BINDIR"
@@ -59,9 +60,9 @@ def server_bindir() -> Path:
         if (candidate / "initdb").is_file() and (candidate / "postgres").is_file():
             return candidate
     raise RuntimeError(
-        "a crashable location needs PostgreSQL's server binaries (initdb, postgres) on this machine, to start a "
-        f"throwaway cluster the suite may kill: none found (set ${BINDIR_ENV}, or install Debian's postgresql "
-        "package)"
+        "a crashable or skewed-clock location needs PostgreSQL's server binaries (initdb, postgres) on "
+        f"this machine, to start a throwaway cluster of its own: none found (set ${BINDIR_ENV}, or install "
+        "Debian's postgresql package)"
     )
 
 
@@ -83,10 +84,12 @@ def _owner() -> str | None:
 class ThrowawayCluster:
     """One cluster in a temporary directory: started by ``create``, crashed by ``kill``, gone after ``destroy``."""
 
-    def __init__(self, base: Path, bindir: Path, port: int) -> None:
+    def __init__(self, base: Path, bindir: Path, port: int, environment: Mapping[str, str] | None = None) -> None:
         self.base = base
         self.bindir = bindir
         self.port = port
+        self.environment = dict(environment or {})
+        """Added to the server's environment (``LD_PRELOAD`` and ``FAKETIME`` for a skewed clock: ``faketime``)."""
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -98,13 +101,16 @@ class ThrowawayCluster:
         return self.base / "data"
 
     @classmethod
-    async def create(cls) -> ThrowawayCluster:
-        """``initdb`` a fresh cluster and start it; a ``RuntimeError`` with the tool's output when that fails."""
+    async def create(cls, environment: Mapping[str, str] | None = None) -> ThrowawayCluster:
+        """``initdb`` a fresh cluster and start it; a ``RuntimeError`` with the tool's output when that fails.
+
+        ``environment`` goes to the server process only (never to ``initdb``), on every start.
+        """
         bindir = server_bindir()
-        base = Path(tempfile.mkdtemp(prefix="alkstore-pg-crash."))
+        base = Path(tempfile.mkdtemp(prefix="alkstore-pg-throwaway."))
         if os.geteuid() == 0:
             shutil.chown(base, OWNER, OWNER)
-        cluster = cls(base, bindir, _free_port())
+        cluster = cls(base, bindir, _free_port(), environment)
         try:
             await asyncio.to_thread(cluster._initdb)
             await cluster.start()
@@ -138,6 +144,7 @@ class ThrowawayCluster:
             owner = _owner()
             return subprocess.Popen(
                 command,
+                env={**os.environ, **self.environment},
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,

@@ -23,7 +23,7 @@ payload on each read rather than caching an object callers can mutate.
 
 from __future__ import annotations
 
-from alkstore_contract.suite.checks import expect, expect_equal
+from alkstore_contract.suite.checks import expect, expect_claimed, expect_equal
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.row import row
 from alkstore_contract.surface import JobHandle, Queue, Store
@@ -43,15 +43,7 @@ async def _snapshot(queue: Queue, job_id: JobId, clause: str, what: str) -> Job:
 
 
 async def _claim_one(queue: Queue, worker: str, job_id: JobId, clause: str) -> JobHandle:
-    handle = await queue.claim_one(worker)
-    expect(
-        handle is not None and handle.job.id == job_id,
-        clause,
-        did=f"handed out {None if handle is None else handle.job.id} to {worker!r}",
-        demands=f"job {job_id}, the only claimable job",
-    )
-    assert handle is not None
-    return handle
+    return await expect_claimed(queue, worker, job_id, clause, because="the only claimable job")
 
 
 async def _leg_ack_batch(ctx: RowContext, store: Store) -> None:
