@@ -11,14 +11,16 @@ cd "$(dirname "$0")/.."
 export ALKSTORE_PG_DSN="${ALKSTORE_PG_DSN:-postgresql://postgres@127.0.0.1:5432/postgres}"
 out=docs/ecosystem/reports
 node_manifest="$PWD/engines_under_test/alkstore_node/alkstore-engine.toml"
+pgboss_manifest="$PWD/ecosystem/alkstore_pgboss/alkstore-engine.toml"
 status=0
 bash ci/node.sh install
 for run in 1 2 3; do
-    for engine in sqlite mem postgres node-sqlite pgqueuer procrastinate; do
+    for engine in sqlite mem postgres node-sqlite pgqueuer procrastinate pgboss; do
         spec=$engine
         extra=()
         [ "$engine" = node-sqlite ] && spec=$node_manifest
-        case $engine in pgqueuer | procrastinate)
+        [ "$engine" = pgboss ] && spec=$pgboss_manifest
+        case $engine in pgqueuer | procrastinate | pgboss)
             extra=(--xfail-file "ecosystem/alkstore_$engine/expected-failures.txt") ;;
         esac
         alkstore certify "$spec" "${extra[@]}" --report "$out/$engine-$run.json" > /dev/null || {

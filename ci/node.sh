@@ -22,7 +22,7 @@ install)
     ;;
 check)
     for file in src/*.js test/*.js ../../tests/mutants/node_*.js ../../ecosystem/node_kit/src/*.js ../../ecosystem/node_kit/test/*.js \
-        ../../ecosystem/alkstore_pgboss/src/*.js ../../ecosystem/alkstore_pgboss/test/*.js; do
+        ../../ecosystem/alkstore_pgboss/src/*.js ../../ecosystem/alkstore_pgboss/test/*.js ../../ecosystem/alkstore_pgboss/reproduce.js; do
         node --check "$file"
     done
     node --test test/ ../../ecosystem/node_kit/test/ ../../ecosystem/alkstore_pgboss/test/
