@@ -15,13 +15,13 @@ pgboss_manifest="$PWD/ecosystem/alkstore_pgboss/alkstore-engine.toml"
 status=0
 bash ci/node.sh install
 for run in 1 2 3; do
-    for engine in sqlite mem postgres node-sqlite pgqueuer procrastinate pgboss; do
+    for engine in sqlite mem postgres node-sqlite pgqueuer procrastinate pg-boss; do
         spec=$engine
         extra=()
         [ "$engine" = node-sqlite ] && spec=$node_manifest
-        [ "$engine" = pgboss ] && spec=$pgboss_manifest
-        case $engine in pgqueuer | procrastinate | pgboss)
-            extra=(--xfail-file "ecosystem/alkstore_$engine/expected-failures.txt") ;;
+        [ "$engine" = pg-boss ] && spec=$pgboss_manifest
+        case $engine in pgqueuer | procrastinate | pg-boss)
+            extra=(--xfail-file "ecosystem/alkstore_${engine//-/}/expected-failures.txt") ;;
         esac
         alkstore certify "$spec" "${extra[@]}" --report "$out/$engine-$run.json" > /dev/null || {
             echo "ci/ecosystem.sh: $engine run $run exited $? (see $out/$engine-$run.json)" >&2
