@@ -15,7 +15,7 @@
 // - late complete (H1): complete() succeeds on a job whose lease lapsed (completeJobs checks id and
 //   state = 'active', never started_on + expire_in), and fail() succeeds on a job no claim holds
 //   (failJobsById takes `state < 'completed'`: created and retry too);
-// - stale worker completes (H5, issue timgit/pg-boss#555): A's lease lapses, maintenance hands the job
+// - stale worker completes (H5; pg-boss issue #555 on github.com/timgit/pg-boss): A's lease lapses, maintenance hands the job
 //   back, B fetches it, and A's complete() completes B's claim: pg-boss records no claim to check;
 // - fail() retries (what the durability row, P3, reads): fail() with a retry left puts the job back to
 //   retry, whatever the caller meant, and nothing committed is lost across a stop and a new instance.
