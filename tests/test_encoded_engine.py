@@ -13,49 +13,18 @@ cut legs of ``alkstore_contract/suite/rows/network_faults.py``.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
+from tests.suite_subprocess import recorded_or_run
 from tests.test_postgres_engine import server_dsn
 
-REPO = Path(__file__).resolve().parents[1]
 ENGINE = "tests.engines.postgres_base64:adapter"
-SUITE_REPORT = "ALKSTORE_SUITE_MANUAL_REPORT"
-"""The report of ci/test.sh's manual-clock run of the suite, which certifies ``ENGINE`` beside the engines."""
 N_CLAUSES = ("N1", "N2", "N3", "N4", "N5")
-
-
-def _engine_report(tmp_path: Path) -> tuple[dict[str, Any], str]:
-    """The encoding engine's entry of a suite report (ci/test.sh's when it names one, else a run of its own)."""
-    recorded = os.environ.get(SUITE_REPORT)
-    if recorded:
-        engines = json.loads(Path(recorded).read_text(encoding="utf-8"))["engines"]
-        found = [engine for engine in engines if engine["name"] == "postgres-base64"]
-        assert found, f"${SUITE_REPORT} names {recorded}, whose run did not include {ENGINE}"
-        return found[0], f"see the suite's output for postgres-base64 in {recorded}"
-    report = tmp_path / "report.json"
-    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    env.pop("ALKSTORE_REQUIRE", None)
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--alkstore-engine={ENGINE}"]
-    done = subprocess.run(
-        [*command, f"--alkstore-report={report}"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return json.loads(report.read_text(encoding="utf-8"))["engines"][0], done.stdout[-4000:]
 
 
 def test_an_engine_that_encodes_its_payloads_is_certified_with_every_n_clause_passed(tmp_path: Path) -> None:
     server_dsn()
-    engine, output = _engine_report(tmp_path)
+    engine, output = recorded_or_run(tmp_path, ENGINE, "postgres-base64")
     assert engine["certified"], output
     verdicts = {clause["clause"]: clause for clause in engine["clauses"]}
     for clause_id in N_CLAUSES:

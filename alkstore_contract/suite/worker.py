@@ -15,7 +15,10 @@ Actions:
   ``rows/durability/kill.py``). Each op is announced by a ``begin`` line before it
   is awaited and reported by an ``end`` line after it returned, so the parent
   knows every op that took effect and the one op, at most, that was in flight when
-  the process died.
+  the process died. The ``end`` line carries the job as ``get_job`` showed it right
+  after the op (``snapshot``; ``None`` once gone): the parent expects exactly that
+  after a reopen, the engine's own account of what it committed, never a model
+  of what the op should have done.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any
 from alkstore_contract.clock import Clock, ManualClock
 from alkstore_contract.suite.registry import load_adapter
 from alkstore_contract.surface import JobHandle, Queue, Store
-from alkstore_contract.types import JobId, QueueOpts
+from alkstore_contract.types import JOB_FIELDS, Job, JobId, QueueOpts
 
 
 def emit(event: dict[str, Any]) -> None:
@@ -41,6 +44,18 @@ def emit(event: dict[str, Any]) -> None:
 def _clock(arg: str) -> Clock | None:
     """``system`` → the engine's own clock; an ISO instant → a manual clock standing still there."""
     return None if arg == "system" else ManualClock(datetime.fromisoformat(arg))
+
+
+def snapshot(job: Job | None) -> dict[str, Any] | None:
+    """``job`` as a churn line carries it: every field, instants in ISO form (``None`` for a job that is gone).
+
+    The replay compares a reopened store's ``get_job`` in this same form, so
+    two reads are equal exactly when every field is.
+    """
+    if job is None:
+        return None
+    fields = ((name, getattr(job, name)) for name in JOB_FIELDS)
+    return {name: value.isoformat() if isinstance(value, datetime) else value for name, value in fields}
 
 
 def _handout_event(handle: JobHandle, worker: str, claim: str) -> dict[str, Any]:
@@ -121,15 +136,14 @@ class Churn:
             return op
 
     async def step(self, seq: int) -> None:
-        """Announce one op, await it, report what it returned."""
+        """Announce one op, await it, report what it returned and how the job reads right after it."""
         op = self.pick()
         if op == "enqueue":
             max_attempts = self.rng.choice((None, 1, 2))
             emit({"event": "begin", "seq": seq, "op": op})
             job_id = await self.queue.enqueue({"seq": seq}, max_attempts=max_attempts)
             self.known.append(job_id)
-            resolved = self.queue.opts.max_attempts if max_attempts is None else max_attempts
-            emit({"event": "end", "seq": seq, "op": op, "job": job_id, "max_attempts": resolved})
+            await self._report({"seq": seq, "op": op, "job": job_id})
         elif op == "claim":
             emit({"event": "begin", "seq": seq, "op": op})
             handle = await self.queue.claim_one(self.worker)
@@ -137,13 +151,17 @@ class Churn:
                 emit({"event": "end", "seq": seq, "op": op, "job": None})
                 return
             self.held.append(handle)
-            emit({**_handout_event(handle, self.worker, f"{self.worker}#{seq}"), "event": "end", "seq": seq, "op": op})
+            await self._report({"seq": seq, "op": op, "job": handle.job.id})
         elif op == "cancel":
             job_id = self.rng.choice(self.known)
             emit({"event": "begin", "seq": seq, "op": op, "job": job_id})
-            emit({"event": "end", "seq": seq, "op": op, "job": job_id, "ok": await self.queue.cancel(job_id)})
+            await self._report({"seq": seq, "op": op, "job": job_id, "ok": await self.queue.cancel(job_id)})
         else:
             await self._release(seq, op, self.held.pop(self.rng.randrange(len(self.held))))
+
+    async def _report(self, end: dict[str, Any]) -> None:
+        """The ``end`` line of an op on one job, with the job as ``get_job`` shows it now."""
+        emit({"event": "end", **end, "after": snapshot(await self.queue.get_job(end["job"]))})
 
     async def _release(self, seq: int, op: str, handle: JobHandle) -> None:
         job_id = handle.job.id
@@ -156,7 +174,7 @@ class Churn:
             ok = await handle.retry(error=error, delay=delay)
         else:
             ok = await handle.fail(error=error)
-        emit({"event": "end", "seq": seq, "op": op, "job": job_id, "ok": ok})
+        await self._report({"seq": seq, "op": op, "job": job_id, "ok": ok})
 
 
 async def churn(spec: dict[str, Any], stores: list[Store]) -> None:

@@ -239,7 +239,7 @@ async def _leg_refused(ctx: RowContext, store: Store) -> list[Dead]:
     acked_ids = [await live_q.enqueue({"acked": i}) for i in range(3)]
     acked = await _claim_exactly(live_q, "w", acked_ids, "D3", "claims of jobs to ack_batch")
     count = await live_q.ack_batch(acked_ids)
-    expect_equal(count, 3, "D3", "the count of ack_batch over 3 held jobs (B1)")
+    expect_equal(count, 3, "B1", "the count of ack_batch over 3 held jobs (the set-up of the next D3 check)")
     await _refuse_all([acked[i] for i in acked_ids], live_q, True, "handles of jobs acked by ack_batch")
     return dead
 

@@ -238,8 +238,18 @@ async def _leg_queue_opts(store: Store) -> None:
 
 
 async def _leg_payloads(ctx: RowContext, store: Store) -> None:
-    """E8: every JSON value reads back the same through get_job and a claim; anything else stores nothing."""
+    """E8: anything but a JSON value stores nothing; every JSON value reads back the same through get_job and a claim.
+
+    The refused payloads go first, on the fresh queue, so "nothing claimable" needs no clean-up of the good
+    ones: the leg makes no call (an ``ack_batch``, say) whose failure would be another clause's, charged to E8.
+    """
     queue = store.queue("payloads", QueueOpts(visibility_timeout_s=10 * ctx.unit_s))
+    stored = await ctx.stored_jobs()
+    for payload in BAD_PAYLOADS:
+        await expect_raises(queue.enqueue(payload), PayloadError, "E8", f"enqueue({_show(payload)})")
+    expect_equal(await ctx.stored_jobs(), stored, "E8", "jobs stored after refused payloads (the oracle)")
+    expect(await queue.claim_one("w") is None, "E8", did="handed out a job after refused payloads", demands="None")
+
     ids = [await queue.enqueue(payload) for payload in GOOD_PAYLOADS]
     for job_id, payload in zip(ids, GOOD_PAYLOADS, strict=True):
         job = await queue.get_job(job_id)
@@ -260,13 +270,6 @@ async def _leg_payloads(ctx: RowContext, store: Store) -> None:
             did=f"handed out payload {_show(payload)} as {_show(got)}",
             demands="the claim's handle.job.payload to equal what was enqueued",
         )
-    expect_equal(await queue.ack_batch(ids), len(ids), "E8", "jobs acked by ack_batch")
-
-    stored = await ctx.stored_jobs()
-    for payload in BAD_PAYLOADS:
-        await expect_raises(queue.enqueue(payload), PayloadError, "E8", f"enqueue({_show(payload)})")
-    expect_equal(await ctx.stored_jobs(), stored, "E8", "jobs stored after refused payloads (the oracle)")
-    expect(await queue.claim_one("w") is None, "E8", did="handed out a job after refused payloads", demands="None")
 
 
 async def _leg_options(ctx: RowContext, store: Store) -> None:
@@ -405,11 +408,12 @@ async def _leg_closed(ctx: RowContext) -> None:
         expect_equal(await again.get_job(job_id), earlier, "S3", f"job {job_id} seen by a store opened after close")
     expect(await again.get_job(spent_id) is None, "S3", did="showed a job acked before close", demands="None")
 
-    expect_equal(await again.ack_batch([held_id]), 1, "S3", "the reopened store's ack_batch of the held job")
-
     async with await ctx.open_store(await ctx.new_location()) as scoped:
         expect_equal(scoped.closed, False, "S3", "closed inside 'async with'")
     expect_equal(scoped.closed, True, "S3", "closed after leaving 'async with'")
+    # After every S3 check, and charged to B1, the clause that defines ack_batch: a library whose ack_batch
+    # skips held jobs fails B1 here, never S3.
+    expect_equal(await again.ack_batch([held_id]), 1, "B1", "the reopened store's ack_batch of the held job")
 
 
 async def validation_and_closed_store(ctx: RowContext) -> None:

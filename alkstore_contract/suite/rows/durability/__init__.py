@@ -3,16 +3,22 @@
 Part of the suite.
 
 Unrelated legs, each on its own fresh location and in its own module:
-``reopen`` (a store closes politely; a reopened store must read back every
-committed write exactly), ``kill`` (worker processes doing a seeded churn
-of ops are SIGKILLed at seeded moments; every op they reported must be intact
-after a reopen, the one in flight either way) and, for a ``networked`` engine
+``reopen`` (a store closes politely; a reopened store must read back every job
+exactly as the engine showed it before the close), ``kill`` (worker processes
+doing a seeded churn of ops are SIGKILLed at seeded moments; every job they
+reported must read back as the engine showed it right after its last reported
+op, the op in flight either way) and, for a ``networked`` engine
 only, ``server_crash`` (the same churn while the engine's *server* is killed -9
 and restarted, through the adapter's server-crash hook; an engine whose
 storage lives in its own process is crashed by the kill leg already). Each
-module's docstring says what its leg does.
+module's docstring says what its leg does. The expectation is always the
+engine's own read before the close, kill or crash, never what an op should have
+done: whether a retry, fail or cancel did what R1, D1 or B2 demand is checked by
+the rows of those clauses, so P3 fails only on a write the engine showed and
+then lost (or a removal it showed and then undid).
 
-When it fails, check that every op has committed before it returns (no write
+When it fails (the message names each field that differs from the engine's own
+earlier read, and the op after which it showed it), check that every op has committed before it returns (no write
 left in an open or implicit transaction — Python's sqlite3 opens one before DML
 unless autocommit — no group commit acknowledged early, no write buffered in
 memory or in a background task); that ``close`` neither discards nor deletes

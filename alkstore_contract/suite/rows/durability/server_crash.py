@@ -17,9 +17,9 @@ seeded number of reported ops the suite crashes the server
 (``crash_server``: every server process SIGKILLed at once), kills the worker,
 restarts the server (``restart_server``, within the adapter's
 ``restart_within_s`` and ``RESTART_SLACK_S``), reopens the location and checks
-every reported op as the kill leg does: every reported enqueue, retry, fail and
-claim intact, every reported ack and cancel still gone, the op in flight at
-the crash either way, nothing else stored.
+every reported job as the kill leg does: exactly as the engine's own
+``get_job`` showed it right after its last reported op (gone if it was gone),
+the op in flight at the crash either way, nothing else stored.
 
 When it fails, check that the server keeps what it committed (no unlogged or
 in-memory tables, no persistence switched off: a Redis without AOF or RDB
@@ -90,7 +90,7 @@ async def leg_server_crash(ctx: RowContext) -> None:
     churn = await churn_until(ctx, location, WORKER, ctx.seed * 37 + 1, crash_after, "the server crash")
     await _bounded("crash_server()", adapter.crash_server(location), CRASH_TIMEOUT_S)
     await kill_worker(churn.process, churn.reader)
-    replay = churn.replay(WORKER)
+    replay = churn.replay()
     limit_s = adapter.restart_within_s + RESTART_SLACK_S
     loop = asyncio.get_running_loop()
     restarted_at = loop.time()
