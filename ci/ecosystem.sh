@@ -11,15 +11,20 @@ cd "$(dirname "$0")/.."
 export ALKSTORE_PG_DSN="${ALKSTORE_PG_DSN:-postgresql://postgres@127.0.0.1:5432/postgres}"
 out=docs/ecosystem/reports
 node_manifest="$PWD/engines_under_test/alkstore_node/alkstore-engine.toml"
+rust_manifest="$PWD/engines_under_test/alkstore_rust/alkstore-engine.toml"
 pgboss_manifest="$PWD/ecosystem/alkstore_pgboss/alkstore-engine.toml"
 status=0
 bash ci/node.sh install
+bash ci/rust.sh install
+# postgres's T3 (row server_clock) runs on a throwaway cluster under libfaketime; without it, "not run here".
+ALKSTORE_FAKETIME_LIB="$(bash ci/faketime.sh)" && export ALKSTORE_FAKETIME_LIB
 for run in 1 2 3; do
-    for engine in sqlite mem postgres node-sqlite pgqueuer procrastinate pg-boss; do
+    for engine in sqlite mem postgres node-sqlite rust-sqlite pgqueuer procrastinate pg-boss; do
         spec=$engine
         extra=()
         pytest_args=()
         [ "$engine" = node-sqlite ] && spec=$node_manifest
+        [ "$engine" = rust-sqlite ] && spec=$rust_manifest
         case $engine in pgqueuer | procrastinate | pg-boss)
             extra=(--xfail-file "ecosystem/alkstore_${engine//-/}/expected-failures.txt") ;;
         esac

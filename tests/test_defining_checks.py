@@ -55,11 +55,12 @@ class SystemClockMem(MemAdapter):
     capabilities = frozenset()
 
 
-def _run_row(body: object, clauses: tuple[str, ...]) -> Ledger:
+def _run_row(body: object, clauses: tuple[str, ...], adapter: MemAdapter | None = None) -> Ledger:
+    """Run ``body`` as a row on the system clock, on ``adapter`` (the mem engine without ``injectable_clock``)."""
     contract_row = row("defining_probe", clauses)(body)  # type: ignore[arg-type]
     ledger = Ledger(row=contract_row.name)
     ctx = RowContext(
-        adapter=SystemClockMem(),
+        adapter=adapter or SystemClockMem(),
         engine_spec="alkstore_mem:adapter",
         manual=False,
         seed=1,

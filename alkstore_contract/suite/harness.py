@@ -55,7 +55,16 @@ LegBody = Callable[["RowContext"], Awaitable[None]]
 
 
 class HostTooSlow(Exception):
-    """A real-clock leg found the host too slow to judge it: the leg is inconclusive, never failed nor passed."""
+    """A real-clock leg found the host too slow to judge it: the leg is inconclusive, never failed nor passed.
+
+    ``clauses`` names the ones it could not decide when the leg's other checks did decide theirs (a range
+    check that holds for every instant of its bracket stays a pass); ``None`` leaves every clause of the leg
+    undecided.
+    """
+
+    def __init__(self, why: str, *, clauses: tuple[str, ...] | None = None) -> None:
+        super().__init__(why)
+        self.clauses = clauses
 
 
 class FaultMissed(Exception):
@@ -312,7 +321,8 @@ class RowContext:
             self.ledger.gap(clauses, Gap.FAULT_MISSED, why)
         except HostTooSlow as exc:
             record.status, record.reason = "inconclusive", str(exc)
-            self.ledger.undecided(clauses, str(exc))
+            undecided = clauses if exc.clauses is None else tuple(c for c in clauses if c in exc.clauses)
+            self.ledger.undecided(undecided, str(exc))
         except (UnknownClause, UndeclaredClause):
             raise
         except Exception as exc:

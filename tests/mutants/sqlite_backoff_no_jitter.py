@@ -5,7 +5,7 @@ spreads. This store's random source answers every draw with the top of the
 range, so every delay is a valid point of the curve, yet all the jobs of a
 failed batch come back at one instant (the thundering herd the jitter exists to
 prevent). The ``backoff_curve_equivalence`` row catches it when 200 first
-retries never land in the lower half of ``[5, 10]``.
+retries never land in the lower half of ``[300, 600]``.
 
 The random source is the kit's (``KitStore.rng``), which no driver sees: the
 fault is in the engine's store, ``SqliteStore``.

@@ -20,14 +20,17 @@ Legs, each on a store and location of its own:
   ``timedelta`` delay keeps its microseconds, ``delay=0`` is claimable now.
 - R4: ``retry()`` at ``attempts >= max_attempts`` dead-letters with the given
   error, else ``"max attempts exceeded"``, even with an explicit delay.
-- R5 + R2: 200 first retries on a base of 10 s land in ``[5, 10]``, and at
-  least a quarter of them in each half (``[5, 7.5)`` and ``[7.5, 10]``), not all
-  equal. Runs on both clocks (nothing waits for the delays).
+- R5 + R2: 200 first retries on a base of 600 s land in ``[300, 600]``, and
+  at least a quarter of them in each half (``[300, 450)`` and ``[450, 600]``),
+  not all equal. Runs on both clocks (nothing waits for the delays); halves
+  150 s wide keep a retry's now bracket (milliseconds, seconds on a loaded
+  host) from blurring which half a delay is in, and when brackets straddle the
+  middle too often to decide, the leg says so (inconclusive), never fails.
 - R5 seedable: two stores opened with one seed, each on a fresh location,
   driven through the same claims and retries, draw the same delays; a store
   opened with another seed draws different ones. Both clocks; ``leg_seed``
-  says how the system clock is handled and bounds the chance of a false
-  failure.
+  says how the system clock is handled and when its brackets are too wide
+  to decide.
 
 Every expected range, the cap and ``"max attempts exceeded"`` come from
 ``alkstore_contract.suite.expected`` (the contract's values typed in), never from
@@ -39,7 +42,10 @@ so no skew between the row's clock and the engine's can blur it: the claim's
 ``now`` is ``lease_expires_at - visibility_timeout_s`` of the claimed snapshot
 (C3), and the retry happened between ``retry_started - claim_done`` and
 ``retry_done - claim_started`` (monotonic) after it. A delay passes when some
-``now`` in that bracket puts it in range.
+``now`` in that bracket puts it in range, and fails only when none does: the
+row judges what the bracket lets it know. A check the brackets leave open (a
+half the delay may or may not be in, a draw that may or may not match)
+raises ``HostTooSlow`` for R5 with the figures: inconclusive, never a pass.
 
 When it fails, check that ``retry`` calls ``alkstore_contract.resolution.
 decide_retry`` (the kit does) with the CLAIMED attempts (after the claim's
@@ -52,12 +58,13 @@ same write.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from datetime import datetime, timedelta
 
 from alkstore_contract.suite.checks import expect, expect_equal, expect_instant, expect_stored
 from alkstore_contract.suite.expected import LAST_ERROR_MAX_ATTEMPTS, R2_RANGE_S, r2_range_s
-from alkstore_contract.suite.harness import RowContext
+from alkstore_contract.suite.harness import HostTooSlow, RowContext
 from alkstore_contract.suite.row import row
 from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import Duration, Job, JobId, JobState, QueueOpts
@@ -81,7 +88,11 @@ SEED_BASE_S = 600.0
 SEED_DRAWS = 8
 SEED_OFFSET = 1_000
 """The seed leg's stores take ``ctx.seed + SEED_OFFSET`` (twice) and that plus one: clear of ``ctx.open_store``'s."""
-JITTER_BASE_S = 10.0
+SEED_CHANCE_MAX = 1e-9
+"""The seed leg decides a comparison only when independent draws would come out as it did by chance less often
+than this; a likelier coincidence (brackets too wide) leaves R5 inconclusive."""
+JITTER_BASE_S = 600.0
+"""R5 jitter leg: first retries land in [300, 600] s, halves 150 s wide against the retry's now bracket."""
 JITTER_DRAWS = 200
 JITTER_MIN_SHARE = 0.25
 """Each half of the range must hold at least this share of the draws (a uniform draw: ~100 of 200 each)."""
@@ -324,7 +335,12 @@ async def leg_dead_letter(ctx: RowContext) -> None:
 
 
 async def leg_jitter(ctx: RowContext) -> None:
-    """R5 (and R2's range): many first retries spread over both halves of [cap/2, cap]."""
+    """R5 (and R2's range): many first retries spread over both halves of [cap/2, cap].
+
+    Each delay is known within its retry's now bracket (``judge_spread`` says
+    what that decides); R2's range checks, decided per delay, stand even when
+    R5 is left undecided.
+    """
     store = await _leg_store(ctx)
     queue = store.queue("backoff-jitter", QueueOpts(backoff_base_s=JITTER_BASE_S))
     ids = await queue.enqueue_many([{"leg": "R5", "n": n} for n in range(JITTER_DRAWS)])
@@ -332,22 +348,13 @@ async def leg_jitter(ctx: RowContext) -> None:
     expect_equal(len(claims), JITTER_DRAWS, "R5", "the number of jobs claim_batch handed out")
     brackets = [await _retry(ctx, claimed, "R5") for claimed in claims]
     low, high = r2_range_s(JITTER_BASE_S, 1)
-    middle = timedelta(seconds=(low + high) / 2)
-    lower = upper = 0
+    spans: list[tuple[float, float]] = []
     delays: set[timedelta] = set()
     for job_id, bracket in zip(ids, brackets, strict=True):
         job = await expect_stored(queue, job_id, "R5")
-        delays.add(_expect_delay(job, bracket, low, high, "R2", "a first retry with base 10 s"))
-        lower += job.run_at - bracket[0] < middle
-        upper += job.run_at - bracket[1] >= middle
-    least = int(JITTER_DRAWS * JITTER_MIN_SHARE)
-    expect(
-        lower >= least and upper >= least,
-        "R5",
-        did=f"put {lower} of {JITTER_DRAWS} first-retry delays in [{low}, {(low + high) / 2}) s and {upper} in "
-        f"[{(low + high) / 2}, {high}] s",
-        demands=f"delays uniform over [{low}, {high}] s: at least {least} in each half",
-    )
+        delays.add(_expect_delay(job, bracket, low, high, "R2", f"a first retry with base {JITTER_BASE_S} s"))
+        spans.append(((job.run_at - bracket[1]).total_seconds(), (job.run_at - bracket[0]).total_seconds()))
+    judge_spread(spans, low, high)
     if ctx.manual:
         expect(
             len(delays) > JITTER_DRAWS // 2,
@@ -355,6 +362,38 @@ async def leg_jitter(ctx: RowContext) -> None:
             did=f"drew only {len(delays)} distinct delays in {JITTER_DRAWS} retries",
             demands="jittered delays (nearly all distinct)",
         )
+
+
+def judge_spread(spans: list[tuple[float, float]], low: float, high: float) -> None:
+    """R5 on the delays' spans ``(shortest, longest)``: both halves of ``[low, high]`` filled, or undecided.
+
+    A span lies surely in the lower half, surely in the upper one, or straddles
+    the middle. R5 fails only when no placing of the straddling ones fills both
+    halves to ``JITTER_MIN_SHARE``; it passes only when the sure ones alone do;
+    in between, ``HostTooSlow`` for R5 with the figures.
+    """
+    mid = (low + high) / 2
+    lower = sum(longest < mid for _, longest in spans)
+    upper = sum(shortest >= mid for shortest, _ in spans)
+    either = len(spans) - lower - upper
+    least = int(len(spans) * JITTER_MIN_SHARE)
+    counts = (
+        f"{lower} of {len(spans)} first-retry delays surely in [{low}, {mid}) s and {upper} surely in [{mid}, {high}] s"
+    )
+    if lower + either >= least and upper + either >= least and not (lower >= least and upper >= least):
+        widest = max(longest - shortest for shortest, longest in spans)
+        raise HostTooSlow(
+            f"R5 undecided: {counts}; {either} straddle the middle within their retry's now bracket (the widest "
+            f"{widest:.3f} s): fewer than {least} sure in a half, and enough undecided to fill it; this host is too "
+            "slow to tell the halves apart: rerun on a less loaded host",
+            clauses=("R5",),
+        )
+    expect(
+        lower >= least and upper >= least,
+        "R5",
+        did=f"put {counts} ({either} undecided: their retry's now bracket straddles the middle)",
+        demands=f"delays uniform over [{low}, {high}] s: at least {least} in each half, for some now in each bracket",
+    )
 
 
 async def _seeded_fractions(ctx: RowContext, seed: int) -> list[tuple[float, float]]:
@@ -393,6 +432,26 @@ def _same_draw(one: tuple[float, float], other: tuple[float, float]) -> bool:
     return one[0] <= other[1] and other[0] <= one[1]
 
 
+def _coincidence_chance(one: list[tuple[float, float]], other: list[tuple[float, float]]) -> float:
+    """A bound on the chance that independent uniform draws would meet within these intervals at every retry.
+
+    Two draws' intervals meet when the draws lie within the intervals' joined width of each other: for
+    independent uniform draws a chance below that width (at most 1) per retry, multiplied over the retries.
+    """
+    return math.prod(min(1.0, (a[1] - a[0]) + (b[1] - b[0])) for a, b in zip(one, other, strict=True))
+
+
+def _undecided_seed(what: str, one: list[tuple[float, float]], other: list[tuple[float, float]]) -> HostTooSlow:
+    chance = _coincidence_chance(one, other)
+    widest = max(hi - lo for lo, hi in one + other)
+    return HostTooSlow(
+        f"R5 undecided: {what}, but within brackets so wide (the widest {widest:.3g} of the jitter range) that "
+        f"unrelated draws would agree so by a chance up to {chance:.3g}, above {SEED_CHANCE_MAX:g}: this host is "
+        "too slow to tell a seeded draw from a coincidence: rerun on a less loaded host",
+        clauses=("R5",),
+    )
+
+
 async def leg_seed(ctx: RowContext) -> None:
     """R5 seedable: one seed, the same delays; another seed, other delays.
 
@@ -404,20 +463,28 @@ async def leg_seed(ctx: RowContext) -> None:
 
     Comparing fractions rather than ``run_at`` keeps the stores' own clocks
     out of it. The same-seed check cannot fail falsely: equal draws lie in
-    both intervals. The different-seed check fails falsely only when every
-    one of the 8 independent uniform draws falls within its interval's width
-    of the other seed's draw: with intervals under ``w`` wide, a chance below
-    ``(2w)^8``. Under the manual clock ``w`` is the microsecond of ``run_at``
-    over the 300 s range (``(7e-9)^8``, about 1e-65); on the system clock a
-    retry's now bracket under 0.3 s gives ``w`` < 1e-3 and a chance below
-    3e-22, and even brackets of 3 s on a crawling host one below 3e-14. The
-    same bound is the chance that an engine ignoring its seed slips through
-    the same-seed check.
+    both intervals. Meeting intervals prove little when they are wide: with
+    intervals under ``w`` wide, independent draws meet at all 8 retries by a
+    chance below ``(2w)^8`` (``_coincidence_chance`` computes the bound from
+    the intervals themselves). Under the manual clock ``w`` is the microsecond
+    of ``run_at`` over the 300 s range (``(7e-9)^8``, about 1e-65); on the
+    system clock a retry's now bracket under 0.3 s gives ``w`` < 1e-3 and a
+    chance below 3e-22. So each comparison is decided only while that chance
+    stays under ``SEED_CHANCE_MAX``: past it, two same-seed stores that agree
+    might be an engine ignoring its seed, and a different-seed store that
+    agrees might be luck, and R5 is inconclusive (never passed, never failed).
     """
     seed = ctx.seed + SEED_OFFSET
     first = await _seeded_fractions(ctx, seed)
     again = await _seeded_fractions(ctx, seed)
     other = await _seeded_fractions(ctx, seed + 1)
+    judge_seeds(seed, first, again, other)
+
+
+def judge_seeds(
+    seed: int, first: list[tuple[float, float]], again: list[tuple[float, float]], other: list[tuple[float, float]]
+) -> None:
+    """R5 seedable on the fraction intervals of stores seeded ``seed``, ``seed`` again and ``seed + 1``."""
     expect(
         all(_same_draw(a, b) for a, b in zip(first, again, strict=True)),
         "R5",
@@ -425,8 +492,13 @@ async def leg_seed(ctx: RowContext) -> None:
         "driven alike",
         demands="the same delays from the same seed (open_store(seed=) seeds the store's random.Random)",
     )
+    if _coincidence_chance(first, again) > SEED_CHANCE_MAX:
+        raise _undecided_seed(f"two stores opened with seed={seed} drew alike", first, again)
+    alike = all(_same_draw(a, b) for a, b in zip(first, other, strict=True))
+    if alike and _coincidence_chance(first, other) > SEED_CHANCE_MAX:
+        raise _undecided_seed(f"stores opened with seed={seed} and seed={seed + 1} drew alike", first, other)
     expect(
-        not all(_same_draw(a, b) for a, b in zip(first, other, strict=True)),
+        not alike,
         "R5",
         did=f"drew the jitter fractions {_show(first)} with seed={seed} and with seed={seed + 1}",
         demands="different delays from different seeds",
