@@ -87,7 +87,7 @@ def test_nothing_cites_spec_md() -> None:
 
 
 ISSUE_NUMBER = re.compile(r"\bissues?\s+#?\d+", re.IGNORECASE)
-UPSTREAM = frozenset({"asyncpg", "pytest", "hypothesis", "sqlite", "postgres", "upstream"})
+UPSTREAM = frozenset({"asyncpg", "pytest", "hypothesis", "sqlite", "postgres", "pg-boss", "upstream"})
 """Projects whose own trackers a page may cite (``asyncpg issues #784``): the ban is on this project's."""
 
 

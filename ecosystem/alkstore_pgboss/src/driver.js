@@ -11,6 +11,7 @@
 // pg-boss reads time from the server (now()) only, so the store is never opened with the suite's clock.
 
 const crypto = require('node:crypto');
+const { runAtFrom } = require('../../node_kit');
 const { jobData, isoUs, snapshot } = require('./rows');
 
 const DEADLOCK = '40P01';
@@ -50,7 +51,7 @@ class PgBossDriver {
   /** The retention from start_after that ends at the contract's expiry, now + expires (E5). */
   async retentionS(jobs) {
     const now = await this.serverNowUs();
-    const start = jobs.delayUs !== null ? now + jobs.delayUs : (jobs.runAtUs ?? now);
+    const start = runAtFrom(jobs, now);
     return Number(now + jobs.expiresUs - start) / 1e6;
   }
 

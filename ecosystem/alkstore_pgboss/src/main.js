@@ -47,7 +47,7 @@ function newBoss(location, options) {
 }
 
 const adapter = {
-  name: 'pgboss',
+  name: 'pg-boss',
   version: `pg-boss ${require('pg-boss/package.json').version}`,
   capabilities: ['durable', 'multi_process', 'shared_location'],
   emulates: EMULATES,

@@ -48,6 +48,27 @@ function c2Order(a, b) {
   return a.id < b.id ? -1 : 1;
 }
 
+/**
+ * An enqueue's options checked (E7-E10, in the contract's order of checks) and resolved against its
+ * queue's (E6): what every engine and driver stores beside each payload, durations in microseconds.
+ */
+function jobOptions(options, queueOpts) {
+  const delayUs = validate.durationUs('delay', options.delay_s);
+  const expiresUs = validate.durationUs('expires', options.expires_s);
+  const maxAttempts = validate.maxAttempts(options.max_attempts);
+  const priority = validate.priority(options.priority);
+  return {
+    priority,
+    delayUs,
+    runAtUs: options.run_at === null ? null : BigInt(options.run_at),
+    expiresUs,
+    maxAttempts: maxAttempts ?? queueOpts.max_attempts,
+    visibilityTimeoutS: queueOpts.visibility_timeout_s,
+    backoffBaseS: queueOpts.backoff_base_s,
+    deadLetterRetentionS: queueOpts.dead_letter_retention_s,
+  };
+}
+
 /** When a new job is due: after `delayUs`, at `runAtUs`, or now (E2-E4); `nowUs` the op's instant. */
 function runAtFrom(jobs, nowUs) {
   if (jobs.delayUs !== null) return nowUs + jobs.delayUs;
@@ -84,6 +105,26 @@ class Tables {
     const found = table.get(key);
     if (found === undefined) throw new Error(`no ${what} ${JSON.stringify(key)} in this process`);
     return found;
+  }
+
+  /** S3: every op on a closed store (or a queue or handle of one) is refused. */
+  checkOpen(store, op) {
+    if (store.closed) throw storeClosed(`${op}: the store is closed; open a new one to go on (S3)`);
+  }
+
+  /** A queue of an open store, its name checked (S1), under a new wire id. */
+  queue({ store, name, opts }) {
+    const found = this.lookup(this.stores, store, 'store');
+    this.checkOpen(found, 'queue()');
+    const id = this.id('q');
+    this.queues.set(id, { store: found, name: validate.queueName(name), opts });
+    return id;
+  }
+
+  queueOf(request) {
+    const queue = this.lookup(this.queues, request.queue, 'queue');
+    this.checkOpen(queue.store, `${request.type}()`);
+    return queue;
   }
 }
 
@@ -131,10 +172,6 @@ class Front extends Tables {
     await Promise.allSettled([...this.stores.keys()].map((store) => this.closeStore({ store })));
   }
 
-  checkOpen(store, op) {
-    if (store.closed) throw storeClosed(`${op}: the store is closed; open a new one to go on (S3)`);
-  }
-
   /** The op's one clock read: the suite's instant on an injected store, null where the driver keeps time. */
   now(store, request) {
     if (!store.injected) return null;
@@ -142,40 +179,11 @@ class Front extends Tables {
     return BigInt(request.now);
   }
 
-  queue({ store, name, opts }) {
-    const found = this.lookup(this.stores, store, 'store');
-    this.checkOpen(found, 'queue()');
-    const id = this.id('q');
-    this.queues.set(id, { store: found, name: validate.queueName(name), opts });
-    return id;
-  }
-
-  queueOf(request) {
-    const queue = this.lookup(this.queues, request.queue, 'queue');
-    this.checkOpen(queue.store, `${request.type}()`);
-    return queue;
-  }
-
   async enqueueMany(request, payloads) {
     const queue = this.queueOf(request);
-    const { options } = request;
-    const delayUs = validate.durationUs('delay', options.delay_s);
-    const expiresUs = validate.durationUs('expires', options.expires_s);
-    const maxAttempts = validate.maxAttempts(options.max_attempts);
-    const priority = validate.priority(options.priority);
+    const options = jobOptions(request.options, queue.opts);
     if (payloads.length === 0) return [];
-    const jobs = {
-      payloads,
-      priority,
-      delayUs,
-      runAtUs: options.run_at === null ? null : BigInt(options.run_at),
-      expiresUs,
-      maxAttempts: maxAttempts ?? queue.opts.max_attempts,
-      visibilityTimeoutS: queue.opts.visibility_timeout_s,
-      backoffBaseS: queue.opts.backoff_base_s,
-      deadLetterRetentionS: queue.opts.dead_letter_retention_s,
-    };
-    return queue.store.driver.insert(queue.name, jobs, this.now(queue.store, request));
+    return queue.store.driver.insert(queue.name, { payloads, ...options }, this.now(queue.store, request));
   }
 
   async claim(request, n) {
@@ -300,4 +308,4 @@ function serveAdapter(adapter) {
   serve(front.handlers(), { onClose: () => front.closeAll() });
 }
 
-module.exports = { Front, Tables, serveAdapter, c2Order, runAtFrom, decideRetry, uniqueIds, PROTOCOL_VERSION };
+module.exports = { Front, Tables, serveAdapter, jobOptions, c2Order, runAtFrom, decideRetry, uniqueIds, PROTOCOL_VERSION };

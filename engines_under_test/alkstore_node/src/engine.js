@@ -8,9 +8,9 @@ const crypto = require('node:crypto');
 const { performance } = require('node:perf_hooks');
 const storage = require('./storage');
 const validate = require('../../../ecosystem/node_kit/src/validate');
-const { storeClosed, handleSpent } = require('../../../ecosystem/node_kit/src/errors');
+const { handleSpent } = require('../../../ecosystem/node_kit/src/errors');
 const { seededRandom, backoffDelayS } = require('../../../ecosystem/node_kit/src/backoff');
-const { Tables } = require('../../../ecosystem/node_kit/src/front');
+const { Tables, jobOptions, runAtFrom } = require('../../../ecosystem/node_kit/src/front');
 
 const LAST_ERROR = validate.LITERALS.last_error;
 
@@ -85,46 +85,21 @@ class Engine extends Tables {
     return systemNowUs();
   }
 
-  openQueue(store, op) {
-    if (store.closed) throw storeClosed(`${op}: the store is closed; open a new one to go on (S3)`);
-  }
-
-  queue({ store, name, opts }) {
-    const found = this.lookup(this.stores, store, 'store');
-    this.openQueue(found, 'queue()');
-    const id = this.id('q');
-    this.queues.set(id, { store: found, name: validate.queueName(name), opts });
-    return id;
-  }
-
-  queueOf(request) {
-    const queue = this.lookup(this.queues, request.queue, 'queue');
-    this.openQueue(queue.store, `${request.type}()`);
-    return queue;
-  }
-
   enqueueMany(request, payloads) {
     const queue = this.queueOf(request);
-    const { options } = request;
-    const delay = validate.durationUs('delay', options.delay_s);
-    const expires = validate.durationUs('expires', options.expires_s);
-    const maxAttempts = validate.maxAttempts(options.max_attempts);
-    const priority = validate.priority(options.priority);
+    const options = jobOptions(request.options, queue.opts);
     if (payloads.length === 0) return [];
     const now = this.now(queue.store, request);
-    let runAt = now;
-    if (delay !== null) runAt = now + delay;
-    else if (options.run_at !== null) runAt = BigInt(options.run_at);
     const row = {
       queue: queue.name,
-      priority,
-      max_attempts: maxAttempts ?? queue.opts.max_attempts,
-      run_at: runAt,
-      expires_at: expires === null ? null : now + expires,
+      priority: options.priority,
+      max_attempts: options.maxAttempts,
+      run_at: runAtFrom(options, now),
+      expires_at: options.expiresUs === null ? null : now + options.expiresUs,
       now,
-      vt: queue.opts.visibility_timeout_s,
-      base: queue.opts.backoff_base_s,
-      retention: queue.opts.dead_letter_retention_s,
+      vt: options.visibilityTimeoutS,
+      base: options.backoffBaseS,
+      retention: options.deadLetterRetentionS,
     };
     const { storage: db } = queue.store;
     return db.write(() => payloads.map((payload) => Number(db.insert.run({ ...row, payload }).lastInsertRowid)));
@@ -196,7 +171,7 @@ class Engine extends Tables {
   /** The handle of a handle op, checked in DEC-order-of-checks up to (not including) the arguments. */
   handleOf(request) {
     const handle = this.lookup(this.handles, request.handle, 'handle');
-    this.openQueue(handle.store, `${request.type}()`);
+    this.checkOpen(handle.store, `${request.type}()`);
     if (handle.spentBy !== null) {
       throw handleSpent(
         `${request.type}() on job ${handle.id}: this handle's ${handle.spentBy}() already returned; ` +
