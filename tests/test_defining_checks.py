@@ -241,7 +241,7 @@ def test_a_clause_a_leg_had_not_checked_when_it_failed_is_left_out_by_that_failu
         await ctx.leg("options", ("E5", "E7"), options)
 
     ledger = _run_row(body, ("E5", "E7"))
-    assert ledger.gaps["E7"] == [("dependency", "leg 'options' stopped at its failure of E5 first")]
+    assert ledger.gaps["E7"] == [("dependency", "leg 'options' stopped at its failure of E5")]
     assert "E5" not in ledger.gaps
     rest = Ledger(row="the rest of the core")
     for known in binding(frozenset()):
@@ -252,3 +252,30 @@ def test_a_clause_a_leg_had_not_checked_when_it_failed_is_left_out_by_that_failu
     certificate = certify(verdicts, [ledger, rest], frozenset())
     assert not certificate.certified
     assert certificate.expected_only
+
+
+def test_a_leg_that_stops_at_a_failure_takes_back_its_own_checks_of_its_other_clauses_but_not_its_inner_legs() -> None:
+    """R5 behind R2: checks a leg made before it stopped (its set-up) never pass a clause it did not judge to its end.
+
+    An inner leg that ended keeps its checks (C3 here): it judged what it set out to. If this fails, check
+    ``RowContext._stopped_short`` and ``RowContext._settle`` in suite/harness.py (and ``SETTLED`` in ledger.py).
+    """
+
+    async def body(ctx: RowContext) -> None:
+        async def inner(_: RowContext) -> None:
+            expect(True, "C3", did="-", demands="-")
+
+        async def spread(inner_ctx: RowContext) -> None:
+            await inner_ctx.leg("claims", ("C3",), inner)
+            expect(True, "R5", did="handed out every retried job", demands="-")
+            expect(False, "R2", did="retried outside the range", demands="within it")
+            expect(True, "R5", did="-", demands="the spread, never reached")
+
+        await ctx.leg("jitter", ("C3", "R2", "R5"), spread)
+
+    ledger = _run_row(body, ("C3", "R2", "R5"))
+    assert ledger.checks == {"C3": 1, "R2": 1}
+    verdicts = clause_verdicts([ledger], {})
+    assert (verdicts["R5"].verdict, verdicts["R5"].gap) == (Verdict.NOT_EXERCISED, "dependency")
+    assert verdicts["C3"].verdict is Verdict.PASSED
+    assert verdicts["R2"].verdict is Verdict.FAILED

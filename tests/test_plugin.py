@@ -246,7 +246,9 @@ def test_an_engine_exception_is_a_clause_verdict_that_other_legs_survive(pyteste
         "E7 failed as expected (enqueue_opts_resolution[int32] E7: a 32-bit priority column (upstream issue 12))",
         "E9 failed as expected (bounds_at_their_edge[int32] E9: a 32-bit priority column refuses the int64 bounds "
         "(upstream issue 12))",
+        "E5 not exercised: leg 'expiry and priority' stopped at its failure of E7",
     ]
+    assert engine["known_differences_only"] is True, "a clause left out by a listed failure is a known difference"
 
 
 def test_the_report_follows_its_schema_and_says_why_not_certified(pytester: pytest.Pytester, run: Run) -> None:

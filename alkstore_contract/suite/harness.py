@@ -33,7 +33,7 @@ from alkstore_contract.adapter import Capability, EngineAdapter
 from alkstore_contract.clock import ManualClock
 from alkstore_contract.suite.checks import ContractViolation, expect_instant
 from alkstore_contract.suite.clauses import UnknownClause
-from alkstore_contract.suite.ledger import DEFINES, Failure, Gap, Ledger, LegRecord
+from alkstore_contract.suite.ledger import DEFINES, SETTLED, Failure, Gap, Ledger, LegRecord
 from alkstore_contract.surface import Store
 
 T = TypeVar("T")
@@ -302,6 +302,9 @@ class RowContext:
         checks_before, incidental_before = dict(self.ledger.checks), dict(self.ledger.incidental)
         outer, target._leg_clauses = target._leg_clauses, clauses
         defining = DEFINES.set(frozenset(clauses))
+        settled: dict[str, int] = {}
+        """Defining checks made in this leg's inner legs, each of which ended: a failure of this one keeps them."""
+        enclosing = SETTLED.set(settled)
         try:
             if target is not self:
                 await target.setup()
@@ -313,7 +316,7 @@ class RowContext:
         except ContractViolation as exc:
             record.status, record.reason = "failed", str(exc).splitlines()[0]
             self.ledger.fail(Failure(exc.clause or clauses[0], name, str(exc)))
-            self._stopped_short(name, clauses, checks_before, exc.clause or clauses[0])
+            self._stopped_short(name, clauses, checks_before, settled, exc.clause or clauses[0])
         except FaultMissed as exc:
             self.ledger.checks, self.ledger.incidental = checks_before, incidental_before
             why = f"leg {name!r} of row {self.ledger.row}: {exc}"
@@ -335,23 +338,46 @@ class RowContext:
             self.ledger.fail(
                 Failure(charged, name, header + "\n\n" + engine_traceback(exc, full=self.full_trace), exception=True)
             )
-            self._stopped_short(name, clauses, checks_before, charged)
+            self._stopped_short(name, clauses, checks_before, settled, charged)
         finally:
             target._leg_clauses = outer
             DEFINES.reset(defining)
+            SETTLED.reset(enclosing)
+        self._settle(checks_before)
         self.ledger.legs.append(record)
         return record.status == "passed"
 
-    def _stopped_short(self, name: str, clauses: tuple[str, ...], checks_before: dict[str, int], failed: str) -> None:
-        """A leg ended at a failure of ``failed``: the clauses it declares and had not checked yet were left out by it.
+    def _stopped_short(
+        self, name: str, clauses: tuple[str, ...], checks_before: dict[str, int], settled: dict[str, int], failed: str
+    ) -> None:
+        """A leg ended at a failure of ``failed``: it judged none of the other clauses it declares to its end.
 
-        They are gaps of kind ``dependency`` (what they build on failed), so such a clause reads *not
-        exercised* behind that failure rather than for some unrelated reason found elsewhere, and a
-        failure the expected-failures file lists accounts for them, as it does for a leg left out after it.
+        What it had checked of them itself is taken back, as a missed fault's checks are: a leg's early
+        checks are often its set-up (the jobs a claim handed out, say), and a clause whose defining leg
+        stopped before its own judgement must not read *passed* on them. Checks made in its inner legs
+        that ended stay (each judged what it set out to). The clauses get a ``dependency`` gap (what they
+        build on failed): *not exercised* behind that failure, unless another leg passed them, and an
+        expected-failure entry for the failure accounts for them, as for a leg left out after it.
         """
-        unchecked = tuple(c for c in clauses if c != failed and self.ledger.checks.get(c, 0) == checks_before.get(c, 0))
-        if unchecked:
-            self.ledger.gap(unchecked, Gap.DEPENDENCY, f"leg {name!r} stopped at its failure of {failed} first")
+        others = tuple(c for c in clauses if c != failed)
+        for clause_id in others:
+            kept = checks_before.get(clause_id, 0) + settled.get(clause_id, 0)
+            if kept:
+                self.ledger.checks[clause_id] = kept
+            else:
+                self.ledger.checks.pop(clause_id, None)
+        if others:
+            self.ledger.gap(others, Gap.DEPENDENCY, f"leg {name!r} stopped at its failure of {failed}")
+
+    def _settle(self, checks_before: dict[str, int]) -> None:
+        """An ended leg's defining checks count as settled in the leg around it, which a later failure there keeps."""
+        enclosing = SETTLED.get()
+        if enclosing is None:
+            return
+        for clause_id, count in self.ledger.checks.items():
+            gained = count - checks_before.get(clause_id, 0)
+            if gained > 0:
+                enclosing[clause_id] = enclosing.get(clause_id, 0) + gained
 
     def _charged(self, clauses: tuple[str, ...]) -> str:
         last = self.ledger.last_checked

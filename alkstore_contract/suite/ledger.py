@@ -146,6 +146,11 @@ DEFINES: ContextVar[frozenset[str] | None] = ContextVar("alkstore_leg_defines", 
 """The clauses the innermost running leg declares (``RowContext.leg`` sets it); ``None`` outside any leg."""
 
 
+SETTLED: ContextVar[dict[str, int] | None] = ContextVar("alkstore_leg_settled", default=None)
+"""clause → defining checks made in the innermost running leg's inner legs that ended: a failure of the running
+leg takes back its own checks of its other clauses, never these (``RowContext.leg`` sets it)."""
+
+
 def count_check(clause_id: str) -> None:
     """One check of ``clause_id`` ran (called by every ``expect*``): defining where the running leg declares it."""
     ledger = CURRENT.get()

@@ -230,6 +230,12 @@ async def _leg_retention(ctx: RowContext, store: Store) -> None:
     limited = await _fail_now(limited_q, "w", await limited_q.enqueue({"r": retention}))
     zero_q = store.queue(name, QueueOpts(dead_letter_retention_s=0))
     zero = await _fail_now(zero_q, "w", await zero_q.enqueue({"r": 0}))
+    expect(
+        limited.died_at is not None,
+        "X2",
+        did=f"read back job {limited.id} after fail() as {limited.state} with no died_at",
+        demands="a failed job dead with its died_at, which its retention counts from",
+    )
     assert limited.died_at is not None
 
     stored = await ctx.stored_jobs()
