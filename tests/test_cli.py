@@ -23,6 +23,7 @@ import pytest
 from alkstore_contract.report.build import SCHEMA_PATH
 from alkstore_contract.report.cli import main
 from alkstore_contract.report.read import schema_fault
+from tests.test_plugin import INT32_ENGINE
 
 TIMEOUT_S = 300
 
@@ -275,3 +276,35 @@ def test_certify_an_adapter_that_cannot_load_exits_2_with_one_line(
     )
     assert expected in result.stderr
     assert not list(tmp_path.glob("alkstore-report-*.json"))
+
+
+KNOWN_DIFFERENCES = (
+    "enqueue_opts_resolution[int32] E7 a 32-bit priority column\n"
+    "bounds_at_their_edge[int32] E9 a 32-bit priority column refuses the int64 bounds\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("listing", "code"),
+    [(KNOWN_DIFFERENCES, 0), (KNOWN_DIFFERENCES + "claim_order[int32] C2 a difference the engine does not have\n", 1)],
+    ids=["only the listed differences", "a listed difference that did not fail"],
+)
+def test_certify_with_an_expected_failures_file_exits_0_only_when_no_row_failed(
+    tmp_path: Path, listing: str, code: int
+) -> None:
+    """E7 on an int32 engine: exit 0 on its known differences; a strict entry that passes fails the run (exit 1).
+
+    If this fails, check ``known`` in cli._certify: it needs pytest's exit code 0 (no row failed) as well as a
+    certificate refused on listed failures only.
+    """
+    (tmp_path / "int32_engine.py").write_text(INT32_ENGINE, encoding="utf-8")
+    xfail = tmp_path / "expected-failures.txt"
+    xfail.write_text(listing, encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "ALKSTORE_"))}
+    env["PYTHONPATH"] = str(tmp_path)
+    command = [sys.executable, "-m", "alkstore_contract.report.cli", "certify", "int32_engine:adapter"]
+    command += ["--xfail-file", str(xfail), "--report", str(tmp_path / "report.json")]
+    result = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+    )
+    assert result.returncode == code, result.stdout[-3000:] + result.stderr[-2000:]
