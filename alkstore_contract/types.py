@@ -100,7 +100,9 @@ class Job:
     one makes the new object a ``_JobFields`` for the moment (the same slots,
     so the same layout, without the frozen ``__setattr__``), stores each field
     as a plain attribute and makes it a ``Job`` again (0.45 µs). Frozen,
-    slotted, compared and shown exactly as the dataclass would be.
+    slotted, compared and shown exactly as the dataclass would be. Called on
+    a bare ``_JobFields`` instead (``alkstore_contract.kit.jobs_from_rows``
+    does, a row at a time), it fills that object and makes it the ``Job``.
     """
 
     id: JobId
@@ -141,12 +143,14 @@ class Job:
         last_error: str | None,
         died_at: datetime | None,
     ) -> None:
-        if type(self) is not Job:  # a subclass may add slots or a __dict__: field by field, through the descriptors
+        kind: type = type(self)  # a bare _JobFields when the kit fills one (jobs_from_rows)
+        if kind is Job:
+            object.__setattr__(self, "__class__", _JobFields)
+        elif kind is not _JobFields:  # a subclass may add slots or a __dict__: through the descriptors
             given = locals()
             for name in JOB_FIELDS:
                 object.__setattr__(self, name, given[name])
             return
-        object.__setattr__(self, "__class__", _JobFields)
         job: Any = self
         job.id = id
         job.queue = queue
@@ -202,6 +206,9 @@ if Job.__init__.__code__.co_varnames[1 : len(JOB_FIELDS) + 1] != JOB_FIELDS:
 
 class _JobFields:
     """``Job``'s slots without its frozen ``__setattr__``: what ``Job.__init__`` stores the fields through.
+
+    ``object.__new__(_JobFields)`` passed to ``Job.__init__`` comes out a
+    ``Job``: how the kit builds a batch's snapshots without ``type.__call__``.
 
     CPython lays slots out by name, so the same names make the same layout,
     which ``__class__`` assignment requires; the check below proves at import

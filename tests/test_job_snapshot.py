@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import pickle
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from alkstore_contract.kit import job_from_row, jobs_from_rows
 from alkstore_contract.types import JOB_FIELDS, Job, JobState
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -84,3 +86,21 @@ def test_a_subclass_gets_every_field_too_b3() -> None:
     job = Tagged(**VALUES)  # type: ignore[arg-type]
     assert type(job) is Tagged
     assert {name: getattr(job, name) for name in JOB_FIELDS} == VALUES
+
+
+def test_the_kit_builds_a_batch_of_snapshots_as_job_would_b3() -> None:
+    """``jobs_from_rows`` fills bare objects of ``Job``'s layout: each must be the ``Job`` that ``Job(...)`` builds.
+
+    If this fails, check ``jobs_from_rows``'s unpacking (a field passed in another's place) and
+    ``Job.__init__``'s branch for a bare ``_JobFields``.
+    """
+    stored = {**VALUES, "payload": json.dumps(VALUES["payload"]), "state": "processing"}
+    rows = [tuple({**stored, "id": n}.values()) for n in (1, 2, 3)]
+    jobs = jobs_from_rows(rows)
+    assert jobs == [dataclasses.replace(built(), id=n) for n in (1, 2, 3)]
+    assert [type(job) for job in jobs] == [Job, Job, Job]
+    assert jobs[0].payload is not jobs[1].payload, "each snapshot owns its decoded payload"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        jobs[0].priority = 1  # type: ignore[misc]
+    assert job_from_row(rows[0]) == jobs[0]
+    assert pickle.loads(pickle.dumps(jobs[2])) == jobs[2]

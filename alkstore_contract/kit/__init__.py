@@ -16,6 +16,7 @@ from alkstore_contract.kit.driver import (
     duration_us,
     int_job_id,
     job_from_row,
+    jobs_from_rows,
 )
 from alkstore_contract.kit.front import KitJobHandle, KitQueue, KitStore
 from alkstore_contract.resolution import NewJobs
@@ -32,4 +33,5 @@ __all__ = [
     "duration_us",
     "int_job_id",
     "job_from_row",
+    "jobs_from_rows",
 ]

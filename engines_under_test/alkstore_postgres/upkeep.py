@@ -22,6 +22,13 @@ autovacuum is already vacuuming skip its turn instead of queueing behind it;
 ``INDEX_CLEANUP ON`` stops Postgres (14+) from skipping the index pass when
 dead rows are few next to the live ones, which is exactly when a long backlog
 is being consumed and the dead entries still lie in the claim's path.
+``TRUNCATE false`` keeps the empty pages at the table's end: giving them back
+to the file system takes an ``ACCESS EXCLUSIVE`` lock, which every claim,
+ack and enqueue then waits behind (Postgres gives the lock up only once it
+notices a waiter, up to 20 ms later), and scans the table's tail backwards
+first; a queue refills those pages with its next jobs. Measured here on a
+drained table of 10,000 jobs, the vacuum took 3.2 ms of server CPU instead
+of 4.3.
 
 When to vacuum weighs two costs against each other, as a shop reorders stock
 (the economic order quantity): a vacuum reads every page of every index, so
@@ -86,7 +93,7 @@ class Upkeep:
 
     def __init__(self, connections: Connections, table: str) -> None:
         self._connections = connections
-        self._vacuum_sql = f"VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON) {table}"
+        self._vacuum_sql = f"VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON, TRUNCATE false) {table}"
         self._table = table
         self._dead = 0
         self._spent_s = 0.0
