@@ -11,7 +11,13 @@ store), and in the same run:
   Postgres (enqueue batches of 100; consume a backlog with 4 workers).
 
 Runs are interleaved (run 1 of every row, then run 2 of every row, ...) so a
-machine whose load drifts hurts every row alike. A timed run lasts at least
+machine whose load drifts hurts every row alike, and every other run goes
+through the rows backwards, so an implementation and its baseline (adjacent
+rows) take turns going first: a machine that speeds up or slows down over a
+pair's few seconds favours neither side across the runs. On Postgres every
+timed part (the peers' too) starts just after a ``CHECKPOINT`` (untimed,
+``bench.checkpoint``), so none has a checkpoint inside it and all start from
+the same state. A timed run lasts at least
 ``--min-seconds`` (2 s): a row whose ``--jobs`` go through sooner (the batched
 paths, 10,000 jobs in well under a second) repeats them, each repeat on a fresh
 location with its own backlog, and the run's jobs/s is every repeat's jobs over
@@ -53,6 +59,7 @@ from typing import Any
 
 from alkstore_postgres.adapter import DEFAULT_DSN, DSN_ENV
 from bench import peers, report
+from bench.checkpoint import checkpoint
 from bench.counting import Tally, counting
 from bench.engines import engine_factory
 from bench.model import PATHS, Counts, Sample, Series
@@ -84,9 +91,11 @@ async def timed_run(row: Row, min_seconds: float) -> Sample:
     return Sample.joined(samples)
 
 
-def _driver_run(factory: DriverFactory, path: str, workers: int) -> Run:
+def _driver_run(
+    factory: DriverFactory, path: str, workers: int, settle: Callable[[], Awaitable[None]] | None = None
+) -> Run:
     def run(jobs: int, tally: Tally | None) -> Awaitable[tuple[Sample, Counts | None]]:
-        return run_path(factory, path, workers, jobs, tally)
+        return run_path(factory, path, workers, jobs, tally, settle)
 
     return run
 
@@ -104,13 +113,18 @@ def _rows(args: argparse.Namespace, postgres_ok: bool) -> list[Row]:
     def add(engine: str, impl: str, path: str, workers: int, run: Run, jobs: int, note: str = "") -> None:
         rows.append(Row(Series(engine, impl, path, workers, note), run, jobs))
 
+    def settle_postgres() -> Awaitable[None]:
+        return checkpoint(args.dsn)
+
     for engine in args.engines:
         if engine == "postgres" and not postgres_ok:
             continue
         jobs = args.mem_jobs if engine == "mem" else args.jobs
+        settle = settle_postgres if engine == "postgres" else None
         for path in args.paths:
             for workers in args.workers:
-                add(engine, report.ALKSTORE, path, workers, _driver_run(engine_factory(engine), path, workers), jobs)
+                alkstore_run = _driver_run(engine_factory(engine), path, workers, settle)
+                add(engine, report.ALKSTORE, path, workers, alkstore_run, jobs)
                 if engine == "sqlite":
                     from bench import sqlite_raw
 
@@ -121,7 +135,7 @@ def _rows(args: argparse.Namespace, postgres_ok: bool) -> list[Row]:
                     from bench import postgres_raw
 
                     raw = postgres_raw.open_asyncpg
-                    add(engine, report.ASYNCPG, path, workers, _driver_run(raw, path, workers), jobs)
+                    add(engine, report.ASYNCPG, path, workers, _driver_run(raw, path, workers, settle), jobs)
         if engine == "postgres" and args.peers:
             found = peers.installed()
             if "pgqueuer" in found:
@@ -236,7 +250,8 @@ async def profile_main(args: argparse.Namespace) -> int:
     ]
 
     def jobs_of(p: profile.Profile) -> int:
-        return args.jobs * (PROFILE_BATCH_FACTOR if p.path in BATCHED_PATHS else 1)
+        jobs: int = args.jobs
+        return jobs * (PROFILE_BATCH_FACTOR if p.path in BATCHED_PATHS else 1)
 
     loads = [os.getloadavg()]
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -279,7 +294,7 @@ async def main(args: argparse.Namespace) -> int:
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     started = time.perf_counter()
     for run in range(args.runs):
-        for row in rows:
+        for row in rows if run % 2 == 0 else rows[::-1]:
             s = row.series
             sample = await timed_run(row, args.min_seconds)
             s.samples.append(sample)

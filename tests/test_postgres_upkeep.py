@@ -253,7 +253,7 @@ class QuietConnection:
     async def execute(self, statement: str, **options: object) -> None:
         self._during()
 
-    async def fetchval(self, statement: str, *args: object) -> float:
+    async def fetchval(self, statement: str, *args: object, **options: object) -> float:
         return 0.0
 
 

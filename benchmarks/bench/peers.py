@@ -35,6 +35,7 @@ from typing import Any
 import asyncpg
 from alkstore_postgres.location import quote_ident
 
+from bench.checkpoint import checkpoint
 from bench.counting import Tally
 from bench.model import BATCH, Counts, Sample
 from bench.workload import Payload, payload
@@ -58,7 +59,9 @@ async def _drop_schema(dsn: str, schema: str) -> None:
         await conn.close()
 
 
-def _timed(tally: Tally | None) -> float:
+async def _timed(dsn: str, tally: Tally | None) -> float:
+    """Start the clock (and the tally) just after a CHECKPOINT, as every timed part of ``throughput.py`` does."""
+    await checkpoint(dsn)
     if tally is not None:
         tally.start()
     return time.perf_counter()
@@ -132,7 +135,7 @@ async def pgqueuer_enqueue_many(dsn: str, workers: int, jobs: int, tally: Tally 
                 await pgq.enqueue_batch(opened[index][1], batch)
                 latencies.append((time.perf_counter_ns() - started) / 1000)
 
-        started = _timed(tally)
+        started = await _timed(dsn, tally)
         await asyncio.gather(*(worker(index) for index in range(workers)))
         seconds = time.perf_counter() - started
         counts = _finish(tally, jobs)
@@ -172,7 +175,7 @@ def pgqueuer_consume(batch_size: int) -> PeerRun:
                     json.loads(job.payload)
                     handled += 1
 
-            started = _timed(tally)
+            started = await _timed(dsn, tally)
             await asyncio.gather(
                 *(manager.run(batch_size=batch_size, mode=QueueExecutionMode.drain) for manager in managers)
             )
@@ -250,7 +253,7 @@ async def procrastinate_enqueue_many(
                 await proc.task.batch_defer_async(*batch)
                 latencies.append((time.perf_counter_ns() - started) / 1000)
 
-        started = _timed(tally)
+        started = await _timed(dsn, tally)
         await asyncio.gather(*(worker(index) for index in range(workers)))
         seconds = time.perf_counter() - started
         counts = _finish(tally, jobs)
@@ -263,7 +266,7 @@ async def procrastinate_consume(dsn: str, workers: int, jobs: int, tally: Tally 
     async with _Procrastinate(dsn, workers) as proc:
         for batch in _batches(jobs):
             await proc.task.batch_defer_async(*batch)
-        started = _timed(tally)
+        started = await _timed(dsn, tally)
         await proc.app.run_worker_async(
             queues=[ENTRYPOINT],
             concurrency=workers,

@@ -75,7 +75,8 @@ class Probe(Protocol):
     def stop(self, jobs: int) -> Counts | None: ...
 
 
-def _batches(jobs: int) -> list[list[Payload]]:
+def batches(jobs: int) -> list[list[Payload]]:
+    """``jobs`` payloads in batches of ``BATCH``: what ``enqueue_many`` sends, made before the clock starts."""
     return [[payload(n) for n in range(start, min(start + BATCH, jobs))] for start in range(0, jobs, BATCH)]
 
 
@@ -91,10 +92,10 @@ async def _enqueue_worker(driver: Driver, jobs: int, worker: int, workers: int, 
 
 
 async def _enqueue_many_worker(
-    driver: Driver, batches: list[list[Payload]], worker: int, workers: int, latencies: list[float]
+    driver: Driver, payloads: list[list[Payload]], worker: int, workers: int, latencies: list[float]
 ) -> int:
     done = 0
-    for batch in batches[worker::workers]:
+    for batch in payloads[worker::workers]:
         started = time.perf_counter_ns()
         await driver.enqueue_many(worker, batch)
         latencies.append((time.perf_counter_ns() - started) / 1000)
@@ -124,32 +125,59 @@ async def _claim_batch_worker(driver: Driver, worker: int, latencies: list[float
         done += got
 
 
+async def drive(
+    driver: Driver, path: str, workers: int, jobs: int, payloads: list[list[Payload]], latencies: list[float]
+) -> int:
+    """``workers`` concurrent workers doing ``path`` on ``driver`` until ``jobs`` jobs are through; how many went.
+
+    ``payloads`` is ``batches(jobs)``, which ``enqueue_many`` sends; the
+    consume paths need their backlog of ``jobs`` already stored. Each op's
+    latency (µs) is appended to ``latencies``.
+    """
+    workers_done: list[Awaitable[int]]
+    if path == "enqueue":
+        workers_done = [_enqueue_worker(driver, jobs, k, workers, latencies) for k in range(workers)]
+    elif path == "enqueue_many":
+        workers_done = [_enqueue_many_worker(driver, payloads, k, workers, latencies) for k in range(workers)]
+    elif path == "claim_one+ack":
+        workers_done = [_claim_one_worker(driver, k, latencies) for k in range(workers)]
+    else:
+        workers_done = [_claim_batch_worker(driver, k, latencies) for k in range(workers)]
+    return sum(await asyncio.gather(*workers_done))
+
+
+async def load_backlog(driver: Driver, payloads: list[list[Payload]]) -> None:
+    """Store the backlog the consume paths start from, ``batches(jobs)``, with ``enqueue_many`` (untimed)."""
+    for batch in payloads:
+        await driver.enqueue_many(0, batch)
+
+
 async def run_path(
-    factory: DriverFactory, path: str, workers: int, jobs: int, tally: Probe | None = None
+    factory: DriverFactory,
+    path: str,
+    workers: int,
+    jobs: int,
+    tally: Probe | None = None,
+    settle: Callable[[], Awaitable[None]] | None = None,
 ) -> tuple[Sample, Counts | None]:
-    """Time one run of ``path``; with ``tally``, also count (or profile) the timed part."""
+    """Time one run of ``path``; with ``tally``, also count (or profile) the timed part.
+
+    ``settle``, when given, runs just before the clock starts (Postgres: ``bench.checkpoint``).
+    """
     driver = await factory()
     try:
-        batches = _batches(jobs)
+        payloads = batches(jobs)
         consuming = path.startswith("claim")
         if consuming:
-            for batch in batches:
-                await driver.enqueue_many(0, batch)
+            await load_backlog(driver, payloads)
         await driver.warm_up(workers)
         latencies: list[float] = []
-        workers_done: list[Awaitable[int]]
-        if path == "enqueue":
-            workers_done = [_enqueue_worker(driver, jobs, k, workers, latencies) for k in range(workers)]
-        elif path == "enqueue_many":
-            workers_done = [_enqueue_many_worker(driver, batches, k, workers, latencies) for k in range(workers)]
-        elif path == "claim_one+ack":
-            workers_done = [_claim_one_worker(driver, k, latencies) for k in range(workers)]
-        else:
-            workers_done = [_claim_batch_worker(driver, k, latencies) for k in range(workers)]
+        if settle is not None:
+            await settle()
         if tally is not None:
             tally.start()
         started = time.perf_counter()
-        done = sum(await asyncio.gather(*workers_done))
+        done = await drive(driver, path, workers, jobs, payloads, latencies)
         seconds = time.perf_counter() - started
         counts = None if tally is None else tally.stop(done)
         stored = await driver.stored()

@@ -17,9 +17,9 @@ subclass can replace one statement (the project's broken-engine mutants do).
 Network faults (contract N1–N3). Each statement is bounded three ways:
 acquiring a connection (one the store holds idle, else waiting for a free one
 in the pool or opening a new one: ``alkstore_postgres.held``) gives up after
-``connect_timeout_s``; the statement gives up after ``op_timeout_s``
-(asyncpg's ``command_timeout``), after which asyncpg sends the server a cancel
-request, itself bounded by both; releasing the connection waits at most
+``connect_timeout_s``; the statement gives up after ``op_timeout_s`` (0.9
+to 1 times it: ``alkstore_postgres.deadlines``), after which asyncpg sends the
+server a cancel request, itself bounded by both; releasing the connection waits at most
 ``connect_timeout_s`` for that cancel and otherwise terminates the connection.
 So a step during an outage raises ``StoreUnavailable``
 (``ServerConnectionError``) within ``outage_bound_s`` = ``2 ×
@@ -34,7 +34,7 @@ twice (N3); the caller is told the outcome is unknown.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Self
@@ -284,7 +284,7 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         self._connect_timeout_s = connect_timeout_s
         self._placeholders = placeholders(schema)
         self._rendered: dict[str, str] = {}
-        self.connections = HeldConnections(pool, connect_timeout_s)
+        self.connections = HeldConnections(pool, connect_timeout_s, op_timeout_s)
         """The pool's connections this store holds between statements (see ``held``)."""
         self.upkeep = Upkeep(self.connections, self._placeholders["jobs"])
         """Vacuums the jobs table as the driver's own statements leave dead rows (see ``upkeep``)."""
@@ -320,7 +320,7 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
                 min_size=min_size,
                 max_size=max_size,
                 timeout=connect_timeout_s,
-                command_timeout=op_timeout_s,
+                # No command_timeout: the store bounds its statements itself (alkstore_postgres.deadlines).
                 server_settings={"application_name": application_name(schema)},
                 # Released without asyncpg's reset query: one round trip per operation, not two.
                 connection_class=StatelessConnection,
@@ -329,7 +329,10 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
             raise ServerConnectionError(f"open_store: could not connect to {redact_dsn(dsn)}: {exc!r}") from exc
         try:
             async with pool.acquire(timeout=connect_timeout_s) as conn:
-                await ensure_schema(conn, schema)
+                # The pool sets no statement timeout (the store's own is alkstore_postgres.deadlines): the
+                # schema's check or migration as a whole gives up after op_timeout_s.
+                async with asyncio.timeout(op_timeout_s):
+                    await ensure_schema(conn, schema)
         except BaseException as exc:
             pool.terminate()
             if is_connection_error(exc):
@@ -371,9 +374,13 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
                 "and may or may not have taken effect; the next operation uses a fresh connection"
             ) from exc
 
-    async def _fetch(self, sql: str, *args: object) -> list[Any]:
-        """One statement on a connection the store holds between statements (``alkstore_postgres.held``)."""
-        return await self.connections.fetch(sql, *args)
+    def _fetch(self, sql: str, *args: object) -> Awaitable[list[Any]]:
+        """One statement on a connection the store holds between statements (``alkstore_postgres.held``).
+
+        A plain method handing back ``HeldConnections.fetch``'s coroutine, so
+        a statement awaits one coroutine fewer; a subclass may write it as a
+        coroutine function."""
+        return self.connections.fetch(sql, *args)
 
     async def insert(self, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
         expires_s = jobs.expires_s

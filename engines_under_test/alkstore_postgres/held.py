@@ -43,6 +43,8 @@ from typing import Any
 
 import asyncpg
 
+from alkstore_postgres.deadlines import StatementDeadlines
+
 logger = logging.getLogger(__name__)
 
 ROTATE_EVERY = 1_000
@@ -62,9 +64,10 @@ def _usable(conn: Any) -> bool:
 class HeldConnections:
     """Idle connections held out of one asyncpg pool, most recently used first."""
 
-    def __init__(self, pool: Any, connect_timeout_s: float) -> None:
+    def __init__(self, pool: Any, connect_timeout_s: float, op_timeout_s: float) -> None:
         self._pool = pool
         self._connect_timeout_s = connect_timeout_s
+        self._deadlines = StatementDeadlines(op_timeout_s)
         self._idle: list[Any] = []
         self._unused = 0
         """The fewest idle connections since the last trim: that many were not needed."""
@@ -91,13 +94,32 @@ class HeldConnections:
             self._waiting -= 1
 
     async def fetch(self, sql: str, *args: object) -> list[Any]:
-        """Run one statement on a held connection: kept for the next statement if it returned, else given back."""
-        conn = await self.acquire()
+        """Run one statement on a held connection: kept for the next statement if it returned, else given back.
+
+        The statement is bounded by the store's ``StatementDeadlines`` (N1). The
+        top of the stack is taken here rather than through ``acquire``: this
+        runs once per statement, and a coroutine less is a fifth of what the
+        store adds to a statement's client CPU.
+        """
+        idle = self._idle
+        if idle and len(idle) > self._unused:
+            conn = idle.pop()
+            if not _usable(conn):
+                await self._give_back(conn)
+                conn = await self.acquire()
+        else:
+            conn = await self.acquire()
+        deadlines = self._deadlines
+        task = deadlines.started()
         try:
             rows: list[Any] = await conn.fetch(sql, *args)
-        except BaseException:
+        except BaseException as exc:
+            raised = deadlines.failed(task, exc)
             await self._give_back(conn)
-            raise
+            if raised is exc:
+                raise
+            raise raised from exc
+        deadlines.ended(task)
         if not self._keep(conn):
             await self._give_back(conn)
         return rows

@@ -22,7 +22,7 @@ from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.validation import describe_value
 
 DEFAULT_OP_TIMEOUT_S = 10.0
-"""How long one statement may run before a store gives up on it (asyncpg's ``command_timeout``)."""
+"""How long one statement may run before a store gives up on it (after 0.9 to 1 times this: ``deadlines``)."""
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 """How long acquiring a pooled connection (and opening one) may take."""
 MAX_IDENTIFIER_BYTES = 63

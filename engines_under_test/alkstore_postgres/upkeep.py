@@ -69,8 +69,8 @@ A vacuum of even a small table costs a few milliseconds of server time, so
 vacuuming much more often slows a busy queue down more than the dead entries
 do; with no vacuum measured yet, the first one comes here."""
 VACUUM_TIMEOUT_S = 600.0
-"""A vacuum's own statement timeout: the store's ``op_timeout_s`` (asyncpg's ``command_timeout``) bounds one
-job statement, and a vacuum of a large table may rightly take longer."""
+"""The timeout of the vacuum's statements, given to asyncpg on each: the store's ``op_timeout_s`` bounds one job
+statement (``alkstore_postgres.deadlines``), and a vacuum of a large table may rightly take longer."""
 CEILING_FACTOR = 0.2
 """Dead row versions per live row past which a vacuum runs whatever the claims have spent: bounds the bloat."""
 STEP_S = 2e-9
@@ -137,7 +137,9 @@ class Upkeep:
                     started = time.perf_counter()
                     await conn.execute(self._vacuum_sql, timeout=VACUUM_TIMEOUT_S)
                     took = time.perf_counter() - started
-                    live = await conn.fetchval("SELECT reltuples FROM pg_class WHERE oid = $1::regclass", self._table)
+                    live = await conn.fetchval(
+                        "SELECT reltuples FROM pg_class WHERE oid = $1::regclass", self._table, timeout=VACUUM_TIMEOUT_S
+                    )
             except Exception as exc:
                 logger.warning("alkstore: VACUUM of %s failed, retried after more jobs: %r", self._table, exc)
                 return

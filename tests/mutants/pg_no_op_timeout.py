@@ -2,7 +2,7 @@
 
 contract N1 (bounded failure): during an outage an op raises ``StoreUnavailable``
 within the bound the adapter reports. This store waits for the server as long
-as it takes (asyncpg's defaults without ``command_timeout``): a partition
+as it takes (timeouts of eleven days): a partition
 hangs every caller until it heals. The adapter still reports the engine's
 bound, so the ``network_faults`` row's partition leg catches it — without
 waiting for the hung ops.
