@@ -98,8 +98,8 @@ class HeldConnections:
 
         The statement is bounded by the store's ``StatementDeadlines`` (N1). The
         top of the stack is taken here rather than through ``acquire``: this
-        runs once per statement, and a coroutine less is a fifth of what the
-        store adds to a statement's client CPU.
+        runs once per statement, and awaiting ``acquire`` would add a
+        coroutine to every one.
         """
         idle = self._idle
         if idle and len(idle) > self._unused:
