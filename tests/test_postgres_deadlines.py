@@ -28,8 +28,8 @@ from tests.test_postgres_engine import START, OpenStore, bare, dsn, schema, stor
 __all__ = ["bare", "dsn", "schema", "stores"]
 
 OP_TIMEOUT_S = 0.5
-SLACK_S = 0.25
-"""How late the event loop of a loaded test machine may run the tick (a bound's check, not a speed claim)."""
+SLACK_S = 1.0
+"""How late a loaded test machine may run the tick and the cancel: far below the 30 s the statement asks for."""
 
 
 async def active_sleeps(bare: Any, schema: str) -> int:
