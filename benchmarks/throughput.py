@@ -15,9 +15,9 @@ machine whose load drifts hurts every row alike, and every other run goes
 through the rows backwards, so an implementation and its baseline (adjacent
 rows) take turns going first: a machine that speeds up or slows down over a
 pair's few seconds favours neither side across the runs. On Postgres every
-timed part (the peers' too) starts just after a ``CHECKPOINT`` (untimed,
-``bench.checkpoint``), so none has a checkpoint inside it and all start from
-the same state. A timed run lasts at least
+pass (the peers' too) begins with a ``CHECKPOINT``, untimed and before its
+backlog is stored (``bench.checkpoint``), so none has a checkpoint inside it
+and all start from the same state. A timed run lasts at least
 ``--min-seconds`` (2 s): a row whose ``--jobs`` go through sooner (the batched
 paths, 10,000 jobs in well under a second) repeats them, each repeat on a fresh
 location with its own backlog, and the run's jobs/s is every repeat's jobs over

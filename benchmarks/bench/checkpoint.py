@@ -1,4 +1,4 @@
-"""A ``CHECKPOINT`` before every timed part of a Postgres benchmark, so every part starts from the same state.
+"""A ``CHECKPOINT`` before every pass of a Postgres benchmark, so every timed part starts from the same state.
 
 Postgres checkpoints once ``max_wal_size`` of WAL (1 GB by default) has been
 written since the last one, or ``checkpoint_timeout`` (5 min) has passed, and
@@ -10,9 +10,10 @@ during one. After a checkpoint starts, the first change to a page writes the
 whole page to WAL; a consume pass whose backlog was stored before the start
 pays that for every page it touches, one whose backlog came after does not,
 and which of two adjacent rows (alkstore and its baseline) met which was
-chance. A ``CHECKPOINT`` just before each timed part (untimed) gives every
-part the same start: the full page images of its backlog, and no checkpoint
-of WAL or time inside it (a part writes tens of megabytes of WAL).
+chance. So each pass begins with a ``CHECKPOINT`` (untimed), before its
+backlog is stored: no pass pays full page images for its own backlog (as a
+queue whose jobs are taken soon after they come does not), and none has a
+checkpoint inside it (a backlog and its pass write tens of megabytes of WAL).
 
 It needs a superuser or the ``pg_checkpoint`` role (PostgreSQL 15); without
 either, the timed parts run as they did before and stderr says so once.

@@ -59,9 +59,7 @@ async def _drop_schema(dsn: str, schema: str) -> None:
         await conn.close()
 
 
-async def _timed(dsn: str, tally: Tally | None) -> float:
-    """Start the clock (and the tally) just after a CHECKPOINT, as every timed part of ``throughput.py`` does."""
-    await checkpoint(dsn)
+def _timed(tally: Tally | None) -> float:
     if tally is not None:
         tally.start()
     return time.perf_counter()
@@ -125,6 +123,7 @@ class _Pgqueuer:
 
 async def pgqueuer_enqueue_many(dsn: str, workers: int, jobs: int, tally: Tally | None) -> tuple[Sample, Counts | None]:
     async with _Pgqueuer(dsn) as pgq:
+        await checkpoint(dsn)  # before the backlog and the clock (bench.checkpoint)
         opened = [await pgq.queries() for _ in range(workers)]
         batches = _batches(jobs)
         latencies: list[float] = []
@@ -135,7 +134,7 @@ async def pgqueuer_enqueue_many(dsn: str, workers: int, jobs: int, tally: Tally 
                 await pgq.enqueue_batch(opened[index][1], batch)
                 latencies.append((time.perf_counter_ns() - started) / 1000)
 
-        started = await _timed(dsn, tally)
+        started = _timed(tally)
         await asyncio.gather(*(worker(index) for index in range(workers)))
         seconds = time.perf_counter() - started
         counts = _finish(tally, jobs)
@@ -155,6 +154,7 @@ def pgqueuer_consume(batch_size: int) -> PeerRun:
         from pgqueuer.types import QueueExecutionMode
 
         async with _Pgqueuer(dsn) as pgq:
+            await checkpoint(dsn)  # before the backlog and the clock (bench.checkpoint)
             conn, queries = await pgq.queries()
             for batch in _batches(jobs):
                 await pgq.enqueue_batch(queries, batch)
@@ -175,7 +175,7 @@ def pgqueuer_consume(batch_size: int) -> PeerRun:
                     json.loads(job.payload)
                     handled += 1
 
-            started = await _timed(dsn, tally)
+            started = _timed(tally)
             await asyncio.gather(
                 *(manager.run(batch_size=batch_size, mode=QueueExecutionMode.drain) for manager in managers)
             )
@@ -244,6 +244,7 @@ async def procrastinate_enqueue_many(
     dsn: str, workers: int, jobs: int, tally: Tally | None
 ) -> tuple[Sample, Counts | None]:
     async with _Procrastinate(dsn, workers) as proc:
+        await checkpoint(dsn)  # before the backlog and the clock (bench.checkpoint)
         batches = _batches(jobs)
         latencies: list[float] = []
 
@@ -253,7 +254,7 @@ async def procrastinate_enqueue_many(
                 await proc.task.batch_defer_async(*batch)
                 latencies.append((time.perf_counter_ns() - started) / 1000)
 
-        started = await _timed(dsn, tally)
+        started = _timed(tally)
         await asyncio.gather(*(worker(index) for index in range(workers)))
         seconds = time.perf_counter() - started
         counts = _finish(tally, jobs)
@@ -264,9 +265,10 @@ async def procrastinate_enqueue_many(
 
 async def procrastinate_consume(dsn: str, workers: int, jobs: int, tally: Tally | None) -> tuple[Sample, Counts | None]:
     async with _Procrastinate(dsn, workers) as proc:
+        await checkpoint(dsn)  # before the backlog and the clock (bench.checkpoint)
         for batch in _batches(jobs):
             await proc.task.batch_defer_async(*batch)
-        started = await _timed(dsn, tally)
+        started = _timed(tally)
         await proc.app.run_worker_async(
             queues=[ENTRYPOINT],
             concurrency=workers,

@@ -162,18 +162,19 @@ async def run_path(
 ) -> tuple[Sample, Counts | None]:
     """Time one run of ``path``; with ``tally``, also count (or profile) the timed part.
 
-    ``settle``, when given, runs just before the clock starts (Postgres: ``bench.checkpoint``).
+    ``settle``, when given, runs before the backlog is stored and the clock
+    starts (Postgres: ``bench.checkpoint``).
     """
     driver = await factory()
     try:
         payloads = batches(jobs)
+        if settle is not None:
+            await settle()
         consuming = path.startswith("claim")
         if consuming:
             await load_backlog(driver, payloads)
         await driver.warm_up(workers)
         latencies: list[float] = []
-        if settle is not None:
-            await settle()
         if tally is not None:
             tally.start()
         started = time.perf_counter()
