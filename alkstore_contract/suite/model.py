@@ -171,6 +171,12 @@ class Model:
     claims: dict[int, ModelClaim] = field(default_factory=dict)
     removed: dict[int, str] = field(default_factory=dict)
     """Jobs no longer stored, with the clause that removed them (H2, B1, B2, X2)."""
+    slack: timedelta = timedelta(0)
+    """How far from the exact instant the engine may keep one: its declared time resolution less 1 µs.
+
+    Only R2's bracket needs it: every other instant of a program lies on the manual clock's whole
+    milliseconds, but a jittered delay does not, and an engine that keeps milliseconds stores the
+    nearest it can (with a base of 1 ms, R2's first bracket [0.5 ms, 1 ms] holds only one of them)."""
     _next_job: int = 1
     _next_claim: int = 1
 
@@ -367,11 +373,13 @@ class Model:
         else:  # R2: equal jitter, d uniform on [cap/2, cap], cap = min(b·2^(a−1), 3600 s)
             cap_s = backoff_cap_s(job.attempts, job.backoff_base_s)
             low, high = now + delta(float(cap_s / 2)), now + delta(float(cap_s))
-            if observed_run_at is None or not low <= observed_run_at <= high:
+            if observed_run_at is None or not low - self.slack <= observed_run_at <= high + self.slack:
+                widened = f", widened by the engine's resolution ({self.slack})" if self.slack else ""
                 violation = (
                     f"[R2] after retry() without delay at attempts={job.attempts}, backoff_base_s="
                     f"{job.backoff_base_s}, the engine's ready time is {observed_run_at!r}; R2 demands one in "
                     f"[now + {float(cap_s / 2)} s, now + {float(cap_s)} s] = [{low.isoformat()}, {high.isoformat()}]"
+                    f"{widened}"
                 )
             ready_at = observed_run_at if observed_run_at is not None else low
             job.changed_by = "R2"

@@ -60,6 +60,7 @@ is the row.
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 from alkstore_contract.adapter import Capability
 from alkstore_contract.suite.harness import RowContext
@@ -76,7 +77,14 @@ async def model_based(ctx: RowContext) -> None:
     from alkstore_contract.suite.rows.model_based.strategies import STEPS
 
     programs, tally = await asyncio.to_thread(
-        run_programs, ctx.adapter, ctx.engine_spec, ctx.location, ctx.clock, ctx.seed, ctx.examples
+        run_programs,
+        ctx.adapter,
+        ctx.engine_spec,
+        ctx.location,
+        ctx.clock,
+        ctx.seed,
+        ctx.examples,
+        timedelta(seconds=ctx.tolerance_s),
     )
     ctx.note(f"{programs} programs run ({ctx.examples} Hypothesis examples of up to {STEPS} steps), seed {ctx.seed}")
     ctx.note(tally.describe())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from alkstore_contract.adapter import EngineAdapter
 from alkstore_contract.clock import ManualClock
@@ -59,6 +59,8 @@ class Bench:
     """Where the clock stands when each program starts: programs must not depend on what ran before."""
     shared: Store | None = None
     tally: Tally = field(default_factory=Tally)
+    slack: timedelta = timedelta(0)
+    """How far from the exact instant the engine may keep one (``Model.slack``)."""
 
     def shared_store(self) -> Store:
         """The store the programs share until one fails (opening a store per program costs Postgres dearly).

@@ -103,7 +103,7 @@ class ModelMachine(RuleBasedStateMachine):
         bench.programs += 1
         bench.clock.set(bench.start)
         self.prefix = f"mb{bench.run}-{bench.programs}-"
-        self.model = Model()
+        self.model = Model(slack=bench.slack)
         self.failed = False
         self.steps = 0
         self.queues: dict[tuple[int, int], tuple[Queue, str]] = {}

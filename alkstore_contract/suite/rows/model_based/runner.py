@@ -10,6 +10,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
@@ -66,15 +67,23 @@ def _hypothesis_home_outside_cwd() -> Iterator[None]:
 
 
 def run_programs(
-    adapter: EngineAdapter, engine_spec: str, location: str, clock: ManualClock, seed_: int, examples: int
+    adapter: EngineAdapter,
+    engine_spec: str,
+    location: str,
+    clock: ManualClock,
+    seed_: int,
+    examples: int,
+    slack: timedelta = timedelta(0),
 ) -> tuple[int, Tally]:
     """Run ``examples`` programs on ``location``; how many ran and what they reached.
+
+    ``slack`` is how far from the exact instant the engine may keep one (``Model.slack``).
 
     Meant for a thread of its own (``asyncio.to_thread``): Hypothesis drives the machine
     synchronously, so the engine runs on an event loop this function opens.
     """
     with asyncio.Runner() as runner:
-        bench = Bench(adapter, engine_spec, location, clock, seed_, runner)
+        bench = Bench(adapter, engine_spec, location, clock, seed_, runner, slack=slack)
         try:
             with _hypothesis_home_outside_cwd():
                 _run_programs(bench, examples)
