@@ -33,10 +33,10 @@ def test_a_resolution_other_than_us_ms_or_s_is_refused() -> None:
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 
 
-def _retried_at(slack: timedelta, observed: datetime) -> str | None:
-    """R2's verdict on a ready time after the first retry of a job whose backoff base is 1 ms."""
+def _retried_at(slack: timedelta, observed: datetime, base_s: float = 0.001) -> str | None:
+    """R2's verdict on a ready time after the first retry of a job whose backoff base is ``base_s`` (1 ms)."""
     model = Model(slack=slack)
-    opts = QueueOpts(visibility_timeout_s=30, max_attempts=3, backoff_base_s=0.001)
+    opts = QueueOpts(visibility_timeout_s=30, max_attempts=3, backoff_base_s=base_s)
     model.enqueue("q", opts, "p", NOW)
     (claim,) = model.claim_batch("q", "w", 1, NOW)
     return model.retry(claim.id, NOW, observed_run_at=observed).violation
@@ -53,5 +53,6 @@ def test_r2_widens_by_the_engines_resolution_and_no_more() -> None:
     assert _retried_at(coarse, NOW) is None
     assert _retried_at(coarse, NOW + timedelta(milliseconds=1)) is None
     assert _retried_at(coarse, NOW + timedelta(milliseconds=2)) is not None, "a whole tick past the bracket fails"
+    assert _retried_at(coarse, NOW, base_s=0.004) is not None, "no jitter below [2 ms, 4 ms] hides in the slack"
     assert _retried_at(timedelta(0), NOW) is not None, "an engine of microseconds gets no slack"
     assert _retried_at(timedelta(0), NOW + timedelta(microseconds=700)) is None

@@ -171,10 +171,11 @@ class Model:
     claims: dict[int, ModelClaim] = field(default_factory=dict)
     removed: dict[int, str] = field(default_factory=dict)
     """Jobs no longer stored, with the clause that removed them (H2, B1, B2, X2)."""
-    slack: timedelta = timedelta(0)
+    slack: timedelta = field(default=timedelta(0), kw_only=True)
     """How far from the exact instant the engine may keep one: its declared time resolution less 1 µs.
 
-    Only R2's bracket needs it: every other instant of a program lies on the manual clock's whole
+    The contract compares instants to within the declared resolution (``DEC-time-resolution``).
+    Only R2's bracket needs it here: every other instant of a program lies on the manual clock's whole
     milliseconds, but a jittered delay does not, and an engine that keeps milliseconds stores the
     nearest it can (with a base of 1 ms, R2's first bracket [0.5 ms, 1 ms] holds only one of them)."""
     _next_job: int = 1

@@ -37,18 +37,14 @@ from alkstore_postgres.location import quote_ident
 
 from bench.checkpoint import checkpoint
 from bench.counting import Tally
-from bench.model import BATCH, Counts, Sample
-from bench.workload import Payload, payload
+from bench.model import Counts, Sample
+from bench.workload import Payload, batches
 
 PGQUEUER_BATCH_SIZES = (10, 100)
 ENTRYPOINT = "bench"
 
 PeerRun = Callable[[str, int, int, "Tally | None"], Awaitable[tuple[Sample, Counts | None]]]
 """``(dsn, workers, jobs, tally)`` → one timed run (and, with a tally, its counts)."""
-
-
-def _batches(jobs: int) -> list[list[Payload]]:
-    return [[payload(n) for n in range(start, min(start + BATCH, jobs))] for start in range(0, jobs, BATCH)]
 
 
 async def _drop_schema(dsn: str, schema: str) -> None:
@@ -125,11 +121,11 @@ async def pgqueuer_enqueue_many(dsn: str, workers: int, jobs: int, tally: Tally 
     async with _Pgqueuer(dsn) as pgq:
         await checkpoint(dsn)  # before the backlog and the clock (bench.checkpoint)
         opened = [await pgq.queries() for _ in range(workers)]
-        batches = _batches(jobs)
+        payloads = batches(jobs)
         latencies: list[float] = []
 
         async def worker(index: int) -> None:
-            for batch in batches[index::workers]:
+            for batch in payloads[index::workers]:
                 started = time.perf_counter_ns()
                 await pgq.enqueue_batch(opened[index][1], batch)
                 latencies.append((time.perf_counter_ns() - started) / 1000)
@@ -156,7 +152,7 @@ def pgqueuer_consume(batch_size: int) -> PeerRun:
         async with _Pgqueuer(dsn) as pgq:
             await checkpoint(dsn)  # before the backlog and the clock (bench.checkpoint)
             conn, queries = await pgq.queries()
-            for batch in _batches(jobs):
+            for batch in batches(jobs):
                 await pgq.enqueue_batch(queries, batch)
             await conn.close()
             handled = 0
@@ -245,11 +241,11 @@ async def procrastinate_enqueue_many(
 ) -> tuple[Sample, Counts | None]:
     async with _Procrastinate(dsn, workers) as proc:
         await checkpoint(dsn)  # before the backlog and the clock (bench.checkpoint)
-        batches = _batches(jobs)
+        payloads = batches(jobs)
         latencies: list[float] = []
 
         async def worker(index: int) -> None:
-            for batch in batches[index::workers]:
+            for batch in payloads[index::workers]:
                 started = time.perf_counter_ns()
                 await proc.task.batch_defer_async(*batch)
                 latencies.append((time.perf_counter_ns() - started) / 1000)
@@ -266,7 +262,7 @@ async def procrastinate_enqueue_many(
 async def procrastinate_consume(dsn: str, workers: int, jobs: int, tally: Tally | None) -> tuple[Sample, Counts | None]:
     async with _Procrastinate(dsn, workers) as proc:
         await checkpoint(dsn)  # before the backlog and the clock (bench.checkpoint)
-        for batch in _batches(jobs):
+        for batch in batches(jobs):
             await proc.task.batch_defer_async(*batch)
         started = _timed(tally)
         await proc.app.run_worker_async(
