@@ -515,6 +515,14 @@ async def test_invalid_input_stores_nothing(stores: OpenStore, bare: Any, schema
     assert await queue.get_job("not-an-int-id") is None
     assert not await queue.cancel(2**80)
     assert await queue.ack_batch(["x", 2**80]) == 0
+    held = [await queue.enqueue(n) for n in range(2)]
+    assert len(await queue.claim_batch("w", 2)) == 2
+    assert await queue.ack_batch([held[0], "x", 2**80, -(2**80)]) == 1, "foreign ids beside a real one are not found"
+    assert await queue.ack_batch([IntSubclass(held[1])]) == 1, "an int of another type names the job it equals"
+
+
+class IntSubclass(int):
+    """An id that is an int without being exactly one (the kit accepts any int but bool)."""
 
 
 @pytest.mark.asyncio

@@ -135,3 +135,41 @@ async def test_closing_hands_every_held_connection_back(stores: OpenStore, bare:
     await store.close()
     assert store.driver.connections._idle == []
     assert await store_backends(bare, schema) == []
+
+
+@pytest.mark.asyncio
+async def test_a_held_connection_prepares_each_statement_once_and_forgets_them_when_given_back(
+    stores: OpenStore, schema: str
+) -> None:
+    """Statements run prepared on their connection; a connection back in the pool keeps none of ours."""
+    store = await stores(ManualClock(START))
+    queue = store.queue("held")
+    connections = store.driver.connections
+    for payload in range(5):
+        await queue.enqueue(payload)
+    (conn,) = connections._idle
+    assert list(connections._prepared) == [conn]
+    assert len(connections._prepared[conn]) == 1, "five enqueues, one statement prepared"
+    with pytest.raises(asyncpg.exceptions.UndefinedTableError):
+        await store.driver.fetch("broken", f"SELECT 1 FROM {quote_ident(schema)}.no_such_table")
+    assert connections._prepared == {}, "the failed statement's connection went back with its statements"
+
+
+@pytest.mark.asyncio
+async def test_a_statement_whose_plan_a_migration_invalidated_runs_again_planned_anew(
+    stores: OpenStore, bare: Any, schema: str
+) -> None:
+    """The server refuses a prepared statement whose result type changed before running it; it runs once more.
+
+    asyncpg does the same for the statements it caches (the refusal means
+    nothing ran, so N3 is not at stake); without it, the first op after a
+    migration would raise asyncpg's ``InvalidCachedStatementError`` at the caller.
+    """
+    store = await stores(ManualClock(START))
+    queue = store.queue("held")
+    job_id = await queue.enqueue("a")
+    assert (await queue.get_job(job_id)) is not None
+    await bare.execute(f"ALTER TABLE {quote_ident(schema)}.jobs ALTER COLUMN last_error TYPE varchar")
+    job = await queue.get_job(job_id)
+    assert job is not None
+    assert job.payload == "a"

@@ -175,7 +175,12 @@ def int_job_id(job_id: JobId) -> int | None:
 
 
 def duration_us(seconds: float) -> int:
-    """``seconds`` as whole microseconds, rounded exactly as ``datetime + timedelta(seconds=…)`` rounds."""
+    """``seconds`` as whole microseconds, rounded exactly as ``datetime + timedelta(seconds=…)`` rounds.
+
+    0, every enqueue's delay without one, skips building the ``timedelta``.
+    """
+    if not seconds:
+        return 0
     return timedelta(seconds=seconds) // _ONE_US
 
 
