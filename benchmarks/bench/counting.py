@@ -9,9 +9,11 @@ job, so the size does not matter. While ``counting()`` is active:
   included; each aiosqlite call is one thread hop, counted as a round trip
   (stdlib ``sqlite3`` has none).
 - asyncpg: each extended-protocol execution is one statement and one round
-  trip; a simple-protocol ``execute(text)`` is one round trip carrying the
-  text's statements (asyncpg's pool reset query is four). The one-off
-  ``PREPARE`` of a statement on each connection is not counted.
+  trip, through the connection or a prepared statement (the Postgres engine
+  runs its statements prepared); a simple-protocol ``execute(text)`` is one
+  round trip carrying the text's statements (asyncpg's pool reset query is
+  four). The one-off ``PREPARE`` of a statement on each connection is not
+  counted.
 - psycopg (procrastinate): each cursor ``execute`` is one statement and one
   round trip.
 """
@@ -93,6 +95,7 @@ def _sqlite(stack: ExitStack, tally: Tally) -> None:
 def _asyncpg(stack: ExitStack, tally: Tally) -> None:
     try:
         from asyncpg.connection import Connection
+        from asyncpg.prepared_stmt import PreparedStatement
     except ImportError:
         return
 
@@ -120,6 +123,8 @@ def _asyncpg(stack: ExitStack, tally: Tally) -> None:
         return _executemany
 
     stack.enter_context(_patched(Connection, "_execute", make_extended))
+    for name in ("fetch", "fetchrow", "fetchval"):  # a prepared statement's executions, each one round trip
+        stack.enter_context(_patched(PreparedStatement, name, make_extended))
     stack.enter_context(_patched(Connection, "execute", make_simple))
     stack.enter_context(_patched(Connection, "_executemany", make_many))
 
