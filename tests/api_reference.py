@@ -104,7 +104,15 @@ def render_driver() -> str:
     """What a driver implements, what it is handed, how a store is opened on it, and the kit's helpers."""
     helpers = [
         _documented(_signature(name, getattr(driver, name), ""), getattr(driver, name), "")
-        for name in ("int_job_id", "duration_us", "job_from_row", "jobs_from_rows", "c2_order_key", "claimable")
+        for name in (
+            "int_job_id",
+            "int_job_ids",
+            "duration_us",
+            "job_from_row",
+            "jobs_from_rows",
+            "c2_order_key",
+            "claimable",
+        )
     ]
     return _python(
         _class_block(kit.StorageDriver, "Protocol"),

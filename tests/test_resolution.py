@@ -1,9 +1,10 @@
-"""The kit's shortcuts through option resolution build exactly what the plain code builds (contract E1–E9).
+"""The kit's shortcuts build exactly what the plain code builds (contract E1–E9, B1).
 
 ``EnqueueOptions.validate`` hands out one shared object when no option is
 set, ``resolve_new_jobs`` fills ``NewJobs`` through its slots rather than
 its ``__init__``, and ``duration_us`` answers 0 without a ``timedelta``: each
-is there for speed only. If one of these fails, check the shortcut in
+is there for speed only, as is ``int_job_ids``'s for a batch of plain ints.
+If one of these fails, check the shortcut in
 ``alkstore_contract.resolution`` or ``alkstore_contract.kit.driver`` against
 the dataclass it stands in for.
 """
@@ -17,8 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from alkstore_contract import InvalidArgument, QueueOpts
-from alkstore_contract.kit.driver import duration_us
+from alkstore_contract import InvalidArgument, JobId, QueueOpts
+from alkstore_contract.kit.driver import duration_us, int_job_id, int_job_ids
 from alkstore_contract.resolution import _DEFAULT_OPTIONS, EnqueueOptions, NewJobs, resolve_new_jobs
 
 durations = st.none() | st.floats(min_value=0, max_value=10**6, allow_nan=False)
@@ -85,3 +86,20 @@ def test_duration_us_rounds_as_datetime_arithmetic_does(seconds: float) -> None:
 
 def test_duration_us_of_zero_and_negative_zero() -> None:
     assert duration_us(0) == duration_us(0.0) == duration_us(-0.0) == 0
+
+
+class IntSubclass(int):
+    """An id that is an int without being exactly one (the kit accepts any int but bool)."""
+
+
+@given(
+    st.lists(
+        st.integers(min_value=-(2**70), max_value=2**70)
+        | st.integers(min_value=-(2**70), max_value=2**70).map(IntSubclass)
+        | st.text(max_size=3),
+        max_size=8,
+    )
+)
+def test_b1_int_job_ids_is_int_job_id_of_each_id_that_names_one_sorted(job_ids: list[JobId]) -> None:
+    """The shortcut for ids exactly as an engine hands them out must agree with ``int_job_id`` on any batch."""
+    assert int_job_ids(job_ids) == sorted(row_id for row_id in map(int_job_id, job_ids) if row_id is not None)

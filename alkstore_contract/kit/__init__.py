@@ -15,6 +15,7 @@ from alkstore_contract.kit.driver import (
     claimable,
     duration_us,
     int_job_id,
+    int_job_ids,
     job_from_row,
     jobs_from_rows,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "claimable",
     "duration_us",
     "int_job_id",
+    "int_job_ids",
     "job_from_row",
     "jobs_from_rows",
 ]

@@ -174,6 +174,21 @@ def int_job_id(job_id: JobId) -> int | None:
     return job_id if INT64_MIN <= job_id <= INT64_MAX else None
 
 
+def int_job_ids(job_ids: Sequence[JobId]) -> list[int]:
+    """``int_job_id`` of each id, leaving out those that name none, sorted: the rows a batch ack (B1) deletes.
+
+    Sorted, so two batches sharing ids lock their rows in one order. A batch
+    of ids exactly as an integer-keyed engine hands them out (``int``, in
+    range) is taken as it is, without a call an id; any other id in the batch,
+    and ``int_job_id`` decides each.
+    """
+    row_ids = [job_id for job_id in job_ids if type(job_id) is int and INT64_MIN <= job_id <= INT64_MAX]
+    if len(row_ids) < len(job_ids):
+        row_ids = [row_id for row_id in map(int_job_id, job_ids) if row_id is not None]
+    row_ids.sort()
+    return row_ids
+
+
 def duration_us(seconds: float) -> int:
     """``seconds`` as whole microseconds, rounded exactly as ``datetime + timedelta(seconds=…)`` rounds.
 

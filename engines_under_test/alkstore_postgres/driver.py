@@ -42,9 +42,9 @@ from typing import Any, ClassVar, Self
 import asyncpg
 
 from alkstore_contract.errors import InvalidArgument
-from alkstore_contract.kit import NewJobs, duration_us, int_job_id, jobs_from_rows
+from alkstore_contract.kit import NewJobs, duration_us, int_job_id, int_job_ids, jobs_from_rows
 from alkstore_contract.types import Job, JobId
-from alkstore_contract.validation import INT64_MAX, INT64_MIN, describe_value
+from alkstore_contract.validation import describe_value
 from alkstore_postgres.connection import (
     CONNECTION_ERRORS,
     StatelessConnection,
@@ -432,12 +432,7 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         return await self._fenced("heartbeat", self.HEARTBEAT_SQL, job_id, token, now, duration_us(lease_s))
 
     async def ack_batch(self, queue: str, job_ids: Sequence[JobId], now: datetime | None) -> int:
-        # An id exactly as insert handed it out is taken as it is: a batch of a hundred would
-        # otherwise call int_job_id a hundred times. Any other id, and int_job_id decides each.
-        row_ids = [job_id for job_id in job_ids if type(job_id) is int and INT64_MIN <= job_id <= INT64_MAX]
-        if len(row_ids) < len(job_ids):
-            row_ids = [row_id for row_id in map(int_job_id, job_ids) if row_id is not None]
-        row_ids.sort()  # so two batches sharing ids lock them in one order
+        row_ids = int_job_ids(job_ids)
         if not row_ids:
             return 0
         rows = await self.fetch("ack_batch", self.ACK_BATCH_SQL, now, queue, row_ids)

@@ -42,8 +42,8 @@ them from then on anyway).
 Statements are never retried here (N3): a connection is only chosen before a
 statement is sent. The one exception is a statement the server refused to
 start because the table changed under its plan (``InvalidCachedStatementError``,
-after a migration): nothing ran, and it runs again through the connection's
-``fetch``, which plans it anew, as asyncpg itself does for its cached ones.
+after a migration): nothing ran, and it runs again, prepared anew, as asyncpg
+itself does for the statements it caches.
 """
 
 from __future__ import annotations
@@ -138,8 +138,8 @@ class HeldConnections:
             try:
                 rows: list[Any] = await statement.fetch(*args)
             except asyncpg.exceptions.InvalidCachedStatementError:
-                del prepared[sql]
-                rows = await conn.fetch(sql, *args)
+                statement = prepared[sql] = await conn.prepare(sql)
+                rows = await statement.fetch(*args)
         except BaseException as exc:
             raised = deadlines.failed(task, exc)
             await self._give_back(conn)

@@ -39,7 +39,7 @@ from datetime import datetime, timedelta
 from typing import ClassVar, Self
 
 from alkstore_contract.instants import to_epoch_us
-from alkstore_contract.kit import NewJobs, duration_us, int_job_id
+from alkstore_contract.kit import NewJobs, duration_us, int_job_id, int_job_ids
 from alkstore_contract.types import Job, JobId
 from alkstore_sqlite.coalesce import Params
 from alkstore_sqlite.columns import JOB_COLUMN_LIST, decode_job, optional_duration_us
@@ -257,7 +257,7 @@ WHERE queue = :queue AND state = 'dead'
 
     async def ack_batch(self, queue: str, job_ids: Sequence[JobId], now: datetime | None) -> int:
         """B1: one DELETE over a JSON array of ids, one hop (shared for one id, its own for more)."""
-        row_ids = sorted([row_id for job_id in job_ids if (row_id := int_job_id(job_id)) is not None])
+        row_ids = int_job_ids(job_ids)
         if not row_ids:
             return 0
         params = {"queue": queue, "now": self._epoch_us(self._now(now)), "ids": json.dumps(row_ids)}
