@@ -237,13 +237,16 @@ def _header(meta: dict[str, Any], loads: list[tuple[float, float, float]]) -> st
 
 async def profile_main(args: argparse.Namespace) -> int:
     """``--profile``: each Postgres path's client time per job, by layer, for alkstore and bare asyncpg."""
-    from bench import postgres_raw, profile
+    from bench import postgres_raw, profile, server_cpu
 
     reason = await _postgres_reason()
     if reason is not None:
         _progress(f"postgres unavailable: {reason}")
         return 1
     server = await _server_version(args.dsn)
+    postmaster = await server_cpu.postmaster_of(args.dsn)
+    if postmaster is None:
+        _progress("the server's processes are not on this machine (or cannot be read): no server CPU per job")
     factories = {report.ALKSTORE: engine_factory("postgres"), report.ASYNCPG: postgres_raw.open_asyncpg}
     profiles = [
         profile.Profile(path, workers, impl) for path in args.paths for workers in args.workers for impl in factories
@@ -258,7 +261,7 @@ async def profile_main(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     for run in range(args.runs):
         for p in profiles:
-            await profile.timed_run(p, factories[p.impl], jobs_of(p), sample=run == 0)
+            await profile.timed_run(p, factories[p.impl], jobs_of(p), sample=run == 0, postmaster=postmaster)
             _progress(f"run {run + 1}/{args.runs} {p.path:22} {p.workers}w {p.impl:14} {p.cpu_us[-1]:8.1f} µs CPU/job")
     for p in profiles:
         await profile.counting_run(p, factories[p.impl], min(jobs_of(p), args.count_jobs))

@@ -26,7 +26,7 @@ import pytest
 import pytest_asyncio
 from alkstore_postgres import PgStore, adapter, open_store
 from alkstore_postgres.location import Location, quote_ident
-from alkstore_postgres.upkeep import BASE_THRESHOLD, CEILING_FACTOR, Upkeep
+from alkstore_postgres.upkeep import BASE_THRESHOLD, CEILING_BASE, CEILING_FACTOR, FIRST_VACUUM_S, Upkeep
 
 from alkstore_contract import ManualClock, QueueOpts
 from tests.test_postgres_engine import schema, server_dsn
@@ -36,7 +36,9 @@ __all__ = ["schema"]
 CHURN = 40_000
 """Jobs put through the queue: 80,000 dead row versions, about 200 index pages of dead entries without vacuum."""
 PAGES_WITH_UPKEEP = 100
-"""At most ``BASE_THRESHOLD`` dead versions wait for the next vacuum: some 50 pages of dead index entries."""
+"""After the vacuum single claims bring about, a claim passes few dead entries (10,000 are some 50 pages)."""
+SINGLE_CLAIMS = 1_000
+"""Claims one at a time after the churn, at most, before the store vacuums: they pay for the dead versions at once."""
 
 
 async def _run_as_admin(dsn: str, statement: str) -> None:
@@ -116,11 +118,38 @@ async def claim_buffers(store: PgStore, dsn: str) -> int:
     return int(top["Shared Hit Blocks"]) + int(top["Shared Read Blocks"])
 
 
+async def single_claims_until_a_vacuum(store: PgStore, limit: int) -> int:
+    """``claim_one`` + ``ack`` on queue ``q`` until the store starts a vacuum, at most ``limit``; how many it took."""
+    queue = store.queue("q")
+    await queue.enqueue_many([{"n": n} for n in range(limit)])
+    upkeep = store.driver.upkeep
+    before = upkeep.vacuums
+    for taken in range(1, limit + 1):
+        handle = await queue.claim_one("w")
+        assert handle is not None
+        assert await handle.ack()
+        await upkeep.idle()
+        if upkeep.vacuums > before:
+            return taken
+    return limit + 1
+
+
 @pytest.mark.asyncio
 async def test_claims_stay_cheap_after_a_churn(store: PgStore, dsn: str) -> None:
+    """A churn in claims of 500 leaves dead versions those claims hardly pay for; the first single claims vacuum.
+
+    Claims of 500 step over the dead versions once per 500 jobs, so the store
+    lets up to ``CEILING_BASE`` of them wait (``FIRST_VACUUM_S``); a claim of
+    one job pays for all of them, so a few hundred such claims have spent a
+    vacuum's time. If the vacuum does not come within ``SINGLE_CLAIMS``, check
+    ``Upkeep.claimed`` and ``due``; if the claim still touches many buffers,
+    check that the vacuum ran (``VACUUM``'s options, the connection it got).
+    """
     await churn(store, CHURN)
     await store.driver.upkeep.idle()
     assert store.driver.upkeep.vacuums >= 1
+    taken = await single_claims_until_a_vacuum(store, SINGLE_CLAIMS)
+    assert taken <= SINGLE_CLAIMS, f"{SINGLE_CLAIMS:,} single claims after the churn brought no vacuum"
     touched = await claim_buffers(store, dsn)
     assert touched <= PAGES_WITH_UPKEEP, f"one claim touched {touched} buffers after {CHURN:,} jobs went through"
 
@@ -136,7 +165,7 @@ async def test_without_upkeep_the_same_claim_wades_through_dead_entries(store: P
 
 @pytest.mark.asyncio
 async def test_close_cancels_a_vacuum_in_flight(store: PgStore) -> None:
-    store.driver.upkeep.note(BASE_THRESHOLD)
+    store.driver.upkeep.note(CEILING_BASE)
     await store.close()
     assert store.closed
 
@@ -145,7 +174,7 @@ async def test_close_cancels_a_vacuum_in_flight(store: PgStore) -> None:
 async def test_a_failed_vacuum_is_logged_not_raised(store: PgStore, caplog: pytest.LogCaptureFixture) -> None:
     upkeep = Upkeep(store.driver.connections, '"no_such_schema".jobs')
     with caplog.at_level(logging.WARNING, logger="alkstore_postgres.upkeep"):
-        upkeep.note(BASE_THRESHOLD)
+        upkeep.note(CEILING_BASE)
         await upkeep.idle()
     assert upkeep.vacuums == 0
     assert 'VACUUM of "no_such_schema".jobs failed' in caplog.text
@@ -222,6 +251,26 @@ async def test_the_first_vacuum_comes_at_the_floor() -> None:
 
 
 @pytest.mark.asyncio
+async def test_claims_of_a_hundred_wait_for_their_first_vacuum_until_they_have_spent_a_small_tables() -> None:
+    """Before a vacuum was timed, one is taken to cost ``FIRST_VACUUM_S``: claims of 100 pay that after 14,200 jobs.
+
+    k claims of 100 have stepped over 200 dead versions for each claim before
+    them: ``STEP_S`` x 200 x k(k-1)/2, which reaches 4 ms at the 142nd. If this
+    fails with 5,000, check that ``Upkeep`` starts from ``FIRST_VACUUM_S`` and
+    ``CEILING_BASE`` rather than from zero and ``BASE_THRESHOLD``.
+    """
+    upkeep = CountingUpkeep()
+    assert FIRST_VACUUM_S == 0.004
+    assert await jobs_until_vacuum(upkeep, 100) == 14_200
+
+
+@pytest.mark.asyncio
+async def test_without_claims_the_first_vacuum_comes_at_the_ceiling() -> None:
+    upkeep = CountingUpkeep()
+    assert await jobs_until_vacuum(upkeep, 100, claims=False) == CEILING_BASE // 2
+
+
+@pytest.mark.asyncio
 async def test_a_long_vacuum_waits_until_the_claims_have_spent_as_long_stepping_over_dead_versions() -> None:
     """A vacuum the length of one on a 1M backlog (0.07-0.17 s): claims of 100 wait ten times as many jobs."""
     upkeep = CountingUpkeep()
@@ -241,7 +290,7 @@ async def test_without_claims_the_ceiling_still_brings_a_vacuum() -> None:
     upkeep = CountingUpkeep()
     upkeep.vacuumed(10.0, 1_000_000)
     jobs = await jobs_until_vacuum(upkeep, 100, claims=False)
-    assert jobs == (BASE_THRESHOLD + int(CEILING_FACTOR * 1_000_000)) // 2
+    assert jobs == (CEILING_BASE + int(CEILING_FACTOR * 1_000_000)) // 2
 
 
 class QuietConnection:
@@ -272,10 +321,10 @@ async def test_versions_left_dead_during_a_vacuum_bring_the_next_one_at_once() -
 
     def during_the_first() -> None:
         if upkeep.vacuums == 0:
-            upkeep.note(BASE_THRESHOLD)  # past the ceiling of an empty table: due again once this vacuum ends
+            upkeep.note(CEILING_BASE)  # past the ceiling of an empty table: due again once this vacuum ends
 
     upkeep = Upkeep(QuietPool(during_the_first), "t")
-    upkeep.note(BASE_THRESHOLD)
+    upkeep.note(CEILING_BASE)
     await upkeep.idle()
     assert upkeep.vacuums == 2
 
@@ -309,7 +358,7 @@ async def test_a_vacuum_forgets_no_job_lease_or_retention_while_claims_go_on(sto
     async def vacuum_again_and_again() -> None:
         for _ in range(5):
             await store.driver.upkeep.idle()
-            store.driver.upkeep.note(2 * BASE_THRESHOLD)  # past the ceiling of a table of a few hundred rows
+            store.driver.upkeep.note(CEILING_BASE + BASE_THRESHOLD)  # past the ceiling of a table of a few hundred rows
             await store.driver.upkeep.idle()
 
     await asyncio.gather(work(), work(), vacuum_again_and_again())

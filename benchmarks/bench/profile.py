@@ -8,7 +8,10 @@ statements, on the workload of ``throughput.py``) is measured twice:
 - **timed runs**, ``runs`` of them: the process's user and system CPU time
   per job (``getrusage``), the wall time per job, and the time the event loop
   sat blocked in ``epoll`` with nothing to run, per job: with one worker, that
-  is the wait on the server (Postgres working, and the round trips). During
+  is the wait on the server (Postgres working, and the round trips). When the
+  server runs on this machine, also its CPU per job (``bench.server_cpu``):
+  with four workers on two cores the client and the server share the CPUs,
+  and the two figures say which side a path waits on. During
   the first of them py-spy samples the process's stack from outside, native
   frames included (``py-spy record --native``); it pauses the process for each
   sample, which adds to that run's wall and idle time (not to its CPU), so
@@ -64,6 +67,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench import server_cpu
 from bench.model import Counts
 from bench.workload import DriverFactory, run_path
 
@@ -162,7 +166,10 @@ class TimedProbe:
     """One timed run: CPU, wall and idle time of the timed part, and (with ``sample``) py-spy's samples."""
 
     sample: bool = False
+    postmaster: int | None = None
+    """The local server's postmaster (``bench.server_cpu``), whose CPU is read too; ``None``: not read."""
     samples: Counter[str] = field(default_factory=Counter)
+    server_s: float | None = None
     user_s: float = 0.0
     system_s: float = 0.0
     wall_s: float = 0.0
@@ -170,17 +177,22 @@ class TimedProbe:
     jobs: int = 0
     _stack: ExitStack = field(default_factory=ExitStack)
     _started: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    _server_started: dict[int, int] = field(default_factory=dict)
 
     def start(self) -> None:
         self._stack.enter_context(_idle_meter(self))
         if self.sample:
             self._stack.enter_context(_sampling(self.samples))
+        if self.postmaster is not None:
+            self._server_started = server_cpu.cpu_ns(self.postmaster)
         user, system = _rusage()
         self._started = (user, system, time.perf_counter())
 
     def stop(self, jobs: int) -> Counts | None:
         user, system = _rusage()
         wall = time.perf_counter()
+        if self.postmaster is not None:
+            self.server_s = server_cpu.spent_s(self._server_started, server_cpu.cpu_ns(self.postmaster))
         self._stack.close()
         self.user_s = user - self._started[0]
         self.system_s = system - self._started[1]
@@ -254,12 +266,15 @@ def _count_calls(stack: ExitStack, owner: Any, name: str, counts: Counter[str], 
 def _counters(counts: Counter[str]) -> Iterator[None]:
     import asyncpg.connection
     import asyncpg.pool
+    import asyncpg.prepared_stmt
 
     loop: Any = asyncio.get_running_loop()
     with ExitStack() as stack:
         connection = asyncpg.connection.Connection
         _count_calls(stack, connection, "_execute", counts, "statements")
         _count_calls(stack, connection, "_executemany", counts, "statements")
+        for name in ("fetch", "fetchrow", "fetchval"):  # a prepared statement's executions (alkstore_postgres.held)
+            _count_calls(stack, asyncpg.prepared_stmt.PreparedStatement, name, counts, "statements")
         _count_calls(stack, asyncpg.pool.Pool, "acquire", counts, "pool_checkouts")
         _count_calls(stack, loop, "call_at", counts, "timers")
         _count_calls(stack, loop, "_run_once", counts, "loop_iterations")
@@ -285,6 +300,8 @@ class Profile:
     impl: str
     cpu_us: list[float] = field(default_factory=list)
     """User + system CPU per job, each timed run."""
+    server_us: list[float] = field(default_factory=list)
+    """The local server's CPU per job, each timed run (``bench.server_cpu``); empty when it could not be read."""
     wall_us: list[float] = field(default_factory=list)
     idle_us: list[float] = field(default_factory=list)
     user_s: float = 0.0
@@ -296,6 +313,10 @@ class Profile:
     @property
     def cpu(self) -> float:
         return statistics.median(self.cpu_us)
+
+    @property
+    def server(self) -> float | None:
+        return statistics.median(self.server_us) if self.server_us else None
 
     @property
     def layers_us(self) -> dict[str, float] | None:
@@ -312,6 +333,7 @@ class Profile:
             "workers": self.workers,
             "impl": self.impl,
             "cpu_us_per_job": {"median": self.cpu, "runs": self.cpu_us},
+            "server_cpu_us_per_job": {"median": self.server, "runs": self.server_us},
             "wall_us_per_job": {"median": statistics.median(self.wall_us), "runs": self.wall_us},
             "idle_in_epoll_us_per_job": {"median": statistics.median(self.idle_us), "runs": self.idle_us},
             "layers_us_per_job": self.layers_us,
@@ -320,12 +342,19 @@ class Profile:
         }
 
 
-async def timed_run(profile: Profile, factory: DriverFactory, jobs: int, *, sample: bool) -> None:
-    """One timed run of ``profile``'s row; with ``sample``, py-spy samples it (``_sampling``)."""
-    probe = TimedProbe(sample=sample)
+async def timed_run(
+    profile: Profile, factory: DriverFactory, jobs: int, *, sample: bool, postmaster: int | None = None
+) -> None:
+    """One timed run of ``profile``'s row; with ``sample``, py-spy samples it (``_sampling``).
+
+    With ``postmaster``, the server's CPU is read as well (``bench.server_cpu``).
+    """
+    probe = TimedProbe(sample=sample, postmaster=postmaster)
     await run_path(factory, profile.path, profile.workers, jobs, probe)
     per_job = 1e6 / probe.jobs
     profile.cpu_us.append((probe.user_s + probe.system_s) * per_job)
+    if probe.server_s is not None:
+        profile.server_us.append(probe.server_s * per_job)
     profile.wall_us.append(probe.wall_s * per_job)
     profile.idle_us.append(probe.idle_s * per_job)
     profile.user_s += probe.user_s
@@ -352,14 +381,15 @@ def _pairs(profiles: list[Profile]) -> Iterator[Profile]:
 def tables(profiles: list[Profile]) -> str:
     """Two Markdown tables: time and counts per job; the CPU per job by layer."""
     lines = [
-        "| path | workers | implementation | CPU µs/job | wall µs/job | idle in epoll µs/job "
+        "| path | workers | implementation | CPU µs/job | server CPU µs/job | wall µs/job | idle in epoll µs/job "
         "| statements | pool checkouts | tasks | timers | loop iterations |",
-        "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for p in _pairs(profiles):
         counts = " | ".join(f"{p.counts.get(name, 0.0):.2f}" for name in COUNTS)
+        server = "—" if p.server is None else f"{p.server:,.1f}"
         lines.append(
-            f"| {p.path} | {p.workers} | {p.impl} | {p.cpu:,.1f} | {statistics.median(p.wall_us):,.1f} "
+            f"| {p.path} | {p.workers} | {p.impl} | {p.cpu:,.1f} | {server} | {statistics.median(p.wall_us):,.1f} "
             f"| {statistics.median(p.idle_us):,.1f} | {counts} |"
         )
     lines += [

@@ -43,8 +43,10 @@ all-visible), 7-16 ms on 10,000: after a 0.07 s vacuum, claims one at a time
 wait for some 6,000 jobs, claims of 100 for some 60,000. A threshold of 2 %
 of the table vacuumed every 15,000 jobs whatever the claim size, and held
 claim_batch+ack_batch at 0.70-0.83x of its rate on a 10k backlog.
+Until a store has timed a vacuum of its own, it takes one to cost
+``FIRST_VACUUM_S``, a small table's.
 Two bounds hold whatever the claims do: no vacuum before ``BASE_THRESHOLD``
-dead versions, and one as soon as they pass ``BASE_THRESHOLD`` plus
+dead versions, and one as soon as they pass ``CEILING_BASE`` plus
 ``CEILING_FACTOR`` of the live rows (``reltuples`` after each vacuum), so a
 table that sees cancels and sweeps but no claims is vacuumed too.
 Nothing here is a contract operation; a vacuum that fails (no ownership of the
@@ -63,11 +65,32 @@ from typing import Any, Protocol
 logger = logging.getLogger(__name__)
 
 BASE_THRESHOLD = 10_000
-"""Dead row versions before any vacuum (about 5,000 jobs claimed and acked), and the first vacuum's trigger.
+"""Dead row versions before any vacuum (about 5,000 jobs claimed and acked).
 
 A vacuum of even a small table costs a few milliseconds of server time, so
 vacuuming much more often slows a busy queue down more than the dead entries
-do; with no vacuum measured yet, the first one comes here."""
+do. Claims one at a time have spent ``FIRST_VACUUM_S`` well before this, so
+their first vacuum comes here."""
+FIRST_VACUUM_S = 0.004
+"""What a store takes its first vacuum to cost, before it has timed one: a small table's.
+
+Measured here: 3.6 ms of server CPU (3.8 ms of wall time) for the vacuum of a table that
+10,000 jobs were stored in and 5,000 claimed and acked from, ``VACUUM``
+alone on a quiet server. Taken as zero, as it once was, the first vacuum
+came at ``BASE_THRESHOLD`` whatever the claims: a store whose claims take
+100 jobs at a time had then spent some 0.5 ms stepping over dead versions,
+and its vacuum, run while four workers claimed, cost a 10,000-job burst 4-9 %
+of its rate (``benchmarks/throughput.py``, 2026-12-03). A larger table's
+first vacuum costs more (0.17 s on a million), so this errs towards vacuuming
+early, which only costs time, never bloat."""
+CEILING_BASE = 50_000
+"""Dead row versions past which a vacuum runs whatever the claims have spent, on a table with no live rows.
+
+Above the point where claims of 100 would first call for one (about 28,000,
+with ``FIRST_VACUUM_S``), so the ceiling does not pre-empt what the claims'
+own cost decides; it is for the dead versions no claim steps over (cancels,
+sweeps, claims of thousands). At some 300 bytes a version, table and indexes
+(3.6 MB for 12,000 here), a small table holds at most about 15 MB of them."""
 VACUUM_TIMEOUT_S = 600.0
 """The timeout of the vacuum's statements, given to asyncpg on each: the store's ``op_timeout_s`` bounds one job
 statement (``alkstore_postgres.deadlines``), and a vacuum of a large table may rightly take longer."""
@@ -97,8 +120,8 @@ class Upkeep:
         self._table = table
         self._dead = 0
         self._spent_s = 0.0
-        self._last_vacuum_s = 0.0
-        self._ceiling = BASE_THRESHOLD
+        self._last_vacuum_s = FIRST_VACUUM_S
+        self._ceiling = CEILING_BASE
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self.vacuums = 0
@@ -153,7 +176,7 @@ class Upkeep:
         """A vacuum took ``took_s`` and left ``live_rows`` (``reltuples``; -1 if never counted): the next trigger."""
         self.vacuums += 1
         self._last_vacuum_s = took_s
-        self._ceiling = BASE_THRESHOLD + int(CEILING_FACTOR * max(live_rows, 0.0))
+        self._ceiling = CEILING_BASE + int(CEILING_FACTOR * max(live_rows, 0.0))
 
     async def idle(self) -> None:
         """Wait for the vacuum in flight, if any, to end."""
