@@ -48,3 +48,47 @@ def test_the_claim_plan_probe_explains_a_claim_of_a_hundred(dsn: str) -> None:
     assert "claims of 100" in done.stdout, done.stdout
     rows = [line for line in done.stdout.splitlines() if line.startswith("| 1,000 |")]
     assert rows, done.stdout
+
+
+SERVER_CPU_PROBE = """
+import asyncio, sys
+import asyncpg
+from bench import server_cpu
+
+async def main(dsn: str) -> None:
+    postmaster = await server_cpu.postmaster_of(dsn)
+    if postmaster is None:
+        print("not local")
+        return
+    before = server_cpu.cpu_ns(postmaster)
+    conn = await asyncpg.connect(dsn)
+    await conn.fetchval("SELECT count(*) FROM generate_series(1, 3000000)")
+    after = server_cpu.cpu_ns(postmaster)  # before the backend exits, taking its time with it
+    await conn.close()
+    print(f"spent {server_cpu.spent_s(before, after):.6f}")
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+def test_the_profile_reads_the_servers_cpu_when_the_server_runs_here(dsn: str) -> None:
+    """``bench.server_cpu`` (``throughput.py --profile``'s server CPU per job) sees a statement's work.
+
+    Counting three million rows takes the server tens of milliseconds of CPU; the backend that did it
+    started after the first reading, so it counts from zero. If this fails, check how ``postmaster_of``
+    finds the server's processes (the checkpointer's parent) and that ``cpu_ns`` reads every child.
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", SERVER_CPU_PROBE, dsn],
+        cwd=BENCHMARKS,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    if done.stdout.strip() == "not local":
+        pytest.skip("the Postgres server's processes are not on this machine: no server CPU to read")
+    spent = float(done.stdout.split()[-1])
+    assert spent > 0.005, f"the server spent {spent} s counting three million rows, by bench.server_cpu"
