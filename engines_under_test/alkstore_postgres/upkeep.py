@@ -83,14 +83,18 @@ and its vacuum, run while four workers claimed, cost a 10,000-job burst 4-9 %
 of its rate (``benchmarks/throughput.py``, 2026-12-03). A larger table's
 first vacuum costs more (0.17 s on a million), so this errs towards vacuuming
 early, which only costs time, never bloat."""
-CEILING_BASE = 50_000
+CEILING_BASE = 30_000
 """Dead row versions past which a vacuum runs whatever the claims have spent, on a table with no live rows.
 
-Above the point where claims of 100 would first call for one (about 28,000,
-with ``FIRST_VACUUM_S``), so the ceiling does not pre-empt what the claims'
-own cost decides; it is for the dead versions no claim steps over (cancels,
-sweeps, claims of thousands). At some 300 bytes a version, table and indexes
-(3.6 MB for 12,000 here), a small table holds at most about 15 MB of them."""
+Just above the point where claims of 100 first call for one (28,300, with
+``FIRST_VACUUM_S``), so for them the claims' own cost decides the first
+vacuum; past it, the ceiling bounds the bloat of claims that step over dead
+versions too rarely to call for a vacuum (claims of hundreds on a small
+table, whose later vacuums it brings) and of the dead versions no claim
+steps over (cancels, sweeps). What it costs (``benchmarks/scale.py``,
+2026-12-03): a table of 10,000 jobs that a million went through, claimed
+100 at a time, took 10.6 MB with this ceiling, 5.7 MB with one of 10,000
+and 17.3 MB with one of 50,000; the claims on it ran as fast in all three."""
 VACUUM_TIMEOUT_S = 600.0
 """The timeout of the vacuum's statements, given to asyncpg on each: the store's ``op_timeout_s`` bounds one job
 statement (``alkstore_postgres.deadlines``), and a vacuum of a large table may rightly take longer."""
