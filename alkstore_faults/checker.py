@@ -65,7 +65,7 @@ class Verdict:
     recovery_delays: list[float]
     """Seconds from a fault to the next start of a job it interrupted, one per interrupted job that restarted."""
     unrecovered: list[str]
-    """Interrupted jobs that never started again."""
+    """Interrupted jobs that neither started again nor ended after the fault."""
 
     def count(self, outcome: str) -> int:
         return sum(1 for finding in self.findings if finding.outcome == outcome)
@@ -133,15 +133,21 @@ def check(
 
 
 def _recovery(by_job: dict[str, list[Run]], faults: list[FaultEvent]) -> tuple[list[float], list[str]]:
-    """For each job a fault interrupted, the delay from the fault to the job's next start, or that it had none."""
+    """For each job a fault interrupted: the delay from the fault to its next start, or that it never went on.
+
+    A job whose interrupted run itself went on to end after the fault (a paused worker resumed, a connection
+    came back) needed no restart: it has no delay and is not unrecovered. One that neither started again nor
+    ended after the fault is unrecovered.
+    """
     delays: list[float] = []
     unrecovered: list[str] = []
     for fault in faults:
         for job in fault.jobs:
-            later = [run.start for run in by_job.get(job, []) if run.start > fault.at]
+            runs = by_job.get(job, [])
+            later = [run.start for run in runs if run.start > fault.at]
             if later:
                 delays.append(min(later) - fault.at)
-            else:
+            elif not any(run.end is not None and run.end > fault.at for run in runs):
                 unrecovered.append(job)
     return delays, unrecovered
 

@@ -44,7 +44,7 @@ def _line(run: FaultRun) -> str:
     counts = " ".join(f"{outcome} {run.verdict.count(outcome)}" for outcome in OUTCOMES)
     delays = sorted(run.verdict.recovery_delays)
     shown = ", ".join(f"{delay:.2f}" for delay in delays) or "none"
-    lost = f", never restarted: {', '.join(run.verdict.unrecovered)}" if run.verdict.unrecovered else ""
+    lost = f", never went on after the fault: {', '.join(run.verdict.unrecovered)}" if run.verdict.unrecovered else ""
     return f"  {run.fault:<24} round {run.round}: {counts}; recovery delays (s): {shown}{lost} [{run.seconds:.0f} s]"
 
 

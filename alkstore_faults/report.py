@@ -47,6 +47,10 @@ def run_json(runner: Runner, description: Description, run: FaultRun) -> dict[st
         "seconds": round(run.seconds, 2),
         "jobs": len(run.jobs),
         "runs": len(run.runs),
+        "ledger": [
+            [r.job, r.worker, r.pid, round(r.start, 3), None if r.end is None else round(r.end, 3), r.ok]
+            for r in run.runs
+        ],
         "counts": {outcome: (verdict.count(outcome) if verdict else None) for outcome in OUTCOMES},
         "findings": [finding.as_json() for finding in verdict.findings] if verdict else [],
         "recovery_delay_s": distribution(verdict.recovery_delays if verdict else []),

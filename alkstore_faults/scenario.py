@@ -55,13 +55,13 @@ def workload(rng: random.Random, fault: str, description: Description) -> list[J
     """The jobs of a run: ``JOBS`` of 0.5–1.5 s; under ``slow_handler`` the first outlives the lease."""
     jobs = [Job(f"j{index:04d}", round(rng.uniform(0.5, 1.5), 3)) for index in range(JOBS)]
     if fault == "slow_handler":
-        jobs[0] = Job(jobs[0].id, round(description.lease_s * 2 + 1, 3))
+        jobs[0] = Job(jobs[0].id, round(description.lease_s * 1.25 + 1, 3))
     return jobs
 
 
 def pause_s(description: Description) -> float:
     """How long a worker stays stopped: past its lease, with slack for a loaded machine."""
-    return description.lease_s * 2 + 2
+    return description.lease_s * 1.25 + 2
 
 
 def _open_runs(ledgers: Path, pool: WorkerPool) -> list[Run]:
@@ -90,6 +90,25 @@ def _done(ledgers: Path, pool: WorkerPool, jobs: list[Job]) -> bool:
     return not any(run.end is None and pool.alive(run.worker) for run in runs)
 
 
+def _hit(event: FaultEvent, runs: list[Run]) -> list[str]:
+    """The jobs of ``event`` whose run was really in flight when it struck (on its worker, for a worker's fault).
+
+    The harness reads the ledger a moment before it strikes; a run that ended in that moment was not hit, and a
+    fault that hit no run reached nothing: the run of the workload is then no evidence either way.
+    """
+    return [
+        job
+        for job in event.jobs
+        if any(
+            run.job == job
+            and (event.worker is None or run.worker == event.worker)
+            and run.start < event.at
+            and (run.end is None or run.end > event.at)
+            for run in runs
+        )
+    ]
+
+
 async def _settle(ledgers: Path, pool: WorkerPool, jobs: list[Job], deadline: float) -> None:
     """Wait until the run is done (``_done``) or the recovery window has passed: the ledger is a file to poll."""
     while time.monotonic() < deadline:
@@ -110,11 +129,10 @@ async def _inject(
 ) -> FaultEvent | None:
     """Inject ``fault`` once a job is in flight; ``None`` when no job ever was (the fault reached nothing)."""
     target_job = jobs[0].id if fault == "slow_handler" else None
+    await asyncio.sleep(rng.uniform(0.0, 0.5))
     runs = await _wait_in_flight(ledgers, pool, target_job)
     if not runs:
         return None
-    await asyncio.sleep(rng.uniform(0.0, 0.2))
-    runs = _open_runs(ledgers, pool) or runs
     victim = rng.choice(sorted(runs, key=lambda run: (run.job, run.worker)))
     in_flight = sorted({run.job for run in runs})
     if fault == "kill9":
@@ -193,11 +211,15 @@ async def run_fault(runner: Runner, description: Description, fault: str, seed: 
             await broker.close()
     records, result.skipped_lines = read_ledgers(ledgers)
     result.runs = runs_of(records)
+    for event in result.events:
+        event.jobs = _hit(event, result.runs)
+        result.reached = result.reached and (bool(event.jobs) or event.kind == "slow_handler")
     if result.reached:
         result.verdict = check(jobs, result.runs, result.events, pool.deaths if pool else {}, finished)
     if result.error is not None or not result.reached:
         tails = [f"{path.name}: {path.read_text(errors='replace')[-600:]}" for path in sorted(logs.glob("*.log"))]
-        result.error = (result.error or "the fault reached no job: none was in flight") + "\n" + "\n".join(tails)
+        missed = "the fault reached no job: none was in flight when it struck"
+        result.error = (result.error or missed) + "\n" + "\n".join(tails)
     shutil.rmtree(scratch, ignore_errors=True)
     result.seconds = time.monotonic() - started
     return result

@@ -1,8 +1,10 @@
 """The workers of one run: each a runner's ``worker`` in a process group of its own, and the signals sent to it.
 
-Every fault on a worker hits its whole group (a library that forks a work horse per job keeps it there), and
-``stop_all`` ends every group — ``SIGCONT`` first (a paused group ignores ``SIGTERM`` until resumed), then
-``SIGTERM``, then ``SIGKILL`` after a grace period — so nothing started here outlives the run, whatever fails.
+Every fault on a worker hits its whole process tree, as a container's or a cgroup's death does: the group, and
+every descendant found through /proc (RQ puts each work horse in a process group of its own, so a signal to the
+worker's group alone would miss the process running the job). ``stop_all`` ends every tree — ``SIGCONT`` first
+(a paused process keeps ``SIGTERM`` pending until resumed), then ``SIGTERM``, then ``SIGKILL`` after a grace
+period — so nothing started here outlives the run, whatever fails.
 """
 
 from __future__ import annotations
@@ -62,10 +64,11 @@ class WorkerPool:
         return worker not in self.deaths and self.processes[worker].poll() is None
 
     def kill9(self, worker: str) -> float:
-        """``SIGKILL`` the worker's whole group; returns when (monotonic)."""
+        """``SIGKILL`` the worker's whole tree; returns when (monotonic), read before the signal reaches it."""
         process = self.processes[worker]
-        _signal_group(process.pid, signal.SIGKILL)
+        members = _tree(process.pid)
         at = time.monotonic()
+        _signal_tree(process.pid, signal.SIGKILL, members)
         self.deaths[worker] = at
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(10)
@@ -73,27 +76,57 @@ class WorkerPool:
         return at
 
     def pause(self, worker: str) -> float:
-        _signal_group(self.processes[worker].pid, signal.SIGSTOP)
-        return time.monotonic()
+        members = _tree(self.processes[worker].pid)
+        at = time.monotonic()
+        _signal_tree(self.processes[worker].pid, signal.SIGSTOP, members)
+        return at
 
     def resume(self, worker: str) -> float:
-        _signal_group(self.processes[worker].pid, signal.SIGCONT)
+        _signal_tree(self.processes[worker].pid, signal.SIGCONT)
         return time.monotonic()
 
     def stop_all(self) -> None:
         """End every worker: ``SIGCONT``, ``SIGTERM``, then ``SIGKILL`` of the group after the grace period."""
+        trees = {process.pid: _tree(process.pid) for process in self.processes.values()}
         for process in self.processes.values():
-            _signal_group(process.pid, signal.SIGCONT)
-            _signal_group(process.pid, signal.SIGTERM)
+            _signal_tree(process.pid, signal.SIGCONT, trees[process.pid])
+            _signal_tree(process.pid, signal.SIGTERM, trees[process.pid])
         deadline = time.monotonic() + STOP_GRACE_S
         for process in self.processes.values():
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(max(0.0, deadline - time.monotonic()))
         for process in self.processes.values():
-            _signal_group(process.pid, signal.SIGKILL)  # the group may outlive its leader (a work horse)
+            _signal_tree(process.pid, signal.SIGKILL, trees[process.pid] | _tree(process.pid))
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(5)
             _LIVE.discard(process.pid)
+
+
+def _tree(pid: int) -> set[int]:
+    """Every descendant of ``pid`` now, read from /proc (empty where /proc cannot be read)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _signal_tree(pid: int, sig: signal.Signals, tree: set[int] | None = None) -> None:
+    """Signal the group ``pid`` leads, and each process of its tree and of their own groups."""
+    members = _tree(pid) if tree is None else tree  # before the leader dies: its children are then reparented
+    _signal_group(pid, sig)
+    for member in members:
+        _signal_group(member, sig)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(member, sig)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
@@ -104,5 +137,5 @@ def _signal_group(pgid: int, sig: signal.Signals) -> None:
 @atexit.register
 def _kill_leftovers() -> None:
     for pgid in list(_LIVE):
-        _signal_group(pgid, signal.SIGCONT)
-        _signal_group(pgid, signal.SIGKILL)
+        _signal_tree(pgid, signal.SIGCONT)
+        _signal_tree(pgid, signal.SIGKILL)

@@ -92,3 +92,9 @@ DESCRIPTION = {
 def test_a_bad_description_is_refused_naming_the_rule(change: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
         parse_description({**DESCRIPTION, **change})
+
+
+def test_a_run_that_went_on_after_the_fault_needed_no_restart() -> None:
+    fault = FaultEvent("pause", 1.0, 4.0, "w1", ["a"])
+    verdict = check(JOBS[:1], [_run("a", "w1", 0, 5)], [fault], {}, 9)
+    assert (verdict.recovery_delays, verdict.unrecovered) == ([], [])
