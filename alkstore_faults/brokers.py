@@ -1,11 +1,11 @@
 """Throwaway brokers the harness starts, crashes and restarts: never the machine's shared servers.
 
-Redis: a ``redis-server`` of our own on a free port, in a directory of its own, in a process group of its own,
-with AOF (``appendfsync always``: an acknowledged write is on disk) or with no persistence at all (a restart
-forgets everything). Postgres: a cluster of ``engines_under_test/alkstore_postgres/throwaway.py``. ``dir``: a
-scratch directory, for a runtime that keeps its queue in a file. Each is removed by ``close``, and every server
-still running when the process exits is killed there.
-"""
+Redis: a ``redis-server`` of our own on a free port, in a directory and a process group of its own, with AOF
+(``appendfsync always``: an acknowledged write is on disk) or with no persistence at all (a restart forgets
+everything). RabbitMQ: a node of our own (``RabbitBroker``), its durable queues kept across a crash. Postgres: a
+cluster of ``engines_under_test/alkstore_postgres/throwaway.py``. ``dir``: a scratch directory, for a runtime
+that keeps its queue in a file. Each is removed by ``close``, and every server still running when the process
+exits is killed there."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 from typing import Protocol
+
+from alkstore_faults.processes import signal_tree
 
 START_TIMEOUT_S = 20.0
 _RUNNING: set[subprocess.Popen[bytes]] = set()
@@ -144,6 +146,110 @@ async def _answers_ping(port: int) -> bool:
             await writer.wait_closed()
 
 
+RABBITMQ_START_TIMEOUT_S = 90.0
+EPMD_PORT = 4369
+
+
+class RabbitBroker:
+    """A throwaway RabbitMQ node: its own name, ports, data and log directories, no plugins.
+
+    It registers with the machine's ``epmd`` when one runs; when none did before it started, the one its start
+    launched is stopped at ``close`` (``epmd -kill``), so the machine is left as it was found.
+    """
+
+    def __init__(self) -> None:
+        self._port = free_port()
+        self._dist = free_port()
+        self.base = Path(tempfile.mkdtemp(prefix="alkstore-faults-rabbitmq."))
+        self._process: subprocess.Popen[bytes] | None = None
+        self._epmd_was_running = False
+        (self.base / "enabled_plugins").write_text("[].\n", encoding="utf-8")
+        (self.base / "rabbitmq.conf").write_text(
+            f"loopback_users = none\nlisteners.tcp.default = 127.0.0.1:{self._port}\n", encoding="utf-8"
+        )
+
+    @property
+    def address(self) -> str:
+        return f"amqp://guest:guest@127.0.0.1:{self._port}//"
+
+    @property
+    def port(self) -> int | None:
+        return self._port
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        # Debian's /usr/sbin/rabbitmq-server drops root to the rabbitmq user, who cannot write our directory;
+        # the script it wraps runs the node as the caller.
+        wrapped = Path("/usr/lib/rabbitmq/bin/rabbitmq-server")
+        binary = str(wrapped) if wrapped.exists() else shutil.which("rabbitmq-server") or str(wrapped)
+        if not Path(binary).exists():
+            raise RuntimeError("rabbitmq-server is not installed: the runtime-faults mode needs it for an AMQP library")
+        env = {
+            **os.environ,
+            "HOME": str(self.base),
+            "RABBITMQ_NODENAME": f"alkstore{self._port}@localhost",
+            "RABBITMQ_NODE_PORT": str(self._port),
+            "RABBITMQ_DIST_PORT": str(self._dist),
+            "RABBITMQ_MNESIA_BASE": str(self.base / "mnesia"),
+            "RABBITMQ_LOG_BASE": str(self.base / "log"),
+            "RABBITMQ_ENABLED_PLUGINS_FILE": str(self.base / "enabled_plugins"),
+            "RABBITMQ_CONFIG_FILE": str(self.base / "rabbitmq.conf"),
+            "RABBITMQ_PID_FILE": str(self.base / "pid"),
+        }
+        with open(self.base / "server.log", "ab") as log:
+            return subprocess.Popen(
+                [binary],
+                env=env,
+                cwd=self.base,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+            )
+
+    async def start(self) -> None:
+        self._epmd_was_running = self._epmd_was_running or await _answers_tcp(EPMD_PORT)
+        self._process = await asyncio.to_thread(self._spawn)
+        _RUNNING.add(self._process)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + RABBITMQ_START_TIMEOUT_S
+        while not await _answers_tcp(self._port):
+            if self._process.poll() is not None or loop.time() > deadline:
+                log = (self.base / "server.log").read_text(errors="replace")[-1500:]
+                raise RuntimeError(f"the throwaway RabbitMQ node on port {self._port} did not answer: {log}")
+            await asyncio.sleep(0.2)
+
+    async def kill(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        signal_tree(process.pid, signal.SIGKILL)
+        await asyncio.to_thread(process.wait, 10)
+        _RUNNING.discard(process)
+        self._process = None
+
+    async def crash_and_restart(self, down_s: float) -> None:
+        await self.kill()
+        await asyncio.sleep(down_s)
+        await self.start()
+
+    async def close(self) -> None:
+        await self.kill()
+        if not self._epmd_was_running and shutil.which("epmd"):
+            await asyncio.to_thread(subprocess.run, ["epmd", "-kill"], capture_output=True, timeout=10, check=False)
+        await asyncio.to_thread(shutil.rmtree, self.base, True)
+
+
+async def _answers_tcp(port: int) -> bool:
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 1)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
 class DirBroker:
     """A scratch directory for a runtime over a file: it cannot crash apart from its workers."""
 
@@ -199,11 +305,11 @@ class PostgresBroker:
             await self._cluster.destroy()
 
 
-async def start_broker(kind: str, *, aof: bool = False) -> RedisBroker | DirBroker | PostgresBroker:
+async def start_broker(kind: str, *, aof: bool = False) -> RedisBroker | RabbitBroker | DirBroker | PostgresBroker:
     """A fresh broker of ``kind`` (a manifest's ``broker``), started; nothing is left behind if it fails to start."""
-    broker: RedisBroker | DirBroker | PostgresBroker
-    if kind == "redis":
-        broker = RedisBroker(aof)
+    broker: RedisBroker | RabbitBroker | DirBroker | PostgresBroker
+    if kind in ("redis", "amqp"):
+        broker = RedisBroker(aof) if kind == "redis" else RabbitBroker()
         try:
             await broker.start()
         except BaseException:
@@ -218,8 +324,7 @@ async def start_broker(kind: str, *, aof: bool = False) -> RedisBroker | DirBrok
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+    signal_tree(process.pid, signal.SIGKILL)
 
 
 @atexit.register

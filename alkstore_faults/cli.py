@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import signal
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -106,5 +107,19 @@ def main(argv: list[str] | None = None) -> int:
     return run(parser.parse_args(argv))
 
 
+def _interrupted(signum: int, _frame: object) -> None:
+    """``SIGTERM``/``SIGHUP`` end the run as Ctrl+C does: the running fault's ``finally`` stops what it started."""
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def run(args: argparse.Namespace) -> int:
-    return asyncio.run(_run_all(args))
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupted)
+    try:
+        return asyncio.run(_run_all(args))
+    except KeyboardInterrupt as exc:
+        _say(
+            f"alkstore faults: interrupted ({exc or 'Ctrl+C'}); every worker and broker it started is stopped",
+            sys.stderr,
+        )
+        return 130

@@ -19,8 +19,16 @@ from alkstore_faults import PROTOCOL
 
 RUNNERS = Path(__file__).resolve().parents[1] / "ecosystem" / "runners"
 """Where the runners shipped with the project live, one directory each."""
-BROKERS = ("redis", "postgres", "dir")
-FAULTS = ("kill9", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler")
+BROKERS = ("redis", "amqp", "postgres", "dir")
+FAULTS = (
+    "kill9",
+    "pause",
+    "broker_restart",
+    "broker_restart_aof",
+    "broker_restart_volatile",
+    "net_cut",
+    "slow_handler",
+)
 OUTCOMES = ("lost", "twice", "concurrent", "stale")
 DESCRIBE_TIMEOUT_S = 60.0
 ENQUEUE_TIMEOUT_S = 60.0
@@ -162,6 +170,25 @@ def parse_description(data: dict[str, Any]) -> Description:
     )
 
 
+def _interpreter(part: str) -> str:
+    """A manifest's ``{python}``: this interpreter; ``{python:NAME}``: the venv NAME's (for a library whose
+    pinned dependencies conflict with another's, as Celery's Redis transport's and arq's do): the interpreter
+    in ``$ALKSTORE_FAULTS_PYTHON_NAME``, else ``.venv-NAME/bin/python`` at the repository's root."""
+    if part == "{python}":
+        return sys.executable
+    if part.startswith("{python:") and part.endswith("}"):
+        name = part[len("{python:") : -1]
+        default = RUNNERS.parents[1] / f".venv-{name}" / "bin" / "python"
+        chosen = os.environ.get(f"ALKSTORE_FAULTS_PYTHON_{name.upper()}") or str(default)
+        if not Path(chosen).is_file():
+            raise ValueError(
+                f"{part} needs the interpreter {chosen}, which does not exist: create it with `bash ci/faults.sh "
+                f"install` or name one in ALKSTORE_FAULTS_PYTHON_{name.upper()}"
+            )
+        return chosen
+    return part
+
+
 def find_runner(name: str) -> Runner:
     """The runner ``name`` (a directory under ecosystem/runners/) or at the path ``name``; ``RunnerError`` if none."""
     candidate = Path(name)
@@ -176,7 +203,7 @@ def find_runner(name: str) -> Runner:
             raise ValueError(f"protocol must be {PROTOCOL}, got {data['protocol']!r}")
         if data["broker"] not in BROKERS:
             raise ValueError(f"broker must be one of {', '.join(BROKERS)}, got {data['broker']!r}")
-        command = tuple(sys.executable if part == "{python}" else str(part) for part in data["command"])
+        command = tuple(_interpreter(str(part)) for part in data["command"])
         if not command:
             raise ValueError("command must not be empty")
         return Runner(str(data["name"]), str(data["language"]), str(data["broker"]), directory.resolve(), command, name)

@@ -144,7 +144,7 @@ async def _inject(
         await asyncio.sleep(pause_s(description))
         until = pool.resume(victim.worker)
         return FaultEvent(fault, at, until, victim.worker, [victim.job], f"SIGSTOP for {pause_s(description)} s")
-    if fault in ("broker_restart_aof", "broker_restart_volatile"):
+    if fault in ("broker_restart", "broker_restart_aof", "broker_restart_volatile"):
         at = time.monotonic()
         await broker.crash_and_restart(BROKER_DOWN_S)
         return FaultEvent(fault, at, time.monotonic(), None, in_flight, "SIGKILL of the broker, restart")

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import os
 import signal
 import subprocess
 import time
 from pathlib import Path
 
+from alkstore_faults.processes import signal_tree as _signal_tree
+from alkstore_faults.processes import tree as _tree
 from alkstore_faults.runner import Runner
 
 STOP_GRACE_S = 5.0
@@ -100,38 +101,6 @@ class WorkerPool:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(5)
             _LIVE.discard(process.pid)
-
-
-def _tree(pid: int) -> set[int]:
-    """Every descendant of ``pid`` now, read from /proc (empty where /proc cannot be read)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def _signal_tree(pid: int, sig: signal.Signals, tree: set[int] | None = None) -> None:
-    """Signal the group ``pid`` leads, and each process of its tree and of their own groups."""
-    members = _tree(pid) if tree is None else tree  # before the leader dies: its children are then reparented
-    _signal_group(pid, sig)
-    for member in members:
-        _signal_group(member, sig)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(member, sig)
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
 @atexit.register
