@@ -41,4 +41,5 @@ for run in 1 2 3; do
     done
 done
 alkstore matrix || status=1
+bash ci/faults.sh install && bash ci/faults.sh full || status=1 # runtime faults (docs/runtime-faults.md)
 exit $status
