@@ -185,12 +185,13 @@ async def run_fault(runner: Runner, description: Description, fault: str, seed: 
             proxy = FaultProxy("127.0.0.1", broker.port)
             await proxy.start()
             address = address.replace(f":{broker.port}", f":{proxy.address[1]}")
+        jobs_file = scratch / "jobs.jsonl"
+        jobs_file.write_text("".join(json.dumps(job.__dict__) + "\n" for job in jobs), encoding="utf-8")
+        # Enqueue first: a library over a database creates its schema with its client, before any worker.
+        await asyncio.to_thread(runner.enqueue, broker.address, queue, jobs_file)
         pool = WorkerPool(runner, address, queue, ledgers, logs)
         for _ in range(WORKERS):
             pool.start()
-        jobs_file = scratch / "jobs.jsonl"
-        jobs_file.write_text("".join(json.dumps(job.__dict__) + "\n" for job in jobs), encoding="utf-8")
-        await asyncio.to_thread(runner.enqueue, broker.address, queue, jobs_file)
         event = await _inject(fault, rng, description, pool, ledgers, jobs, broker, proxy)
         if event is not None:
             result.reached = True
