@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,9 +19,9 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
+from alkstore_faults import scenario
 from alkstore_faults.report import SCHEMA
 from alkstore_faults.runner import find_runner
-from alkstore_faults.scenario import run_fault
 
 RUNTIMES = Path(__file__).resolve().parent / "fault_runtimes"
 MUTANTS = [
@@ -75,22 +74,26 @@ def test_each_broken_runtime_is_caught_citing_the_promise_it_breaks(tmp_path: Pa
         assert f"--fault {fault} --seed 7 --round 0" in run["replay"]
 
 
-def test_no_worker_outlives_its_run_even_when_the_runner_fails_to_enqueue(tmp_path: Path) -> None:
-    runner = find_runner(str(RUNTIMES / "toyq"))
-    description = runner.describe()
-    broken = type(runner)(
-        runner.name,
-        runner.language,
-        runner.broker,
-        runner.directory,
-        (*runner.command, "--no-such-option"),
-        runner.spec,
-    )
-    run = asyncio.run(run_fault(broken, description, "kill9", 7, 0))
+def test_no_process_outlives_a_run_whose_workers_ignore_sigterm_and_never_run_a_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner = find_runner(str(RUNTIMES / "stubborn"))
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("STUBBORN_PIDS", str(pids))
+    monkeypatch.setattr(scenario, "IN_FLIGHT_TIMEOUT_S", 2.0)
+    run = asyncio.run(scenario.run_fault(runner, runner.describe(), "kill9", 7, 0))
     assert not run.reached
     assert run.error is not None
-    assert "enqueue exited" in run.error
-    assert run.pids
-    for pid in run.pids:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+    assert "the fault reached no job" in run.error
+    started = [int(pid) for pid in pids.read_text(encoding="utf-8").split()]
+    assert len(started) == 4  # two workers, each with its child in a process group of its own
+    assert [pid for pid in started if _running(pid)] == []
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs: a zombie (dead, waiting for this machine's init to reap it) does not."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
