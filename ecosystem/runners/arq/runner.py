@@ -2,7 +2,9 @@
 
 The worker is arq's own ``arq tasks.WorkerSettings`` command, as its docs start it, one job at a time, with a
 5 s ``job_timeout``: arq's in-progress key lasts the job timeout + 10 s and is never renewed, so that is the
-lease after which another worker may run a job whose worker died.
+lease after which another worker may run a job whose worker died. A handler cannot outlive that lease on a
+live worker: arq cancels it at its job timeout and the job fails, which the checker, reading the handlers'
+ledger, counts as lost (a caveat, not a broken promise).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ DESCRIPTION = {
     "promises": [
         {
             "outcome": "lost",
-            "faults": ["kill9", "pause", "net_cut", "slow_handler"],
+            "faults": ["kill9", "pause", "net_cut"],
             "max": 0,
             "quote": "jobs aren't removed from the queue until they've either succeeded or failed",
             "doc": DOCS + "#simple-usage",
@@ -37,11 +39,17 @@ DESCRIPTION = {
     ],
     "caveats": [
         {
+            "outcome": "lost",
+            "faults": ["slow_handler"],
+            "quote": "job_timeout: default job timeout (max run time)",
+            "doc": DOCS + "#arq.worker.Worker",
+        },
+        {
             "outcome": "twice",
             "faults": ["*"],
             "quote": "Jobs may be called more than once! [...] arq favours multiple times over zero times.",
             "doc": DOCS + "#simple-usage",
-        }
+        },
     ],
 }
 
