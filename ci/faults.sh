@@ -14,10 +14,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${ALKSTORE_VENV:-.venv}"
 CELERY_VENV=".venv-celery"
-LIBRARIES=(huey rq dramatiq arq celery_redis celery_rabbitmq bullmq)
+LIBRARIES=(huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer)
 case "${1:-}" in
 install)
-    "$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test,faults]'
+    "$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test,faults,ecosystem]'
     if [ ! -x "$CELERY_VENV/bin/python" ]; then
         python3 -m venv "$CELERY_VENV"
     fi
