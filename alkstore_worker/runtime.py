@@ -155,7 +155,7 @@ class Worker:
         self._store = store
         waker = source.waker()
         lock = source.sweep_lock()
-        helpers: list[asyncio.Task[None]] = []
+        helpers: list[asyncio.Task[Any]] = []
         loops: list[asyncio.Task[None]] = []
         try:
             await waker.start()
