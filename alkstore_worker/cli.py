@@ -131,6 +131,9 @@ async def _serve(worker: Worker) -> int:
     watchdog = asyncio.create_task(_watch_parent(worker))
     try:
         await worker.run()
+    except (AlkstoreError, OSError) as exc:
+        sys.stderr.write(f"alkstore worker: cannot serve {worker.app.source.description}: {exc}\n")
+        return 1
     finally:
         watchdog.cancel()
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -150,7 +150,6 @@ class Worker:
     async def run(self) -> None:
         """Serve until ``stop()`` (or, with ``stop_when_idle``, until the queues are drained)."""
         source = self.app.source
-        await source.prepare()
         store = await source.open()
         self._store = store
         waker = source.waker()
@@ -158,6 +157,7 @@ class Worker:
         helpers: list[asyncio.Task[Any]] = []
         loops: list[asyncio.Task[None]] = []
         try:
+            await source.prepare()
             await waker.start()
             loops = [
                 asyncio.create_task(self._serve(store.queue(name, self.app.queue_opts(name)), waker.subscribe()))
