@@ -149,9 +149,11 @@ def test_a_worker_retries_a_stalled_handler_and_dead_letters_what_it_cannot_run(
         assert worker.wait() == 0, worker.stderr()
     assert sorted((e["job"], e["attempt"]) for e in _events(log, "finished")) == sorted([(stalled, 2), (after, 1)])
     dead_unknown = asyncio.run(_job(store_spec, unknown))
-    assert dead_unknown is not None and dead_unknown.state is JobState.DEAD
+    assert dead_unknown is not None
+    assert dead_unknown.state is JobState.DEAD
     assert dead_unknown.last_error is not None
     assert dead_unknown.last_error.startswith("unknown task 'no_such_task': this worker's app registers long_job")
     dead_bare = asyncio.run(_job(store_spec, bare))
-    assert dead_bare is not None and dead_bare.state is JobState.DEAD
+    assert dead_bare is not None
+    assert dead_bare.state is JobState.DEAD
     assert "is not a task envelope" in (dead_bare.last_error or "")
