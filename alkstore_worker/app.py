@@ -130,7 +130,7 @@ class App:
         timeout: float | None = None,
         fail_on: tuple[type[BaseException], ...] = (),
     ) -> Callable[[Callable[P, Awaitable[R]]], Task[P, R]]:
-        """Register an ``async def`` as a task (its name defaults to the function's ``__qualname__``).
+        """Register an ``async def`` as a task (its name defaults to the function's ``__name__``).
 
         ``max_attempts`` overrides the queue's for this task's jobs; ``timeout``
         (seconds) bounds one run, after which the run is cancelled and retried;
@@ -154,7 +154,7 @@ class App:
         def register(function: Callable[P, Awaitable[R]]) -> Task[P, R]:
             if not inspect.iscoroutinefunction(function):
                 raise InvalidArgument(f"task {describe_value(function)}: must be an async def")
-            task_name = name if name is not None else function.__qualname__
+            task_name = name if name is not None else function.__name__
             if not isinstance(task_name, str) or not task_name:
                 raise InvalidName(f"name={describe_value(task_name)}: a task name must be a non-empty str")
             if task_name in self.tasks:

@@ -57,6 +57,7 @@ from alkstore_contract.validation import describe_value
 from alkstore_worker.app import App, Task
 from alkstore_worker.envelope import Envelope, EnvelopeError, open_envelope
 from alkstore_worker.events import Counters, emit
+from alkstore_worker.wakeup import Waker
 
 POLL_MIN_S = 0.005
 MAX_ERROR_CHARS = 2000
@@ -81,6 +82,8 @@ class WorkerOptions:
     max_batch: int = 100
     poll_max_s: float | None = None
     """The longest idle wait between claims (default: the source's)."""
+    poll_min_s: float = POLL_MIN_S
+    """The first idle wait after an empty claim; it doubles up to ``poll_max_s``."""
     worker_id: str | None = None
     stop_when_idle: bool = False
     """Stop once no served queue has a claimable job and nothing runs (a drain: scripts, tests)."""
@@ -95,7 +98,7 @@ class WorkerOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidArgument(f"{name}={describe_value(value)}: must be an int >= 1")
-        for name in ("grace_s", "sweep_interval_s", "poll_max_s", "progress_s"):
+        for name in ("grace_s", "sweep_interval_s", "poll_min_s", "poll_max_s", "progress_s"):
             value = getattr(self, name)
             if value is None and name in ("poll_max_s", "progress_s"):
                 continue
@@ -138,6 +141,8 @@ class Worker:
         self._runs: set[_Run] = set()
         self._store: Store | None = None
         self._loops = _Loops()
+        self.waker: Waker | None = None
+        """The waker of the current run (set when ``run`` starts)."""
         self.started = asyncio.Event()
         """Set once the store is open and the loops are claiming."""
 
@@ -152,7 +157,7 @@ class Worker:
         source = self.app.source
         store = await source.open()
         self._store = store
-        waker = source.waker()
+        waker = self.waker = source.waker()
         lock = source.sweep_lock()
         helpers: list[asyncio.Task[Any]] = []
         loops: list[asyncio.Task[None]] = []
@@ -200,7 +205,7 @@ class Worker:
     # claiming
 
     async def _serve(self, queue: Queue, woken: asyncio.Event) -> None:
-        idle_s = POLL_MIN_S
+        idle_s = self.options.poll_min_s
         want = 1
         poll_max = self.options.poll_max_s if self.options.poll_max_s is not None else self.app.source.poll_max_s
         while not self._stopping.is_set():
@@ -229,7 +234,7 @@ class Worker:
                 for handle in handles:
                     self._start(queue, handle)
                 want = min(want * 2, self.options.max_batch) if len(handles) == count else 1
-                idle_s = POLL_MIN_S
+                idle_s = self.options.poll_min_s
                 continue
             want = 1
             self._loops.idle.add(queue.name)

@@ -99,14 +99,22 @@ def _from_us(value: object) -> str:
 
 
 class PostgresSource(StoreSource):
-    """A Postgres schema: LISTEN/NOTIFY wake-up (``notify=True``), an advisory lock for the sweep."""
+    """A Postgres schema: LISTEN/NOTIFY wake-up (``notify=True``), an advisory lock for the sweep.
+
+    ``listen_dsn`` is where the LISTEN connection goes when it must differ
+    from the store's: a pooler in transaction mode (PgBouncer) does not carry
+    LISTEN, so the listener connects to the server directly.
+    """
 
     poll_max_s = 1.0
 
-    def __init__(self, dsn: str, schema: str = "alkstore", *, notify: bool = True) -> None:
+    def __init__(
+        self, dsn: str, schema: str = "alkstore", *, notify: bool = True, listen_dsn: str | None = None
+    ) -> None:
         self.dsn = dsn
         self.schema = schema
         self.notify = notify
+        self.listen_dsn = listen_dsn if listen_dsn is not None else dsn
         super().__init__(self._open_pg, f"postgres schema {schema}")
 
     async def _open_pg(self) -> Store:
@@ -132,7 +140,7 @@ class PostgresSource(StoreSource):
             return PollWaker()
         from alkstore_postgres.notify import notify_channel
 
-        return PgNotifyWaker(self.dsn, notify_channel(self.schema))
+        return PgNotifyWaker(self.listen_dsn, notify_channel(self.schema))
 
     def sweep_lock(self) -> SweepLock:
         return PgAdvisoryLock(self.dsn, self.schema)
