@@ -83,13 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     except AppNotFound as exc:
         return _usage(str(exc))
     if args.command == "worker":
-        return _worker(args, app, sys.argv[2:] if argv is None else argv[1:])
+        return _worker(args, app)
     if args.action == "dead":
         return asyncio.run(_dead(app, args.queue, args.limit))
     return asyncio.run(_retry(app, args.id, args.queue))
 
 
-def _worker(args: argparse.Namespace, app: App, raw: list[str]) -> int:
+def _worker(args: argparse.Namespace, app: App) -> int:
     if isinstance(args.processes, bool) or args.processes < 1:
         return _usage(f"--processes={args.processes}: must be an int >= 1")
     options = WorkerOptions(
@@ -107,10 +107,25 @@ def _worker(args: argparse.Namespace, app: App, raw: list[str]) -> int:
     except AlkstoreError as exc:
         return _usage(str(exc))
     if args.processes > 1:
-        child_args = [arg for arg in raw if arg not in ("-p", "--processes", str(args.processes))]
-        return supervise(child_args, args.processes)
+        return supervise(_child_args(args), args.processes)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(message)s")
     return asyncio.run(_serve(worker))
+
+
+def _child_args(args: argparse.Namespace) -> list[str]:
+    """The command line each child of ``--processes`` gets: the parent's settings, spelled out (one process each)."""
+    child = [args.app, "--concurrency", str(args.concurrency), "--grace", repr(args.grace)]
+    child += ["--sweep-interval", repr(args.sweep_interval), "--max-batch", str(args.max_batch)]
+    child += ["--log-level", args.log_level]
+    for queue in args.queues or []:
+        child += ["--queue", queue]
+    if args.poll_max is not None:
+        child += ["--poll-max", repr(args.poll_max)]
+    if args.progress is not None:
+        child += ["--progress", repr(args.progress)]
+    if args.drain:
+        child.append("--drain")
+    return child
 
 
 async def _serve(worker: Worker) -> int:

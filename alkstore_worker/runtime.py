@@ -277,6 +277,9 @@ class Worker:
                 )
                 return
             await self._run_task(run, job, task, envelope)
+        except (AlkstoreError, OSError, TimeoutError) as exc:
+            # the store failed while settling the job: its lease lapses and another claim takes it again
+            emit("settle_error", logging.WARNING, job=job.id, queue=job.queue, error=repr(exc))
         finally:
             self._runs.discard(run)
             self.counters.in_flight = len(self._runs)

@@ -157,3 +157,21 @@ def test_a_worker_retries_a_stalled_handler_and_dead_letters_what_it_cannot_run(
     assert dead_bare is not None
     assert dead_bare.state is JobState.DEAD
     assert "is not a task envelope" in (dead_bare.last_error or "")
+
+
+def test_processes_run_in_parallel_and_a_sigterm_to_the_parent_stops_them_all_gracefully(tmp_path: Path) -> None:
+    store_spec = f"sqlite:{tmp_path / 'jobs.sqlite3'}"
+    log = tmp_path / "handlers.jsonl"
+    with workers(store_spec, log, "--processes", "2", "--concurrency", "1") as (parent,):
+        wait_until(
+            lambda: len([e for e in parent.events() if e["event"] == "worker_started"]) == 2, "both children serve"
+        )
+        asyncio.run(_defer(store_spec, "long_job", {"seconds": 1.0}))
+        asyncio.run(_defer(store_spec, "long_job", {"seconds": 1.0}))
+        wait_until(lambda: len(_events(log, "started")) == 2, "both jobs started")
+        parent.signal(signal.SIGTERM)
+        assert parent.wait() == 0, parent.stderr()
+    finished = _events(log, "finished")
+    assert len(finished) == 2, "the stop let both running jobs finish"
+    assert len({e["pid"] for e in finished}) == 2, "one job in each process"
+    assert parent.pid not in {e["pid"] for e in finished}
