@@ -55,6 +55,7 @@ SYSTEMS = ("alkstore-postgres", "alkstore-sqlite", "procrastinate", "pgqueuer", 
 BATCH = 100
 READY_TIMEOUT_S = 60.0
 RUN_TIMEOUT_S = 600.0
+STOP_TIMEOUT_S = 15.0
 
 
 @dataclass
@@ -418,7 +419,15 @@ def running(system: System, processes: int, handler: str, marks: Path) -> Iterat
             )
         yield started
     finally:
+        # SIGTERM first: alkstore's --processes parent forwards it to its children (their own sessions),
+        # which a SIGKILL of the parent's group would leave serving the next run for a moment
         for process in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        for process in started:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait()

@@ -80,3 +80,38 @@ async def test_listen_notify_wakes_the_worker_and_recovers_from_a_cut_connection
                 await connection.execute(f"DROP SCHEMA IF EXISTS {quote_ident(schema)} CASCADE")
             finally:
                 await connection.close()
+
+
+@pytest.mark.asyncio
+async def test_enable_notify_is_idempotent_and_disable_removes_the_trigger() -> None:
+    import alkstore_postgres
+    from alkstore_postgres.notify import disable_notify, enable_notify, notify_channel
+
+    dsn = await pg_dsn()
+    schema = new_schema_name()
+    store = await alkstore_postgres.open_store(dsn, schema=schema)
+    connection = await asyncpg.connect(dsn)
+    heard: list[str] = []
+    try:
+        assert await enable_notify(connection, schema) == notify_channel(schema)
+        assert await enable_notify(connection, schema) == notify_channel(schema)
+        listener = await asyncpg.connect(dsn)
+        try:
+            await listener.add_listener(notify_channel(schema), lambda *args: heard.append(args[2]))
+            await store.queue("q").enqueue_many([1, 2, 3])
+            await _until(lambda: len(heard) == 1, "one notification for one enqueue statement", 5)
+            await disable_notify(connection, schema)
+            await store.queue("q").enqueue(4)
+            await asyncio.sleep(0.3)
+            assert len(heard) == 1, "no notification once the trigger is removed"
+        finally:
+            await listener.close()
+        triggers = await connection.fetchval(
+            "SELECT count(*) FROM pg_trigger WHERE tgrelid = $1::regclass AND NOT tgisinternal",
+            f"{quote_ident(schema)}.jobs",
+        )
+        assert triggers == 0
+    finally:
+        await store.close()
+        await connection.execute(f"DROP SCHEMA IF EXISTS {quote_ident(schema)} CASCADE")
+        await connection.close()

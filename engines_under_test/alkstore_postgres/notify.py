@@ -32,8 +32,11 @@ END
 $fn$
 """
 _TRIGGER = """
-CREATE OR REPLACE TRIGGER jobs_notify_enqueue AFTER INSERT ON {schema}.jobs
+CREATE TRIGGER jobs_notify_enqueue AFTER INSERT ON {schema}.jobs
 FOR EACH STATEMENT EXECUTE FUNCTION {schema}.notify_enqueue('{channel}')
+"""
+_EXISTS = """
+SELECT 1 FROM pg_trigger WHERE tgrelid = $1::regclass AND tgname = 'jobs_notify_enqueue'
 """
 _DROP = "DROP TRIGGER IF EXISTS jobs_notify_enqueue ON {schema}.jobs"
 
@@ -60,7 +63,9 @@ async def enable_notify(connection: Any, schema: str) -> str:
     async with connection.transaction():
         await connection.execute("SELECT pg_advisory_xact_lock($1)", _lock_key(schema))
         await connection.execute(_FUNCTION.format(schema=quoted))
-        await connection.execute(_TRIGGER.format(schema=quoted, channel=channel))
+        if await connection.fetchval(_EXISTS, f"{quoted}.jobs") is None:
+            # created only when missing: CREATE TRIGGER locks the jobs table against enqueues for its moment
+            await connection.execute(_TRIGGER.format(schema=quoted, channel=channel))
     return channel
 
 
