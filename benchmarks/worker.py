@@ -68,6 +68,8 @@ class Result:
     jobs: int
     seconds: float
     jobs_per_s: float
+    ran_twice: int
+    """Handler starts beyond one per job: a job its worker ran more than once."""
 
 
 @dataclass
@@ -433,19 +435,25 @@ def running(system: System, processes: int, handler: str, marks: Path) -> Iterat
             process.wait()
 
 
-def _lines(marks: Path) -> list[str]:
-    return marks.read_text(encoding="ascii").splitlines() if marks.exists() else []
+def _lines(marks: Path, kind: str) -> list[str]:
+    """The marks of one kind (``d``, ``w``, ``l``), each as the text after its kind."""
+    if not marks.exists():
+        return []
+    return [line[2:] for line in marks.read_text(encoding="ascii").splitlines() if line.startswith(kind + " ")]
 
 
-async def _until_marks(marks: Path, count: int, processes: list[subprocess.Popen[bytes]], within_s: float) -> None:
+async def _until_marks(
+    marks: Path, kind: str, count: int, processes: list[subprocess.Popen[bytes]], within_s: float
+) -> None:
+    """Until ``count`` distinct jobs of ``kind`` have a mark (a job run twice counts once)."""
     deadline = time.monotonic() + within_s
-    while len(_lines(marks)) < count:
+    while len(set(_lines(marks, kind))) < count:
         for process in processes:
             if process.poll() is not None:
                 err = process.stderr.read().decode(errors="replace")[-2000:] if process.stderr else ""
                 raise RuntimeError(f"a worker exited {process.returncode}: {err}")
         if time.monotonic() > deadline:
-            raise RuntimeError(f"{len(_lines(marks))} of {count} jobs done after {within_s:g} s")
+            raise RuntimeError(f"{len(set(_lines(marks, kind)))} of {count} jobs done after {within_s:g} s")
         await asyncio.sleep(0.002)
 
 
@@ -453,27 +461,28 @@ async def throughput(system: System, handler: str, processes: int, jobs: int, sc
     marks = scratch / f"{system.name}-{handler}-{processes}.marks"
     with running(system, processes, handler, marks) as workers:
         await system.enqueue([{"warm": n} for n in range(processes * 2)])
-        await _until_marks(marks, processes * 2, workers, READY_TIMEOUT_S)
+        await _until_marks(marks, "w", processes * 2, workers, READY_TIMEOUT_S)
         await asyncio.sleep(0.5)
-        marks.unlink()
         payloads: list[dict[str, object]] = [{"n": n} for n in range(jobs)]
         started = time.perf_counter()
         await system.enqueue(payloads)
-        await _until_marks(marks, jobs, workers, RUN_TIMEOUT_S)
+        await _until_marks(marks, "d", jobs, workers, RUN_TIMEOUT_S)
         seconds = time.perf_counter() - started
-    return Result(system.name, handler, processes, jobs, seconds, jobs / seconds)
+        await asyncio.sleep(0.5)  # a job still running a second time marks now
+        done = _lines(marks, "d")
+    return Result(system.name, handler, processes, jobs, seconds, jobs / seconds, len(done) - len(set(done)))
 
 
 async def latency(system: System, samples: int, scratch: Path) -> Latency:
     marks = scratch / f"{system.name}-latency.marks"
     with running(system, 1, "noop", marks) as workers:
         await system.enqueue([{"warm": 0}])
-        await _until_marks(marks, 1, workers, READY_TIMEOUT_S)
+        await _until_marks(marks, "w", 1, workers, READY_TIMEOUT_S)
         for sample in range(samples):
             await asyncio.sleep(random.uniform(0.05, 0.1))
             await system.enqueue([{"t": time.time()}])
-            await _until_marks(marks, sample + 2, workers, 30)
-    seconds = sorted(float(line) for line in _lines(marks)[1:])
+            await _until_marks(marks, "l", sample + 1, workers, 30)
+    seconds = sorted(float(line) for line in _lines(marks, "l"))
     return Latency(system.name, samples, 1000 * _quantile(seconds, 0.5), 1000 * _quantile(seconds, 0.99))
 
 
@@ -521,9 +530,13 @@ async def serve(system: str, concurrency: int) -> None:
 
 
 def table(results: list[Result], latencies: list[Latency]) -> str:
-    lines = ["| system | handler | processes | jobs | seconds | jobs/s |", "|---|---|---:|---:|---:|---:|"]
+    lines = [
+        "| system | handler | processes | jobs | seconds | jobs/s | ran twice |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
     lines += [
-        f"| {r.system} | {r.handler} | {r.processes} | {r.jobs:,} | {r.seconds:.2f} | {r.jobs_per_s:,.0f} |"
+        f"| {r.system} | {r.handler} | {r.processes} | {r.jobs:,} | {r.seconds:.2f} | {r.jobs_per_s:,.0f} "
+        f"| {r.ran_twice} |"
         for r in results
     ]
     lines += ["", "| system | samples | enqueue-to-start p50 (ms) | p99 (ms) |", "|---|---:|---:|---:|"]

@@ -27,8 +27,12 @@ from tests.worker_processes import handler_log, wait_until, workers
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Where the workers' store lives: an SQLite file, or a fresh schema on the Postgres server."""
+def store_spec(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Where the workers' store lives: an SQLite file, or a fresh schema on the Postgres server.
+
+    The server's DSN goes to the worker processes (and ``tests.worker_app``) as ``$ALKSTORE_PG_DSN``,
+    whichever way this run was given it.
+    """
     if request.param == "sqlite":
         yield f"sqlite:{tmp_path / 'jobs.sqlite3'}"
         return
@@ -37,6 +41,7 @@ def store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     from tests.test_postgres_engine import server_dsn
 
     dsn = server_dsn()
+    monkeypatch.setenv("ALKSTORE_PG_DSN", dsn)
     schema = new_schema_name()
     try:
         yield f"postgres:{schema}"

@@ -2,9 +2,9 @@
 
 The parent of ``benchmarks/worker.py`` counts finished jobs by the lines of
 one marks file, so every library is judged by the same evidence, written by
-its own handler in its own worker process: ``d`` for a throughput job, the
-seconds from enqueue to start for a latency job (both clocks are this host's
-``time.time()``). The settings come from the environment the parent sets.
+its own handler in its own worker process (``started`` says what a line
+holds; enqueue and start instants are both this host's ``time.time()``).
+The settings come from the environment the parent sets.
 """
 
 from __future__ import annotations
@@ -24,10 +24,20 @@ def sleeps() -> bool:
 
 
 def started(payload: object) -> str:
-    """The mark of one job, taken when its handler starts (latency jobs carry their enqueue time ``t``)."""
-    if isinstance(payload, dict) and isinstance(payload.get("t"), float):
-        return f"{time.time() - payload['t']:.6f}\n"
-    return "d\n"
+    """The mark of one job, taken when its handler starts.
+
+    ``l SECONDS`` for a latency job (it carries its enqueue instant ``t``),
+    ``d N`` for throughput job ``N``, ``w N`` for a warm-up job: numbered, so
+    the parent counts each job once and sees a job run twice.
+    """
+    if isinstance(payload, dict):
+        if isinstance(payload.get("t"), float):
+            return f"l {time.time() - payload['t']:.6f}\n"
+        if isinstance(payload.get("n"), int):
+            return f"d {payload['n']}\n"
+        if isinstance(payload.get("warm"), int):
+            return f"w {payload['warm']}\n"
+    return f"? {payload!r}\n"
 
 
 def mark(line: str) -> None:
