@@ -180,3 +180,19 @@ def test_processes_run_in_parallel_and_a_sigterm_to_the_parent_stops_them_all_gr
     assert len(finished) == 2, "the stop let both running jobs finish"
     assert len({e["pid"] for e in finished}) == 2, "one job in each process"
     assert parent.pid not in {e["pid"] for e in finished}
+
+
+def test_a_second_signal_exits_at_once_and_the_job_returns_after_its_lease(tmp_path: Path) -> None:
+    store_spec = f"sqlite:{tmp_path / 'jobs.sqlite3'}"
+    log = tmp_path / "handlers.jsonl"
+    with workers(store_spec, log, "--grace", "60", lease_s=1.0) as (worker,):
+        job_id = asyncio.run(_defer(store_spec, "long_job", {"seconds": 30}))
+        wait_until(lambda: bool(_events(log, "started")), "the job started")
+        worker.signal(signal.SIGTERM)
+        wait_until(lambda: any(e["event"] == "stopping" for e in worker.events()), "the worker began its stop")
+        worker.signal(signal.SIGINT)
+        assert worker.wait(timeout_s=5) == 1, worker.stderr()
+        assert "second signal, exiting now" in worker.stderr()
+    job = asyncio.run(_job(store_spec, job_id))
+    assert job is not None
+    assert (job.state, job.attempts) == (JobState.PROCESSING, 1), "left to its lease, as after a crash"

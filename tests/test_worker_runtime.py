@@ -250,3 +250,98 @@ def test_jobs_dead_lists_dead_letters_and_retry_enqueues_one_again(tmp_path: Pat
     again = subprocess.run([*command, "retry", "dead_app:app", "2"], cwd=tmp_path, capture_output=True, text=True)
     assert again.returncode == 2
     assert again.stderr == "alkstore: id=2: job 2 of queue 'q' is ready, not dead\n"
+
+
+@pytest.mark.asyncio
+async def test_a_lost_lease_cancels_the_run_and_settles_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    """Another party completes the job mid-run (B1: ack_batch by anyone): the next heartbeat says so."""
+    app = App(MemSource(f"lost-{id(object())}"))
+    finished: list[object] = []
+
+    @app.task(queue="lost", queue_opts=QueueOpts(visibility_timeout_s=0.3))
+    async def slow(payload: object, context: JobContext) -> None:
+        store = await app.store()
+        assert await store.queue("lost").ack_batch([context.job.id]) == 1
+        await asyncio.sleep(5)
+        finished.append(payload)
+
+    try:
+        await slow.defer(None)
+    finally:
+        await app.close()
+    worker = Worker(app, WorkerOptions(stop_when_idle=True, sweep_interval_s=0))
+    with caplog.at_level("INFO", logger="alkstore_worker"):
+        await asyncio.wait_for(worker.run(), 10)
+    assert finished == []
+    assert (worker.counters.done, worker.counters.retried, worker.counters.failed) == (0, 0, 0)
+    assert any('"event": "lease_lost"' in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.asyncio
+async def test_the_sweep_runs_on_its_interval_and_progress_prints_the_counters(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    app = App(MemSource(f"sweep-{id(object())}"))
+
+    @app.task(queue="sweep")
+    async def never(payload: object) -> None:
+        return None
+
+    expiring = await never.defer(None, delay=60, expires=0.05)
+    worker = Worker(app, WorkerOptions(sweep_interval_s=0.1, progress_s=0.1))
+    serving = asyncio.create_task(worker.run())
+    try:
+        queue = (await app.store()).queue("sweep")
+        for _ in range(100):
+            job = await queue.get_job(expiring)
+            if job is not None and job.state is JobState.DEAD:
+                break
+            await asyncio.sleep(0.05)
+        assert job is not None
+        assert (job.state, job.last_error) == (JobState.DEAD, "expired")
+    finally:
+        worker.stop()
+        await asyncio.wait_for(serving, 10)
+        await app.close()
+    assert "done 0 · retried 0 · dead 0 · in flight 0 · claim" in capsys.readouterr().err
+
+
+@pytest.mark.asyncio
+async def test_dead_letters_are_listed_where_the_engine_allows(source: StoreSource) -> None:
+    app = App(source)
+
+    @app.task(queue="letters")
+    async def noop(payload: object) -> None:
+        return None
+
+    try:
+        job_id = await noop.defer("x")
+        handle = await (await app.store()).queue("letters").claim_one("test")
+        assert handle is not None
+        assert await handle.fail("it broke")
+        if isinstance(source, MemSource):
+            with pytest.raises(NotImplementedError, match="offers no way to list dead jobs"):
+                await source.dead_jobs(None, 10)
+            return
+        (dead,) = await source.dead_jobs("letters", 10)
+        assert (dead.id, dead.queue, dead.attempts, dead.last_error) == (job_id, "letters", 1, "it broke")
+        assert dead.died_at.startswith("20")
+        assert await source.dead_jobs("other", 10) == []
+    finally:
+        await app.close()
+
+
+@pytest.mark.asyncio
+async def test_one_sweeper_at_a_time(source: StoreSource) -> None:
+    await (await source.open()).close()  # the location exists
+    first, second = source.sweep_lock(), source.sweep_lock()
+    try:
+        async with first.held() as mine:
+            assert mine
+            async with second.held() as theirs:
+                assert theirs is isinstance(source, MemSource), "only mem, one process, has no lock"
+        async with second.held() as theirs:
+            assert theirs, "released after the round"
+    finally:
+        await first.close()
+        await second.close()
