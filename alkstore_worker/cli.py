@@ -21,6 +21,7 @@ from alkstore_worker.app import App
 from alkstore_worker.envelope import Envelope, EnvelopeError, open_envelope
 from alkstore_worker.loading import AppNotFound, load_app
 from alkstore_worker.runtime import Worker, WorkerOptions
+from alkstore_worker.sources import MemSource
 from alkstore_worker.supervisor import PARENT_ENV, supervise
 
 DEFAULT_PROGRESS_S = 5.0
@@ -107,6 +108,8 @@ def _worker(args: argparse.Namespace, app: App) -> int:
     except AlkstoreError as exc:
         return _usage(str(exc))
     if args.processes > 1:
+        if isinstance(app.source, MemSource):
+            return _usage(f"--processes={args.processes}: {app.source.description} lives in one process; use 1")
         return supervise(_child_args(args), args.processes)
     logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(message)s")
     return asyncio.run(_serve(worker))

@@ -195,6 +195,8 @@ def test_the_cli_says_in_one_line_what_is_wrong(capsys: pytest.CaptureFixture[st
     assert "has no App named 'OPTS' (found QueueOpts)" in capsys.readouterr().err
     assert alkstore_main(["worker", "tests.worker_app:app", "--concurrency", "0"]) == 2
     assert "concurrency=0: must be an int >= 1" in capsys.readouterr().err
+    assert alkstore_main(["worker", "tests.worker_app:app", "--processes", "0"]) == 2
+    assert "--processes=0: must be an int >= 1" in capsys.readouterr().err
 
 
 def test_jobs_dead_lists_dead_letters_and_retry_enqueues_one_again(tmp_path: Path) -> None:
@@ -345,3 +347,17 @@ async def test_one_sweeper_at_a_time(source: StoreSource) -> None:
     finally:
         await first.close()
         await second.close()
+
+
+def test_a_mem_app_cannot_run_in_several_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "mem_app_for_cli.py").write_text(
+        "from alkstore_worker import App, MemSource\napp = App(MemSource('cli'))\n"
+        "@app.task()\nasync def noop(payload):\n    return None\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert alkstore_main(["worker", "mem_app_for_cli:app", "--processes", "2"]) == 2
+    assert capsys.readouterr().err == "alkstore: --processes=2: mem:cli lives in one process; use 1\n"
