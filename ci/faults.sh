@@ -5,7 +5,8 @@
 #                          Celery in .venv-celery (celery[redis] needs redis>=6.4, arq needs redis<6, so they
 #                          cannot share a venv; the Celery manifests name it as {python:celery}), and
 #                          BullMQ's npm packages (npm ci in ecosystem/runners/bullmq)
-#   ci/faults.sh short     each fault once on huey (a Redis library: a throwaway redis-server of its own)
+#   ci/faults.sh short     each fault once on huey (a Redis library: a throwaway redis-server of its own) and on
+#                          our SQLite engine through `alkstore worker`, both at once (they mostly wait)
 #   ci/faults.sh full      the whole matrix, every fault three times per library, reports in reports/faults/
 #
 # Needs redis-server and rabbitmq-server on the machine: the harness starts throwaway ones of its own and
@@ -14,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${ALKSTORE_VENV:-.venv}"
 CELERY_VENV=".venv-celery"
-LIBRARIES=(huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer)
+LIBRARIES=(alkstore_sqlite huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer)
 case "${1:-}" in
 install)
     "$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test,faults,ecosystem]'
@@ -25,7 +26,12 @@ install)
     (cd ecosystem/runners/bullmq && npm ci --no-audit --no-fund --loglevel=error)
     ;;
 short)
-    "$VENV/bin/alkstore" faults huey --short --report reports/faults/huey-short.json
+    "$VENV/bin/alkstore" faults alkstore_sqlite --short --report reports/faults/alkstore_sqlite-short.json &
+    sqlite_run=$!
+    status=0
+    "$VENV/bin/alkstore" faults huey --short --report reports/faults/huey-short.json || status=1
+    wait "$sqlite_run" || status=1
+    exit "$status"
     ;;
 full)
     status=0
