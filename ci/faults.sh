@@ -26,10 +26,12 @@ install)
     (cd ecosystem/runners/bullmq && npm ci --no-audit --no-fund --loglevel=error)
     ;;
 short)
-    "$VENV/bin/alkstore" faults alkstore_sqlite --short --report reports/faults/alkstore_sqlite-short.json &
+    "$VENV/bin/alkstore" faults alkstore_sqlite --short --report reports/faults/alkstore_sqlite-short.json 2>&1 |
+        sed -u 's/^/[alkstore_sqlite] /' &
     sqlite_run=$!
     status=0
-    "$VENV/bin/alkstore" faults huey --short --report reports/faults/huey-short.json || status=1
+    "$VENV/bin/alkstore" faults huey --short --report reports/faults/huey-short.json 2>&1 | sed -u 's/^/[huey] /' ||
+        status=1
     wait "$sqlite_run" || status=1
     exit "$status"
     ;;
