@@ -196,7 +196,10 @@ def find_runner(name: str) -> Runner:
     manifest = directory / "runner.json"
     if not manifest.is_file():
         known = sorted(path.parent.name for path in RUNNERS.glob("*/runner.json"))
-        raise RunnerError(f"no runner {name!r}: neither {manifest} exists; known runners: {', '.join(known)}")
+        raise RunnerError(
+            f"no runner {name!r}: it is no directory with a runner.json, nor a runner in {RUNNERS}; known runners: "
+            f"{', '.join(known) or 'none'}"
+        )
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
         if data["protocol"] != PROTOCOL:
