@@ -98,3 +98,10 @@ def test_a_run_that_went_on_after_the_fault_needed_no_restart() -> None:
     fault = FaultEvent("pause", 1.0, 4.0, "w1", ["a"])
     verdict = check(JOBS[:1], [_run("a", "w1", 0, 5)], [fault], {}, 9)
     assert (verdict.recovery_delays, verdict.unrecovered) == ([], [])
+
+
+def test_an_unknown_runner_ends_the_command_with_exit_2_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
+    from alkstore_faults.cli import main
+
+    assert main(["no-such-runner"]) == 2
+    assert "no runner 'no-such-runner'" in capsys.readouterr().err
