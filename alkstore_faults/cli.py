@@ -113,8 +113,7 @@ def _interrupted(signum: int, _frame: object) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _interrupted)
+    previous = {sig: signal.signal(sig, _interrupted) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         return asyncio.run(_run_all(args))
     except KeyboardInterrupt as exc:
@@ -123,3 +122,6 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr,
         )
         return 130
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
