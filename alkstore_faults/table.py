@@ -71,10 +71,18 @@ def render(reports: list[dict[str, Any]]) -> str:
                 f"- {kind}, {promise['outcome']} under {', '.join(promise['faults'])}: observed {observed} in "
                 f"{len(runs)} runs. The docs: “{promise['quote']}” ({promise['doc']})"
             )
-        for run in report["runs"]:
-            if run["counts"]["lost"] is not None and any(run["counts"][outcome] for outcome in OUTCOMES):
-                counts = ", ".join(f"{o} {run['counts'][o]}" for o in OUTCOMES if run["counts"][o])
-                lines.append(f"- {run['fault']} round {run['round']} ({counts}): `{run['replay']}`")
+        for fault in FAULTS:
+            hit = [
+                run
+                for run in report["runs"]
+                if run["fault"] == fault
+                and run["counts"]["lost"] is not None
+                and any(run["counts"][outcome] for outcome in OUTCOMES)
+            ]
+            if hit:
+                rounds = ", ".join(str(run["round"]) for run in hit)
+                replay = str(hit[0]["replay"]).rsplit(" --round ", 1)[0] + " --round R"
+                lines.append(f"- reproduce {fault} (round R = {rounds}): `{replay}`")
     return "\n".join(lines)
 
 
