@@ -75,17 +75,21 @@ def test_readme_example_runs_as_written(example: Example, tmp_path: Path) -> Non
     assert list(workdir.iterdir()) == [], "the example leaves files behind in the directory it runs from"
 
 
-def test_the_queue_example_claims_retries_and_acks() -> None:
-    """The "Using a queue" example shows the whole round, not a claim that finds nothing."""
+def test_the_queue_example_runs_a_task_that_fails_once_and_then_succeeds() -> None:
+    """The "Using a queue" example shows the whole round through a worker, not a claim that finds nothing."""
     queue_examples = [example for example in EXAMPLES if example.section == "Using a queue"]
     assert len(queue_examples) == 1
+    assert "@app.task(" in queue_examples[0].code
+    assert "alkstore worker" in queue_examples[0].code
     expected = queue_examples[0].expected
     assert expected is not None, 'the queue example has no "It prints:" block to check its output against'
     lines = expected.splitlines()
     assert lines[0].startswith("enqueued job ")
-    assert [line.split(":")[0] for line in lines if line.startswith("claimed")] == ["claimed job 1"] * 2
-    assert any(line.startswith("retry: ") for line in lines)
-    assert lines[-1].startswith("acked job ")
+    assert [line.split(" of ")[0] for line in lines if ": attempt " in line] == [
+        "job 1: attempt 1",
+        "job 1: attempt 2",
+    ]
+    assert lines[-1].startswith("sent to ")
 
 
 def test_examples_finds_blocks_and_their_output() -> None:

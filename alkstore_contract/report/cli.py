@@ -177,7 +177,7 @@ def _matrix(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="alkstore", description=DESCRIPTION)
-    commands = top.add_subparsers(dest="command", required=True, metavar="{certify,report,matrix}")
+    commands = top.add_subparsers(dest="command", required=True, metavar="{certify,report,matrix,worker,jobs}")
     certify = commands.add_parser(
         "certify",
         help="run the contract suite on an engine and write its report",
@@ -245,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
     if "--" in argv:
         cut = argv.index("--")
         argv, passthrough = argv[:cut], argv[cut + 1 :]
+    if argv[:1] in (["worker"], ["jobs"]):  # the worker runtime's commands live in its own package
+        from alkstore_worker.cli import main as worker_main
+
+        return worker_main(argv)
     args = parser().parse_args(argv)
     if args.command == "certify":
         return _certify(args, passthrough)

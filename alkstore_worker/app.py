@@ -1,0 +1,202 @@
+"""The app: tasks registered by a decorator, and ``defer`` to enqueue them.
+
+``app = App(SqliteSource("jobs.sqlite3"))``, then ``@app.task(queue="emails")``
+on an ``async def`` taking the payload (and, optionally, a ``JobContext``);
+``await send_email.defer({"to": ...}, delay=..., priority=...)`` enqueues it.
+``defer`` is ``Queue.enqueue`` on the task's queue with the payload wrapped in
+an envelope naming the task, so bad input gets exactly the contract's errors
+(``InvalidArgument``, ``PayloadError``) raised before any write: nothing is
+stored.
+
+A caller's own transaction: no engine's public surface takes one (each
+``enqueue`` commits by itself), so ``defer`` cannot join it; an application
+that must enqueue atomically with its own writes keeps them in the same store
+and enqueues last, or uses an outbox. docs/worker.md says so.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Generic, ParamSpec, TypeVar
+
+from alkstore_contract.errors import InvalidArgument, InvalidName
+from alkstore_contract.surface import Queue, Store
+from alkstore_contract.types import Duration, Job, JobId, QueueOpts
+from alkstore_contract.validation import describe_value, validate_max_attempts, validate_queue_name
+from alkstore_worker.envelope import Envelope
+from alkstore_worker.sources import StoreSource
+
+P = ParamSpec("P")
+R = TypeVar("R")
+Handler = Callable[..., Awaitable[object]]
+
+
+@dataclass(frozen=True, slots=True)
+class JobContext:
+    """What a handler may want besides its payload: the job as claimed (id, attempts, ...)."""
+
+    job: Job
+
+    @property
+    def attempt(self) -> int:
+        """Which attempt this run is (1 for the first)."""
+        return self.job.attempts
+
+
+@dataclass(frozen=True, slots=True)
+class TaskOptions:
+    """A task's settings, fixed at registration."""
+
+    name: str
+    queue: str
+    queue_opts: QueueOpts | None
+    max_attempts: int | None
+    timeout_s: float | None
+    fail_on: tuple[type[BaseException], ...]
+
+
+class Task(Generic[P, R]):
+    """A registered handler: call ``defer`` to enqueue it, or call it directly to run it in-process."""
+
+    def __init__(self, app: App, function: Callable[P, Awaitable[R]], options: TaskOptions) -> None:
+        self.app = app
+        self.function = function
+        self.options = options
+        self.takes_context = len(inspect.signature(function).parameters) >= 2
+
+    @property
+    def name(self) -> str:
+        """The name stored in each job's envelope."""
+        return self.options.name
+
+    async def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        return await self.function(*args, **kwargs)
+
+    async def defer(
+        self,
+        payload: object,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        priority: int = 0,
+    ) -> JobId:
+        """Enqueue one run of this task; returns the job id. Bad input raises the contract's errors, stores nothing."""
+        queue = await self.app.queue_for(self)
+        return await queue.enqueue(
+            Envelope(self.name, payload).encode(),
+            delay=delay,
+            run_at=run_at,
+            expires=expires,
+            max_attempts=self.options.max_attempts,
+            priority=priority,
+        )
+
+    def run_with(self, payload: object, job: Job) -> Awaitable[object]:
+        """The handler's coroutine for one claimed job."""
+        if self.takes_context:
+            return self.function(payload, JobContext(job))  # type: ignore[call-arg, arg-type]
+        return self.function(payload)  # type: ignore[call-arg, arg-type]
+
+
+class App:
+    """Tasks, and the store they are deferred to and run from.
+
+    ``source`` is a ``StoreSource`` (``SqliteSource``, ``PostgresSource``,
+    ``MemSource``, or ``StoreSource(open)`` for any engine). The app opens one
+    store lazily for ``defer`` and closes it in ``close()`` (or ``async with app``).
+    """
+
+    def __init__(self, source: StoreSource) -> None:
+        if not isinstance(source, StoreSource):
+            raise InvalidArgument(
+                f"source={describe_value(source)}: must be a StoreSource (SqliteSource, PostgresSource, MemSource "
+                "or StoreSource(open_store))"
+            )
+        self.source = source
+        self.tasks: dict[str, Task[Any, Any]] = {}
+        self._store: Store | None = None
+
+    def task(
+        self,
+        name: str | None = None,
+        *,
+        queue: str = "default",
+        queue_opts: QueueOpts | None = None,
+        max_attempts: int | None = None,
+        timeout: float | None = None,
+        fail_on: tuple[type[BaseException], ...] = (),
+    ) -> Callable[[Callable[P, Awaitable[R]]], Task[P, R]]:
+        """Register an ``async def`` as a task (its name defaults to the function's ``__name__``).
+
+        ``max_attempts`` overrides the queue's for this task's jobs; ``timeout``
+        (seconds) bounds one run, after which the run is cancelled and retried;
+        an exception that is an instance of ``fail_on`` dead-letters at once
+        instead of retrying.
+        """
+        validate_queue_name(queue)
+        if queue_opts is not None and not isinstance(queue_opts, QueueOpts):
+            raise InvalidArgument(f"queue_opts={describe_value(queue_opts)}: must be a QueueOpts or None")
+        if max_attempts is not None:
+            validate_max_attempts("max_attempts", max_attempts)
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not 0 < timeout < float("inf")
+        ):
+            raise InvalidArgument(f"timeout={describe_value(timeout)}: must be a finite number of seconds > 0 or None")
+        if not isinstance(fail_on, tuple) or not all(
+            isinstance(kind, type) and issubclass(kind, BaseException) for kind in fail_on
+        ):
+            raise InvalidArgument(f"fail_on={describe_value(fail_on)}: must be a tuple of exception classes")
+
+        def register(function: Callable[P, Awaitable[R]]) -> Task[P, R]:
+            if not inspect.iscoroutinefunction(function):
+                raise InvalidArgument(f"task {describe_value(function)}: must be an async def")
+            task_name = name if name is not None else function.__name__
+            if not isinstance(task_name, str) or not task_name:
+                raise InvalidName(f"name={describe_value(task_name)}: a task name must be a non-empty str")
+            if task_name in self.tasks:
+                raise InvalidName(f"name={task_name!r}: a task of that name is already registered")
+            options = TaskOptions(
+                task_name, queue, queue_opts, max_attempts, float(timeout) if timeout is not None else None, fail_on
+            )
+            registered = Task(self, function, options)
+            self.tasks[task_name] = registered
+            return registered
+
+        return register
+
+    def queues(self) -> list[str]:
+        """Every queue some task is on, in registration order."""
+        return list(dict.fromkeys(task.options.queue for task in self.tasks.values()))
+
+    def queue_opts(self, queue: str) -> QueueOpts | None:
+        """The options of the first task registered on ``queue`` that sets some."""
+        for task in self.tasks.values():
+            if task.options.queue == queue and task.options.queue_opts is not None:
+                return task.options.queue_opts
+        return None
+
+    async def store(self) -> Store:
+        """The app's own store, opened on first use."""
+        if self._store is None or self._store.closed:
+            self._store = await self.source.open()
+        return self._store
+
+    async def queue_for(self, task: Task[Any, Any]) -> Queue:
+        """The queue handle ``task`` enqueues on, stamping its queue options."""
+        return (await self.store()).queue(task.options.queue, task.options.queue_opts)
+
+    async def close(self) -> None:
+        """Close the store ``defer`` opened, if any."""
+        if self._store is not None:
+            await self._store.close()
+            self._store = None
+
+    async def __aenter__(self) -> App:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -1,0 +1,212 @@
+"""``alkstore worker MODULE:APP`` and ``alkstore jobs dead|retry``: the runtime's commands (docs/worker.md).
+
+Exit codes: 0 after a graceful stop (a signal, or ``--drain`` with the
+queues empty); 1 when a second signal cut the stop short; 2 for a usage error
+(a bad flag value, an app that cannot be loaded), with one line saying which
+argument, what it was, and the rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+
+from alkstore_contract.errors import AlkstoreError
+from alkstore_contract.types import JobId
+from alkstore_worker.app import App
+from alkstore_worker.envelope import Envelope, EnvelopeError, open_envelope
+from alkstore_worker.loading import AppNotFound, load_app
+from alkstore_worker.runtime import Worker, WorkerOptions
+from alkstore_worker.sources import MemSource
+from alkstore_worker.supervisor import PARENT_ENV, supervise
+
+DEFAULT_PROGRESS_S = 5.0
+
+
+def _parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="alkstore", description="Run an app's tasks, or look at its dead letters.")
+    commands = top.add_subparsers(dest="command", required=True)
+    worker = commands.add_parser("worker", help="run workers for an app's tasks until SIGTERM/SIGINT")
+    worker.add_argument("app", metavar="MODULE:APP", help="the App object, e.g. myproject.tasks:app")
+    worker.add_argument(
+        "-q", "--queue", action="append", dest="queues", metavar="NAME", help="a queue to serve (repeatable)"
+    )
+    worker.add_argument("-c", "--concurrency", type=int, default=10, metavar="N", help="jobs at once per process")
+    worker.add_argument("-p", "--processes", type=int, default=1, metavar="N", help="worker processes (default 1)")
+    worker.add_argument("--grace", type=float, default=30.0, metavar="S", help="seconds a stop lets jobs finish")
+    worker.add_argument(
+        "--sweep-interval", type=float, default=60.0, metavar="S", help="seconds between sweeps (0: never)"
+    )
+    worker.add_argument("--poll-max", type=float, default=None, metavar="S", help="longest idle wait between claims")
+    worker.add_argument("--max-batch", type=int, default=100, metavar="N", help="largest batch claim")
+    worker.add_argument(
+        "--progress",
+        nargs="?",
+        type=float,
+        const=DEFAULT_PROGRESS_S,
+        default=None,
+        metavar="S",
+        help=f"print the counters to stderr every S seconds (default {DEFAULT_PROGRESS_S:g})",
+    )
+    worker.add_argument("--drain", action="store_true", help="exit 0 once no job is claimable and none runs")
+    worker.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    jobs = commands.add_parser("jobs", help="dead letters: list them, retry one")
+    actions = jobs.add_subparsers(dest="action", required=True)
+    dead = actions.add_parser("dead", help="list dead jobs, newest first")
+    dead.add_argument("app", metavar="MODULE:APP")
+    dead.add_argument("-q", "--queue", default=None, metavar="NAME")
+    dead.add_argument("--limit", type=int, default=50, metavar="N")
+    retry = actions.add_parser("retry", help="enqueue a dead job again with fresh attempts (a new id)")
+    retry.add_argument("app", metavar="MODULE:APP")
+    retry.add_argument("id", help="the dead job's id")
+    retry.add_argument("-q", "--queue", default=None, metavar="NAME", help="its queue (default: each of the app's)")
+    return top
+
+
+def _out(line: str) -> None:
+    sys.stdout.write(line + "\n")
+
+
+def _usage(message: str) -> int:
+    sys.stderr.write(f"alkstore: {message}\n")
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``alkstore worker`` / ``alkstore jobs`` (and ``python -m alkstore_worker``)."""
+    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        app = load_app(args.app)
+    except AppNotFound as exc:
+        return _usage(str(exc))
+    if args.command == "worker":
+        return _worker(args, app)
+    if args.action == "dead":
+        return asyncio.run(_dead(app, args.queue, args.limit))
+    return asyncio.run(_retry(app, args.id, args.queue))
+
+
+def _worker(args: argparse.Namespace, app: App) -> int:
+    if isinstance(args.processes, bool) or args.processes < 1:
+        return _usage(f"--processes={args.processes}: must be an int >= 1")
+    options = WorkerOptions(
+        queues=args.queues,
+        concurrency=args.concurrency,
+        grace_s=args.grace,
+        sweep_interval_s=args.sweep_interval,
+        max_batch=args.max_batch,
+        poll_max_s=args.poll_max,
+        stop_when_idle=args.drain,
+        progress_s=args.progress,
+    )
+    try:
+        worker = Worker(app, options)
+    except AlkstoreError as exc:
+        return _usage(str(exc))
+    if args.processes > 1:
+        if isinstance(app.source, MemSource):
+            return _usage(f"--processes={args.processes}: {app.source.description} lives in one process; use 1")
+        return supervise(_child_args(args), args.processes)
+    logging.basicConfig(stream=sys.stderr, level=args.log_level, format="%(message)s")
+    return asyncio.run(_serve(worker))
+
+
+def _child_args(args: argparse.Namespace) -> list[str]:
+    """The command line each child of ``--processes`` gets: the parent's settings, spelled out (one process each)."""
+    child = [args.app, "--concurrency", str(args.concurrency), "--grace", repr(args.grace)]
+    child += ["--sweep-interval", repr(args.sweep_interval), "--max-batch", str(args.max_batch)]
+    child += ["--log-level", args.log_level]
+    for queue in args.queues or []:
+        child += ["--queue", queue]
+    if args.poll_max is not None:
+        child += ["--poll-max", repr(args.poll_max)]
+    if args.progress is not None:
+        child += ["--progress", repr(args.progress)]
+    if args.drain:
+        child.append("--drain")
+    return child
+
+
+async def _serve(worker: Worker) -> int:
+    loop = asyncio.get_running_loop()
+    signals = 0
+
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        if signals > 1:
+            sys.stderr.write("alkstore worker: second signal, exiting now; unfinished jobs return after their lease\n")
+            sys.stderr.flush()
+            os._exit(1)
+        worker.stop()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal)
+    watchdog = asyncio.create_task(_watch_parent(worker))
+    try:
+        await worker.run()
+    except (AlkstoreError, OSError) as exc:
+        sys.stderr.write(f"alkstore worker: cannot serve {worker.app.source.description}: {exc}\n")
+        return 1
+    finally:
+        watchdog.cancel()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+    return 0
+
+
+async def _watch_parent(worker: Worker) -> None:
+    """Under ``--processes``: stop gracefully if the supervising parent died (our parent pid changed)."""
+    parent = os.environ.get(PARENT_ENV)
+    if parent is None:
+        return
+    while os.getppid() == int(parent):  # noqa: ASYNC110 - nothing signals a parent's death; a pid check polls it
+        await asyncio.sleep(1.0)
+    worker.stop()
+
+
+async def _dead(app: App, queue: str | None, limit: int) -> int:
+    try:
+        dead = await app.source.dead_jobs(queue, limit)
+    except NotImplementedError as exc:
+        return _usage(str(exc))
+    if not dead:
+        _out("no dead jobs")
+        return 0
+    _out("id\tqueue\tattempts\tdied_at\tlast_error")
+    for job in dead:
+        _out(f"{job.id}\t{job.queue}\t{job.attempts}\t{job.died_at}\t{job.last_error}")
+    return 0
+
+
+async def _retry(app: App, raw_id: str, queue: str | None) -> int:
+    job_id: JobId = int(raw_id) if raw_id.lstrip("-").isdigit() else raw_id
+    names = [queue] if queue is not None else app.queues()
+    store = await app.source.open()
+    try:
+        for name in names:
+            handle = store.queue(name)
+            job = await handle.get_job(job_id)
+            if job is None:
+                continue
+            if job.state.value != "dead":
+                return _usage(f"id={raw_id}: job {job_id} of queue {name!r} is {job.state.value}, not dead")
+            try:
+                envelope = open_envelope(job.payload)
+            except EnvelopeError as exc:
+                return _usage(f"id={raw_id}: {exc}")
+            new_id = await handle.enqueue(
+                Envelope(envelope.task, envelope.payload, requeued_from=job.id).encode(),
+                max_attempts=job.max_attempts,
+                priority=job.priority,
+            )
+            await handle.cancel(job.id)
+            _out(f"dead job {job.id} enqueued again as job {new_id} on queue {name!r}")
+            return 0
+    finally:
+        await store.close()
+    return _usage(f"id={raw_id}: no job of that id in queue(s) {', '.join(map(repr, names))}")

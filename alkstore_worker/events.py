@@ -1,0 +1,70 @@
+"""Structured log lines and the counters a worker keeps.
+
+Every line is one JSON object on the ``alkstore_worker`` logger (the CLI sends
+it to stderr), so a log shipper parses it without a pattern: ``{"event":
+"start", "job": 7, "task": "send_email", "queue": "emails", "attempt": 1}``.
+Events per job: ``start``, ``success``, ``retry`` (with ``delay_s``), ``dead``
+(with ``error``), ``handed_back``, ``lease_lost``. The counters are plain
+numbers a user exports however they like (``Counters.snapshot()``; the CLI's
+``--progress`` prints them on one line).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+
+LOG = logging.getLogger("alkstore_worker")
+
+
+def emit(event: str, level: int = logging.INFO, /, **fields: object) -> None:
+    """Log one structured line: ``event`` first, then ``fields`` (values that are not JSON are shown by repr)."""
+    if LOG.isEnabledFor(level):
+        LOG.log(level, "%s", json.dumps({"event": event, **fields}, default=repr))
+
+
+@dataclass
+class Counters:
+    """What one worker process did so far."""
+
+    done: int = 0
+    failed: int = 0
+    """Jobs this worker dead-lettered (a non-retryable exception, the last attempt, an unknown task)."""
+    retried: int = 0
+    handed_back: int = 0
+    in_flight: int = 0
+    claims: int = 0
+    claimed_jobs: int = 0
+    claim_seconds: float = 0.0
+
+    def claimed(self, jobs: int, seconds: float) -> None:
+        """Record one claim call: how many jobs it returned and how long it took."""
+        self.claims += 1
+        self.claimed_jobs += jobs
+        self.claim_seconds += seconds
+
+    @property
+    def mean_claim_latency_ms(self) -> float:
+        """Mean time of one claim call, in milliseconds (0 before the first)."""
+        return 1000 * self.claim_seconds / self.claims if self.claims else 0.0
+
+    def snapshot(self) -> dict[str, float]:
+        """The counters as a flat dict, for an exporter or a progress line."""
+        return {
+            "done": self.done,
+            "failed": self.failed,
+            "retried": self.retried,
+            "handed_back": self.handed_back,
+            "in_flight": self.in_flight,
+            "claims": self.claims,
+            "claimed_jobs": self.claimed_jobs,
+            "mean_claim_latency_ms": round(self.mean_claim_latency_ms, 3),
+        }
+
+    def progress_line(self) -> str:
+        """One human line for ``--progress``."""
+        return (
+            f"done {self.done} · retried {self.retried} · dead {self.failed} · in flight {self.in_flight} · "
+            f"claim {self.mean_claim_latency_ms:.2f} ms mean over {self.claims}"
+        )

@@ -1,0 +1,437 @@
+"""The worker: claims jobs of an app's queues, runs their tasks, and settles each claim.
+
+One ``Worker`` is one process's worth of work (``alkstore worker --processes N``
+runs N of them). Per served queue, one loop claims while the process has free
+slots (``concurrency``): a single ``claim_one`` when the queue looks shallow,
+``claim_batch`` of a size that doubles while each claim comes back full (a deep
+backlog) and falls back to 1 when one comes back short. An idle loop waits on
+its waker (Postgres NOTIFY) or, failing that, polls with a backoff from 5 ms
+to the source's ``poll_max_s``.
+
+Each claimed job runs as its own asyncio task:
+
+- a heartbeat every third of the job's visibility timeout keeps the lease
+  (H3); a heartbeat that returns False means the lease lapsed and another
+  worker may hold the job: the run is cancelled and nothing is settled;
+- the task's ``timeout`` cancels a stalled run, which is then retried;
+- an exception retries with the contract's backoff (R2: the delay is drawn
+  here, with ``alkstore_contract.backoff``, so the log line can say it), or
+  dead-letters at once when it is an instance of the task's ``fail_on``; at
+  the last attempt ``retry`` dead-letters (R4);
+- a job whose payload is not a task envelope, or names a task this app does
+  not register, is dead-lettered with the reason; the worker keeps running.
+
+Stop (``stop()``; the CLI calls it on SIGTERM/SIGINT): the loops stop
+claiming, running jobs get ``grace_s`` to finish, and each one still running
+is cancelled and handed back. The contract has no operation that gives an
+attempt back: a claim counts one (C3), ``retry`` keeps the count (R1) and, on
+the last attempt, dead-letters (R4). So a hand-back by ``retry(delay=0)``
+would spend one of the job's attempts on the deploy, and kill a job on its
+last. The worker instead enqueues a copy of the job (same task, payload,
+priority and stamps, ``max_attempts`` = the attempts it had left counting
+this one, the rest of its expiry, ``requeued_from`` = the old id) and then
+acks the claim: nothing lost, no attempt spent, never held by two live
+leases (the original is ours until the ack). The price: the job gets a new
+id, and a crash between the two writes leaves both (at least once, as the
+lease lapse always is). If the ack finds the lease already gone, the copy is
+cancelled again, so the job is not run twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import socket
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from alkstore_contract.backoff import backoff_delay_s
+from alkstore_contract.errors import AlkstoreError, InvalidArgument
+from alkstore_contract.surface import JobHandle, Queue, Store
+from alkstore_contract.types import Job, QueueOpts
+from alkstore_contract.validation import describe_value
+from alkstore_worker.app import App, Task
+from alkstore_worker.envelope import Envelope, EnvelopeError, open_envelope
+from alkstore_worker.events import Counters, emit
+from alkstore_worker.wakeup import Waker
+
+POLL_MIN_S = 0.005
+MAX_ERROR_CHARS = 2000
+
+
+class WorkerCrashed(RuntimeError):
+    """A claim loop failed in a way the worker cannot serve through (a bug); running jobs were settled first."""
+
+
+@dataclass
+class WorkerOptions:
+    """How one worker process runs (the CLI's flags)."""
+
+    queues: list[str] | None = None
+    """The queues to serve (default: every queue a task of the app is on)."""
+    concurrency: int = 10
+    """Jobs run at once in this process."""
+    grace_s: float = 30.0
+    """How long a stop waits for running jobs before handing them back."""
+    sweep_interval_s: float = 60.0
+    """How often one worker runs ``sweep_expired`` on each served queue."""
+    max_batch: int = 100
+    poll_max_s: float | None = None
+    """The longest idle wait between claims (default: the source's)."""
+    poll_min_s: float = POLL_MIN_S
+    """The first idle wait after an empty claim; it doubles up to ``poll_max_s``."""
+    worker_id: str | None = None
+    stop_when_idle: bool = False
+    """Stop once no served queue has a claimable job and nothing runs (a drain: scripts, tests)."""
+    progress_s: float | None = None
+    """Print the counters on one line to stderr this often (``--progress``)."""
+    seed: int | None = None
+    """Seeds the retry jitter."""
+
+    def check(self) -> None:
+        """Refuse a bad option before anything starts, naming it, its value and the rule."""
+        for name in ("concurrency", "max_batch"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidArgument(f"{name}={describe_value(value)}: must be an int >= 1")
+        for name in ("grace_s", "sweep_interval_s", "poll_min_s", "poll_max_s", "progress_s"):
+            value = getattr(self, name)
+            if value is None and name in ("poll_max_s", "progress_s"):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+                raise InvalidArgument(f"{name}={describe_value(value)}: must be a finite number of seconds >= 0")
+
+
+@dataclass(eq=False)
+class _Run:
+    """One claimed job being run."""
+
+    handle: JobHandle
+    queue: Queue
+    task: asyncio.Task[None] | None = None
+    handing_back: bool = False
+    lease_lost: bool = False
+
+
+@dataclass
+class _Loops:
+    idle: set[str] = field(default_factory=set)
+
+
+class Worker:
+    """Runs an app's tasks from its store until ``stop()``; ``counters`` says what it did."""
+
+    def __init__(self, app: App, options: WorkerOptions | None = None) -> None:
+        self.app = app
+        self.options = options if options is not None else WorkerOptions()
+        self.options.check()
+        queues = self.options.queues if self.options.queues is not None else app.queues()
+        if not queues:
+            raise InvalidArgument("queues=[]: the app registers no task and no --queue was given; nothing to serve")
+        self.queues = list(dict.fromkeys(queues))
+        self.worker_id = self.options.worker_id or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
+        self.counters = Counters()
+        self._rng = random.Random(self.options.seed)
+        self._stopping = asyncio.Event()
+        self._slot_freed = asyncio.Event()
+        self._runs: set[_Run] = set()
+        self._store: Store | None = None
+        self._loops = _Loops()
+        self.waker: Waker | None = None
+        """The waker of the current run (set when ``run`` starts)."""
+        self.started = asyncio.Event()
+        """Set once the store is open and the loops are claiming."""
+
+    def stop(self) -> None:
+        """Stop claiming; ``run`` returns once running jobs finished or were handed back."""
+        if not self._stopping.is_set():
+            emit("stopping", worker=self.worker_id, in_flight=len(self._runs))
+        self._stopping.set()
+
+    async def run(self) -> None:
+        """Serve until ``stop()`` (or, with ``stop_when_idle``, until the queues are drained)."""
+        source = self.app.source
+        store = await source.open()
+        self._store = store
+        waker = self.waker = source.waker()
+        lock = source.sweep_lock()
+        helpers: list[asyncio.Task[Any]] = []
+        loops: list[asyncio.Task[None]] = []
+        try:
+            await source.prepare()
+            await waker.start()
+            loops = [
+                asyncio.create_task(self._serve(store.queue(name, self.app.queue_opts(name)), waker.subscribe()))
+                for name in self.queues
+            ]
+            helpers.append(asyncio.create_task(self._sweep_forever(store, lock)))
+            if self.options.progress_s:
+                helpers.append(asyncio.create_task(self._progress_forever(self.options.progress_s)))
+            emit("worker_started", worker=self.worker_id, queues=self.queues, concurrency=self.options.concurrency)
+            self.started.set()
+            stopping = asyncio.create_task(self._stopping.wait())
+            helpers.append(stopping)
+            await asyncio.wait([stopping, *loops], return_when=asyncio.FIRST_COMPLETED)
+            self.stop()
+            await asyncio.gather(*loops, return_exceptions=True)
+            await self._finish_runs()
+            for loop in loops:
+                if not loop.cancelled() and loop.exception() is not None:
+                    raise WorkerCrashed(f"a claim loop failed: {loop.exception()!r}") from loop.exception()
+        finally:
+            self._stopping.set()
+            for task in (*loops, *helpers):
+                task.cancel()
+            await asyncio.gather(*loops, *helpers, return_exceptions=True)
+            await waker.close()
+            await lock.close()
+            await store.close()
+            emit("worker_stopped", worker=self.worker_id, **self.counters.snapshot())
+
+    async def _finish_runs(self) -> None:
+        running = {run.task for run in self._runs if run.task is not None}
+        if running and self.options.grace_s > 0:
+            await asyncio.wait(running, timeout=self.options.grace_s)
+        for run in list(self._runs):
+            if run.task is not None and not run.task.done():
+                run.handing_back = True
+                run.task.cancel()
+        await asyncio.gather(*(run.task for run in list(self._runs) if run.task is not None), return_exceptions=True)
+
+    # claiming
+
+    async def _serve(self, queue: Queue, woken: asyncio.Event) -> None:
+        idle_s = self.options.poll_min_s
+        want = 1
+        poll_max = self.options.poll_max_s if self.options.poll_max_s is not None else self.app.source.poll_max_s
+        while not self._stopping.is_set():
+            free = self.options.concurrency - len(self._runs)
+            if free <= 0:
+                self._slot_freed.clear()
+                await self._wait_for(self._slot_freed, None)
+                continue
+            count = min(free, want, self.options.max_batch)
+            woken.clear()
+            started = time.perf_counter()
+            try:
+                if count == 1:
+                    one = await queue.claim_one(self.worker_id)
+                    handles = [one] if one is not None else []
+                else:
+                    handles = await queue.claim_batch(self.worker_id, count)
+            except (AlkstoreError, OSError, TimeoutError) as exc:
+                emit("claim_error", logging.WARNING, queue=queue.name, error=repr(exc))
+                await self._wait_for(woken, idle_s)
+                idle_s = min(idle_s * 2, poll_max)
+                continue
+            self.counters.claimed(len(handles), time.perf_counter() - started)
+            if handles:
+                self._loops.idle.discard(queue.name)
+                for handle in handles:
+                    self._start(queue, handle)
+                want = min(want * 2, self.options.max_batch) if len(handles) == count else 1
+                idle_s = self.options.poll_min_s
+                continue
+            want = 1
+            self._loops.idle.add(queue.name)
+            if self.options.stop_when_idle and len(self._loops.idle) == len(self.queues) and not self._runs:
+                self.stop()
+                return
+            await self._wait_for(woken, idle_s)
+            idle_s = min(idle_s * 2, poll_max)
+
+    async def _wait_for(self, event: asyncio.Event, within_s: float | None) -> None:
+        """Until ``event`` is set, the worker stops, or ``within_s`` passes."""
+        waits = [asyncio.ensure_future(event.wait()), asyncio.ensure_future(self._stopping.wait())]
+        try:
+            await asyncio.wait(waits, timeout=within_s, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
+
+    def _start(self, queue: Queue, handle: JobHandle) -> None:
+        run = _Run(handle, queue)
+        self._runs.add(run)
+        self.counters.in_flight = len(self._runs)
+        run.task = asyncio.create_task(self._run(run))
+
+    # running one job
+
+    async def _run(self, run: _Run) -> None:
+        job = run.handle.job
+        try:
+            try:
+                envelope = open_envelope(job.payload)
+            except EnvelopeError as exc:
+                await self._dead(run, job, None, str(exc))
+                return
+            task = self.app.tasks.get(envelope.task)
+            if task is None:
+                known = ", ".join(sorted(self.app.tasks)) or "none"
+                await self._dead(
+                    run, job, envelope.task, f"unknown task {envelope.task!r}: this worker's app registers {known}"
+                )
+                return
+            await self._run_task(run, job, task, envelope)
+        except (AlkstoreError, OSError, TimeoutError) as exc:
+            # the store failed while settling the job: its lease lapses and another claim takes it again
+            emit("settle_error", logging.WARNING, job=job.id, queue=job.queue, error=repr(exc))
+        finally:
+            self._runs.discard(run)
+            self.counters.in_flight = len(self._runs)
+            self._slot_freed.set()
+
+    async def _run_task(self, run: _Run, job: Job, task: Task[Any, Any], envelope: Envelope) -> None:
+        emit("start", job=job.id, task=task.name, queue=job.queue, attempt=job.attempts, max_attempts=job.max_attempts)
+        heart = asyncio.create_task(self._heartbeat(run, job))
+        began = time.perf_counter()
+        timed_out = False
+        try:
+            async with asyncio.timeout(task.options.timeout_s) as deadline:
+                await task.run_with(envelope.payload, job)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            heart.cancel()
+            if run.lease_lost:
+                emit("lease_lost", logging.WARNING, job=job.id, task=task.name, queue=job.queue)
+                return
+            if run.handing_back:
+                await self._hand_back(run, job, envelope)
+                return
+            raise
+        except TimeoutError as exc:
+            if not deadline.expired():
+                await self._failed(run, job, task, exc)
+                return
+            timed_out = True
+        except Exception as exc:
+            await self._failed(run, job, task, exc)
+            return
+        finally:
+            heart.cancel()
+        if timed_out:
+            await self._retry(run, job, task.name, f"timed out after {task.options.timeout_s:g} s")
+            return
+        if await run.handle.ack():
+            self.counters.done += 1
+            emit("success", job=job.id, task=task.name, queue=job.queue, seconds=round(time.perf_counter() - began, 6))
+        else:
+            emit("lease_lost", logging.WARNING, job=job.id, task=task.name, queue=job.queue, at="ack")
+
+    async def _heartbeat(self, run: _Run, job: Job) -> None:
+        interval = job.visibility_timeout_s / 3
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                alive = await run.handle.heartbeat()
+            except (AlkstoreError, OSError, TimeoutError) as exc:
+                emit("heartbeat_error", logging.WARNING, job=job.id, error=repr(exc))
+                continue
+            if not alive:
+                run.lease_lost = True
+                if run.task is not None:
+                    run.task.cancel()
+                return
+
+    async def _failed(self, run: _Run, job: Job, task: Task[Any, Any], exc: BaseException) -> None:
+        error = _error_text(exc)
+        if isinstance(exc, task.options.fail_on):
+            await self._dead(run, job, task.name, error)
+        else:
+            await self._retry(run, job, task.name, error)
+
+    async def _retry(self, run: _Run, job: Job, task: str, error: str) -> None:
+        if job.attempts >= job.max_attempts:
+            if await run.handle.retry(error=error):
+                self.counters.failed += 1
+                emit("dead", logging.WARNING, job=job.id, task=task, queue=job.queue, attempt=job.attempts, error=error)
+            else:
+                emit("lease_lost", logging.WARNING, job=job.id, task=task, queue=job.queue, at="retry")
+            return
+        delay = backoff_delay_s(job.attempts, job.backoff_base_s, self._rng)
+        if await run.handle.retry(error=error, delay=delay):
+            self.counters.retried += 1
+            emit(
+                "retry",
+                job=job.id,
+                task=task,
+                queue=job.queue,
+                attempt=job.attempts,
+                delay_s=round(delay, 6),
+                error=error,
+            )
+        else:
+            emit("lease_lost", logging.WARNING, job=job.id, task=task, queue=job.queue, at="retry")
+
+    async def _dead(self, run: _Run, job: Job, task: str | None, error: str) -> None:
+        if await run.handle.fail(error=error):
+            self.counters.failed += 1
+            emit("dead", logging.WARNING, job=job.id, task=task, queue=job.queue, attempt=job.attempts, error=error)
+        else:
+            emit("lease_lost", logging.WARNING, job=job.id, task=task, queue=job.queue, at="fail")
+
+    async def _hand_back(self, run: _Run, job: Job, envelope: Envelope) -> None:
+        """Give the job back with the attempts it had before this claim (see the module's docstring)."""
+        expires: float | None = None
+        if job.expires_at is not None:
+            expires = (job.expires_at - datetime.now(UTC)).total_seconds()
+            if expires <= 0:
+                await run.handle.retry(error="worker stopped; the job had expired", delay=0)
+                return
+        stamps = QueueOpts(
+            visibility_timeout_s=job.visibility_timeout_s,
+            max_attempts=job.max_attempts,
+            backoff_base_s=job.backoff_base_s,
+            dead_letter_retention_s=job.dead_letter_retention_s,
+        )
+        queue = run.queue if run.queue.opts == stamps or self._store is None else self._store.queue(job.queue, stamps)
+        new_id = await queue.enqueue(
+            Envelope(envelope.task, envelope.payload, requeued_from=job.id).encode(),
+            max_attempts=job.max_attempts - job.attempts + 1,
+            priority=job.priority,
+            expires=expires,
+        )
+        if await run.handle.ack():
+            self.counters.handed_back += 1
+            emit("handed_back", job=job.id, new_job=new_id, task=envelope.task, queue=job.queue, attempt=job.attempts)
+        else:
+            await queue.cancel(new_id)
+            emit("lease_lost", logging.WARNING, job=job.id, task=envelope.task, queue=job.queue, at="hand_back")
+
+    async def _sweep_forever(self, store: Store, lock: Any) -> None:
+        interval = self.options.sweep_interval_s
+        if interval <= 0:
+            return
+        while True:
+            await asyncio.sleep(interval * (0.5 + self._rng.random()))
+            try:
+                async with lock.held() as mine:
+                    if not mine:
+                        continue
+                    for name in self.queues:
+                        moved = await store.queue(name).sweep_expired()
+                        if moved:
+                            emit("swept", queue=name, moved=moved)
+            except (AlkstoreError, OSError, TimeoutError) as exc:
+                emit("sweep_error", logging.WARNING, error=repr(exc))
+
+    async def _progress_forever(self, every_s: float) -> None:
+        import sys
+
+        while True:
+            await asyncio.sleep(every_s)
+            sys.stderr.write(f"alkstore worker {os.getpid()}: {self.counters.progress_line()}\n")
+            sys.stderr.flush()
+
+
+def _error_text(exc: BaseException) -> str:
+    """``Type: message`` as storable text (DEC-worker-text: UTF-8, no NUL), at most 2000 characters."""
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    text = text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."

@@ -1,0 +1,363 @@
+"""The worker runtime in one process: defer's input rules, registration, options, claiming, the CLI's errors.
+
+Real engines (mem, SQLite, Postgres when a server answers); what needs a
+process of its own (signals, kill -9) is in test_worker_processes.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from alkstore_contract import InvalidArgument, InvalidName, JobState, PayloadError, QueueOpts
+from alkstore_contract.report.cli import main as alkstore_main
+from alkstore_worker import App, JobContext, MemSource, SqliteSource, StoreSource, Worker, WorkerOptions
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "alkstore_worker"
+
+
+def test_the_runtime_imports_nothing_of_the_suite() -> None:
+    """Statically (every import statement) and at run time (a fresh interpreter's sys.modules)."""
+    for path in PACKAGE.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            assert not [name for name in names if name.startswith("alkstore_contract.suite")], path
+    probe = (
+        "import sys, alkstore_worker, alkstore_worker.cli, alkstore_worker.runtime, alkstore_worker.sources\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('alkstore_contract.suite', 'pytest'))))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert result.stdout.strip() == "[]"
+
+
+async def pg_dsn() -> str:
+    """The Postgres server's DSN, or a skip naming why not (a failure under CI or ALKSTORE_REQUIRE=1)."""
+    import os
+
+    from alkstore_postgres import adapter
+
+    reason = await adapter.unavailable_reason()
+    if reason is not None:
+        if os.environ.get("CI") or os.environ.get("ALKSTORE_REQUIRE") == "1":
+            pytest.fail(f"a Postgres server is required here (CI or ALKSTORE_REQUIRE=1): {reason}")
+        pytest.skip(reason)
+    return adapter.dsn
+
+
+@pytest_asyncio.fixture(params=["mem", "sqlite", "postgres"])
+async def source(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StoreSource]:
+    if request.param == "mem":
+        yield MemSource(f"worker-{id(request)}")
+    elif request.param == "sqlite":
+        yield SqliteSource(tmp_path / "jobs.sqlite3")
+    else:
+        import asyncpg
+        from alkstore_postgres.location import new_schema_name, quote_ident
+
+        from alkstore_worker import PostgresSource
+
+        dsn = await pg_dsn()
+        schema = new_schema_name()
+        yield PostgresSource(dsn, schema)
+        connection = await asyncpg.connect(dsn)
+        try:
+            await connection.execute(f"DROP SCHEMA IF EXISTS {quote_ident(schema)} CASCADE")
+        finally:
+            await connection.close()
+
+
+BAD_DEFERS: list[tuple[dict[str, object], type[Exception], str]] = [
+    ({"payload": {1, 2}}, PayloadError, "payload"),
+    ({"payload": {"when": datetime(2030, 1, 1)}}, PayloadError, "payload"),
+    ({"delay": -1}, InvalidArgument, "delay=-1"),
+    ({"delay": float("nan")}, InvalidArgument, "delay="),
+    ({"run_at": datetime(2030, 1, 1)}, InvalidArgument, "run_at="),
+    ({"priority": "high"}, InvalidArgument, "priority="),
+    ({"priority": 2**63}, InvalidArgument, "priority="),
+    ({"expires": "soon"}, InvalidArgument, "expires="),
+]
+
+
+@pytest.mark.asyncio
+async def test_bad_defer_input_gets_the_contracts_errors_and_stores_nothing(source: StoreSource) -> None:
+    app = App(source)
+
+    @app.task(queue="checks")
+    async def noop(payload: object) -> None:
+        return None
+
+    try:
+        for arguments, error, named in BAD_DEFERS:
+            call = dict(arguments)
+            payload = call.pop("payload", {"ok": True})
+            with pytest.raises(error) as raised:
+                await noop.defer(payload, **call)  # type: ignore[arg-type]
+            assert named in str(raised.value), (arguments, str(raised.value))
+        queue = (await app.store()).queue("checks")
+        assert await queue.claim_batch("inspector", 100) == [], "a refused defer stored a job"
+        job_id = await noop.defer({"ok": True}, priority=3)
+        job = await queue.get_job(job_id)
+        assert job is not None
+        assert (job.payload, job.priority) == ({"task": "noop", "payload": {"ok": True}}, 3)
+    finally:
+        await app.close()
+
+
+def test_registration_refuses_bad_tasks_naming_the_argument() -> None:
+    app = App(MemSource("registration"))
+
+    async def handler(payload: object) -> None:
+        return None
+
+    with pytest.raises(InvalidArgument, match=r"timeout=-1: must be a finite number of seconds > 0"):
+        app.task(timeout=-1)
+    with pytest.raises(InvalidArgument, match="max_attempts=0"):
+        app.task(max_attempts=0)
+    with pytest.raises(InvalidName):
+        app.task(queue="__reserved")
+    with pytest.raises(InvalidArgument, match="fail_on="):
+        app.task(fail_on=(ValueError, "x"))  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgument, match="must be an async def"):
+        app.task()(lambda payload: None)  # type: ignore[arg-type, return-value]
+    app.task(name="one")(handler)
+    with pytest.raises(InvalidName, match="name='one': a task of that name is already registered"):
+        app.task(name="one")(handler)
+    with pytest.raises(InvalidArgument, match="source="):
+        App("sqlite:jobs.sqlite3")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"concurrency": 0}, "concurrency=0: must be an int >= 1"),
+        ({"max_batch": True}, "max_batch=True: must be an int >= 1"),
+        ({"grace_s": -1.0}, "grace_s=-1.0: must be a finite number of seconds >= 0"),
+        ({"queues": []}, "queues=[]"),
+    ],
+)
+def test_worker_options_are_checked_before_anything_starts(options: dict[str, object], message: str) -> None:
+    app = App(MemSource("options"))
+    app.task()(_noop)
+    with pytest.raises(InvalidArgument) as raised:
+        Worker(app, WorkerOptions(**options))  # type: ignore[arg-type]
+    assert message in str(raised.value)
+
+
+async def _noop(payload: object) -> None:
+    return None
+
+
+@pytest.mark.asyncio
+async def test_a_deep_backlog_is_claimed_in_batches_and_heartbeats_keep_a_long_job() -> None:
+    app = App(MemSource(f"backlog-{id(object())}"))
+    done: list[int] = []
+
+    @app.task(queue="deep", queue_opts=QueueOpts(visibility_timeout_s=0.2))
+    async def work(payload: int, context: JobContext) -> None:
+        if payload == 0:
+            await asyncio.sleep(0.7)  # more than three leases: only heartbeats keep it
+        done.append(context.attempt)
+
+    try:
+        store = await app.store()
+        await store.queue("deep").enqueue_many([{"task": "work", "payload": n} for n in range(60)])
+    finally:
+        await app.close()
+    worker = Worker(app, WorkerOptions(concurrency=20, stop_when_idle=True, sweep_interval_s=0))
+    await asyncio.wait_for(worker.run(), 30)
+    assert sorted(done) == [1] * 60, "every job ran once, at its first attempt"
+    assert worker.counters.done == 60
+    assert worker.counters.claims < worker.counters.claimed_jobs, "a deep backlog was claimed in batches"
+
+
+def test_the_cli_says_in_one_line_what_is_wrong(capsys: pytest.CaptureFixture[str]) -> None:
+    assert alkstore_main(["worker", "no_such_module_here:app"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("alkstore: app 'no_such_module_here:app': cannot import module 'no_such_module_here'")
+    assert alkstore_main(["worker", "nocolon"]) == 2
+    assert "must be MODULE:APP" in capsys.readouterr().err
+    assert alkstore_main(["worker", "tests.worker_app:OPTS"]) == 2
+    assert "has no App named 'OPTS' (found QueueOpts)" in capsys.readouterr().err
+    assert alkstore_main(["worker", "tests.worker_app:app", "--concurrency", "0"]) == 2
+    assert "concurrency=0: must be an int >= 1" in capsys.readouterr().err
+    assert alkstore_main(["worker", "tests.worker_app:app", "--processes", "0"]) == 2
+    assert "--processes=0: must be an int >= 1" in capsys.readouterr().err
+
+
+def test_jobs_dead_lists_dead_letters_and_retry_enqueues_one_again(tmp_path: Path) -> None:
+    database = tmp_path / "jobs.sqlite3"
+    env_app = tmp_path / "dead_app.py"
+    env_app.write_text(
+        "from alkstore_worker import App, SqliteSource\n"
+        f"app = App(SqliteSource({str(database)!r}))\n"
+        "@app.task(queue='q', fail_on=(KeyError,))\n"
+        "async def boom(payload):\n"
+        "    raise KeyError(payload)\n",
+        encoding="utf-8",
+    )
+
+    async def defer_and_drain() -> None:
+        sys.path.insert(0, str(tmp_path))
+        try:
+            import dead_app  # type: ignore[import-not-found]
+
+            await dead_app.boom.defer("missing")
+            await dead_app.app.close()
+            await Worker(dead_app.app, WorkerOptions(stop_when_idle=True, sweep_interval_s=0)).run()
+        finally:
+            sys.path.remove(str(tmp_path))
+
+    asyncio.run(defer_and_drain())
+    command = [sys.executable, "-m", "alkstore_worker", "jobs"]
+    listed = subprocess.run(
+        [*command, "dead", "dead_app:app"], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    lines = listed.stdout.splitlines()
+    assert lines[0] == "id\tqueue\tattempts\tdied_at\tlast_error"
+    assert lines[1].startswith("1\tq\t1\t")
+    assert lines[1].endswith("\tKeyError: 'missing'")
+    retried = subprocess.run(
+        [*command, "retry", "dead_app:app", "1"], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert retried.stdout == "dead job 1 enqueued again as job 2 on queue 'q'\n"
+
+    async def state() -> tuple[object, object]:
+        import alkstore_sqlite
+
+        async with await alkstore_sqlite.open_store(database) as store:
+            queue = store.queue("q")
+            old, new = await queue.get_job(1), await queue.get_job(2)
+            assert new is not None
+            return old, (new.state, new.attempts, new.payload)
+
+    assert asyncio.run(state()) == (
+        None,
+        (JobState.READY, 0, {"task": "boom", "payload": "missing", "requeued_from": 1}),
+    )
+    again = subprocess.run([*command, "retry", "dead_app:app", "2"], cwd=tmp_path, capture_output=True, text=True)
+    assert again.returncode == 2
+    assert again.stderr == "alkstore: id=2: job 2 of queue 'q' is ready, not dead\n"
+
+
+@pytest.mark.asyncio
+async def test_a_lost_lease_cancels_the_run_and_settles_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    """Another party completes the job mid-run (B1: ack_batch by anyone): the next heartbeat says so."""
+    app = App(MemSource(f"lost-{id(object())}"))
+    finished: list[object] = []
+
+    @app.task(queue="lost", queue_opts=QueueOpts(visibility_timeout_s=0.3))
+    async def slow(payload: object, context: JobContext) -> None:
+        store = await app.store()
+        assert await store.queue("lost").ack_batch([context.job.id]) == 1
+        await asyncio.sleep(5)
+        finished.append(payload)
+
+    try:
+        await slow.defer(None)
+    finally:
+        await app.close()
+    worker = Worker(app, WorkerOptions(stop_when_idle=True, sweep_interval_s=0))
+    with caplog.at_level("INFO", logger="alkstore_worker"):
+        await asyncio.wait_for(worker.run(), 10)
+    assert finished == []
+    assert (worker.counters.done, worker.counters.retried, worker.counters.failed) == (0, 0, 0)
+    assert any('"event": "lease_lost"' in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.asyncio
+async def test_the_sweep_runs_on_its_interval_and_progress_prints_the_counters(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    app = App(MemSource(f"sweep-{id(object())}"))
+
+    @app.task(queue="sweep")
+    async def never(payload: object) -> None:
+        return None
+
+    expiring = await never.defer(None, delay=60, expires=0.05)
+    worker = Worker(app, WorkerOptions(sweep_interval_s=0.1, progress_s=0.1))
+    serving = asyncio.create_task(worker.run())
+    try:
+        queue = (await app.store()).queue("sweep")
+        for _ in range(100):
+            job = await queue.get_job(expiring)
+            if job is not None and job.state is JobState.DEAD:
+                break
+            await asyncio.sleep(0.05)
+        assert job is not None
+        assert (job.state, job.last_error) == (JobState.DEAD, "expired")
+    finally:
+        worker.stop()
+        await asyncio.wait_for(serving, 10)
+        await app.close()
+    assert "done 0 · retried 0 · dead 0 · in flight 0 · claim" in capsys.readouterr().err
+
+
+@pytest.mark.asyncio
+async def test_dead_letters_are_listed_where_the_engine_allows(source: StoreSource) -> None:
+    app = App(source)
+
+    @app.task(queue="letters")
+    async def noop(payload: object) -> None:
+        return None
+
+    try:
+        job_id = await noop.defer("x")
+        handle = await (await app.store()).queue("letters").claim_one("test")
+        assert handle is not None
+        assert await handle.fail("it broke")
+        if isinstance(source, MemSource):
+            with pytest.raises(NotImplementedError, match="offers no way to list dead jobs"):
+                await source.dead_jobs(None, 10)
+            return
+        (dead,) = await source.dead_jobs("letters", 10)
+        assert (dead.id, dead.queue, dead.attempts, dead.last_error) == (job_id, "letters", 1, "it broke")
+        assert dead.died_at.startswith("20")
+        assert await source.dead_jobs("other", 10) == []
+    finally:
+        await app.close()
+
+
+@pytest.mark.asyncio
+async def test_one_sweeper_at_a_time(source: StoreSource) -> None:
+    await (await source.open()).close()  # the location exists
+    first, second = source.sweep_lock(), source.sweep_lock()
+    try:
+        async with first.held() as mine:
+            assert mine
+            async with second.held() as theirs:
+                assert theirs is isinstance(source, MemSource), "only mem, one process, has no lock"
+        async with second.held() as theirs:
+            assert theirs, "released after the round"
+    finally:
+        await first.close()
+        await second.close()
+
+
+def test_a_mem_app_cannot_run_in_several_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "mem_app_for_cli.py").write_text(
+        "from alkstore_worker import App, MemSource\napp = App(MemSource('cli'))\n"
+        "@app.task()\nasync def noop(payload):\n    return None\n",
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert alkstore_main(["worker", "mem_app_for_cli:app", "--processes", "2"]) == 2
+    assert capsys.readouterr().err == "alkstore: --processes=2: mem:cli lives in one process; use 1\n"

@@ -1,0 +1,99 @@
+"""Starting and stopping real ``alkstore worker`` processes for the worker tests, never leaving one behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.worker_app import LEASE_ENV, LOG_ENV, STORE_ENV
+
+ROOT = Path(__file__).resolve().parents[1]
+WAIT_S = 20.0
+
+
+class WorkerProcess:
+    """One ``python -m alkstore_worker worker tests.worker_app:app`` process, in its own process group."""
+
+    def __init__(self, store: str, log: Path, *args: str, lease_s: float = 2.0) -> None:
+        env = {**os.environ, STORE_ENV: store, LOG_ENV: str(log), LEASE_ENV: str(lease_s)}
+        self.stderr_path = log.with_name(f"{log.stem}-worker-{time.monotonic_ns()}.stderr")
+        self._stderr = self.stderr_path.open("wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "alkstore_worker", "worker", "tests.worker_app:app", "--poll-max", "0.1", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=self._stderr,
+            start_new_session=True,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def events(self) -> list[dict[str, object]]:
+        """The worker's structured log lines so far."""
+        lines = self.stderr_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return [json.loads(line) for line in lines if line.startswith("{")]
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+    def wait_started(self) -> None:
+        def started() -> bool:
+            if self.process.poll() is not None:
+                raise AssertionError(f"worker {self.pid} exited {self.process.returncode}:\n{self.stderr()}")
+            return any(e["event"] == "worker_started" for e in self.events())
+
+        wait_until(started, f"worker {self.pid} started")
+
+    def signal(self, signum: int) -> None:
+        os.kill(self.pid, signum)
+
+    def wait(self, timeout_s: float = WAIT_S) -> int:
+        return self.process.wait(timeout=timeout_s)
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group (whatever state it is in) and reap it."""
+        if self.process.poll() is None:
+            os.killpg(self.pid, signal.SIGKILL)
+            self.process.wait()
+        self._stderr.close()
+
+
+@contextmanager
+def workers(store: str, log: Path, *args: str, count: int = 1, lease_s: float = 2.0) -> Iterator[list[WorkerProcess]]:
+    """``count`` worker processes, all SIGKILLed on the way out, whatever the test did."""
+    started: list[WorkerProcess] = []
+    try:
+        for _ in range(count):
+            started.append(WorkerProcess(store, log, *args, lease_s=lease_s))
+        for worker in started:
+            worker.wait_started()
+        yield started
+    finally:
+        for worker in started:
+            worker.kill()
+
+
+def handler_log(log: Path) -> list[dict[str, object]]:
+    """The handlers' own lines (tests.worker_app.record)."""
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout_s: float = WAIT_S) -> None:
+    """Poll ``condition`` until true; fail naming ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:g} s waiting for: {what}")
+        time.sleep(0.05)
