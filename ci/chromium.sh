@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Headless Chromium for the page tests (tests/test_ecosystem_page.py): Debian's `chromium`, installed with
-# apt-get when missing (needs root), its path printed on stdout. ci/test.sh's phase 1 runs it.
+# apt-get when missing (as root directly, else through `sudo -n`, as ci/postgres.sh does), its path printed on
+# stdout. ci/test.sh's phase 1 runs it.
 #
 #   bash ci/chromium.sh                    install when missing, print the binary's path
 #   bash ci/chromium.sh screenshot HTML PNG   and write a screenshot of the page HTML to PNG (one launch)
@@ -19,14 +20,19 @@ chromium_path() {
 }
 
 if ! chromium_path >/dev/null; then
-    if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
-        echo "ci/chromium.sh: chromium is not installed and apt-get cannot install it here (needs root and apt)" >&2
+    if [ "$(id -u)" -eq 0 ]; then
+        as_root=()
+    elif command -v sudo >/dev/null; then
+        as_root=(sudo -n)
+    else
+        echo "ci/chromium.sh: chromium is not installed, and this is not root and no sudo: cannot install it" >&2
         exit 1
     fi
     echo "ci/chromium.sh: installing chromium (apt-get)" >&2
-    # Another apt run (a second helper, unattended upgrades) may hold the lock: wait for it up to 10 minutes.
-    apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends chromium >/dev/null
+    # Another apt run (a second job, unattended upgrades) may hold the lock: wait for it up to 10 minutes.
+    "${as_root[@]}" apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+        --no-install-recommends chromium >/dev/null
 fi
 binary="$(chromium_path)" || { echo "ci/chromium.sh: apt-get ran but no chromium binary is on disk" >&2; exit 1; }
 

@@ -18,6 +18,7 @@ from alkstore_contract.suite.profiles import HAZARDS, SAFETY, profile_verdict, s
 from alkstore_contract.suite.verdicts import EngineVerdict, Verdict, certify, clause_verdicts
 
 DURABLE = frozenset({Capability.DURABLE})
+STALE_H5 = "safety NOT PASSED (completed by a stale worker: H5)"
 
 
 def _all_checked(capabilities: frozenset[Capability]) -> Ledger:
@@ -48,11 +49,11 @@ def test_an_engine_passing_every_clause_passes_safety_natively() -> None:
 
 
 def test_a_failed_safety_clause_is_named() -> None:
-    """Profiles: a failed H5 gives 'safety NOT PASSED (completed by a stale worker: H5)' and the contract NOT CERTIFIED naming it."""
+    """Profiles: a failed H5 is named by its hazard (completed by a stale worker), and the contract names it."""
     ledgers = [_all_checked(DURABLE), _failing("H5")]
     verdicts = clause_verdicts(ledgers, {})
     verdict = EngineVerdict(verdicts, certify(verdicts, ledgers, DURABLE))
-    assert summary_line(verdict, DURABLE) == "safety NOT PASSED (completed by a stale worker: H5) · contract NOT CERTIFIED (H5)"
+    assert summary_line(verdict, DURABLE) == f"{STALE_H5} · contract NOT CERTIFIED (H5)"
 
 
 def test_a_failed_c1_reads_as_late_recovery_never_as_loss() -> None:
@@ -131,4 +132,4 @@ def test_a_run_without_a_certificate_judges_no_profile_unless_a_safety_clause_fa
     failed = EngineVerdict(
         partial, None, "partial run (-k lease)", ["H5 failed (lease_validity): [H5] the old handle acked"]
     )
-    assert summary_line(failed, DURABLE) == "safety NOT PASSED (completed by a stale worker: H5) · contract NOT CERTIFIED (H5)"
+    assert summary_line(failed, DURABLE) == f"{STALE_H5} · contract NOT CERTIFIED (H5)"

@@ -221,6 +221,14 @@ def _classed(engine: EngineRuns, kind: str) -> str:
     return _hazard_text(found) if found else "—"
 
 
+def _with_extra(shown: str, engine: EngineRuns) -> str:
+    """After the classed clauses, a library's own-promise breaks that only its reproductions show (no clause row)."""
+    extra = engine.notes.get("library", {}).get("extra")
+    if not extra:
+        return shown
+    return str(extra) if shown == "—" else f"{shown}; {extra}"
+
+
 def _headline_rows(engines: list[EngineRuns]) -> list[tuple[str, list[Cell]]]:
     """The rows above the clauses: what each column was judged with, safety by hazard and by class, contract."""
     verdicts = [_verdict_rows(e) for e in engines]
@@ -230,6 +238,8 @@ def _headline_rows(engines: list[EngineRuns]) -> list[tuple[str, list[Cell]]]:
     ]
     for kind, label in (("own promise", "breaks its own promise"), ("not promised", "not promised by the library")):
         shown = [_classed(e, kind) if "library" in e.notes else "—" for e in engines]
+        if kind == "own promise":
+            shown = [_with_extra(t, e) for t, e in zip(shown, engines, strict=True)]
         rows.append((f"safety: {label}", [Cell("failed" if t != "—" else "passed", t, None) for t in shown]))
     rows.append(
         ("late recovery, measured", [Cell("not exercised", str(e.notes.get("recovery", "—")), None) for e in engines])
@@ -354,10 +364,11 @@ def render_markdown(engines: list[EngineRuns], notes: dict[str, Any]) -> str:
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 _CODE = re.compile(r"`([^`]+)`")
 _BOLD = re.compile(r"\*\*([^*]+)\*\*")
+_ITALIC = re.compile(r"(?<![*\w])\*([^*\s][^*]*?)\*(?![*\w])")
 
 
 def inline_html(text: str) -> str:
-    """The notes' inline Markdown as HTML: `code`, [text](url) and **bold**; everything else escaped.
+    """The notes' inline Markdown as HTML: `code`, [text](url), **bold** and *italic*; everything else escaped.
 
     Code spans are set aside first, so a bracket or asterisk inside code stays code, and the rest is escaped
     before links and bold are made, so nothing in a note can inject markup.
@@ -370,7 +381,7 @@ def inline_html(text: str) -> str:
 
     escaped = html.escape(_CODE.sub(keep, text), quote=False)
     linked = _LINK.sub(lambda m: f'<a href="{html.escape(m.group(2))}">{m.group(1)}</a>', escaped)
-    bold = _BOLD.sub(r"<strong>\1</strong>", linked)
+    bold = _ITALIC.sub(r"<em>\1</em>", _BOLD.sub(r"<strong>\1</strong>", linked))
     return re.sub("\x00([0-9]+)\x00", lambda m: codes[int(m.group(1))], bold)
 
 
@@ -396,7 +407,7 @@ def render_html(engines: list[EngineRuns], notes: dict[str, Any]) -> str:
         for found, n in cells:
             colour = COLOURS.get(found.kind, "#f6f8fa")
             mark = f' <a href="#note-{n}">[{n}]</a>' if n else ""
-            tds.append(f'<td style="background:{colour}">{esc(found.text)}{mark}</td>')
+            tds.append(f'<td style="background:{colour}">{inline_html(found.text)}{mark}</td>')
         parts.append(f'<tr><th class="row">{inline_html(_row_label(label, notes))}</th>{"".join(tds)}</tr>')
     parts.append("</table><h2>What each library promises</h2>")
     parts += [f"<p>{inline_html(str(line))}</p>" for line in notes.get("promises_intro", []) if str(line).strip()]

@@ -63,11 +63,9 @@ class ProfileVerdict:
 
     @property
     def hazards(self) -> dict[str, list[str]]:
-        """The failed clauses by the hazard they show (``HAZARDS``), in ``HAZARDS`` order; hazards with none left out."""
+        """The failed clauses by the hazard they show, in ``HAZARDS`` order; a hazard with none is left out."""
         return {
-            hazard: found
-            for hazard, clauses in HAZARDS.items()
-            if (found := [c for c in self.failed if c in clauses])
+            hazard: found for hazard, clauses in HAZARDS.items() if (found := [c for c in self.failed if c in clauses])
         }
 
     def named_failures(self) -> str:
