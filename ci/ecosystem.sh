@@ -24,8 +24,9 @@ pgboss_manifest="$PWD/ecosystem/alkstore_pgboss/alkstore-engine.toml"
 # The Python reproductions run with the interpreter of the `alkstore` on PATH (the venv with the ecosystem extra).
 python="$(dirname "$(command -v alkstore)")/python"
 status=0
-bash ci/node.sh install
-bash ci/rust.sh install
+# Each toolchain only when an engine of the run needs it (the Rust build is slow).
+case " $ENGINES " in *" node-sqlite "* | *" pg-boss "* | *" graphile-worker "*) bash ci/node.sh install ;; esac
+case " $ENGINES " in *" rust-sqlite "*) bash ci/rust.sh install ;; esac
 # postgres's T3 (row server_clock) runs on a throwaway cluster under libfaketime; without it, "not run here".
 ALKSTORE_FAKETIME_LIB="$(bash ci/faketime.sh)" && export ALKSTORE_FAKETIME_LIB
 for run in $(seq 1 "$RUNS"); do

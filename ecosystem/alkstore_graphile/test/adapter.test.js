@@ -57,7 +57,7 @@ test('D2: an unlocked row with its attempts spent is dead, with no lease and no 
   assert.equal(snapshot({ ...ROW, locked_at: null }).state, 'ready');
 });
 
-test('C3 H1 H5: the lease is declared the adapter's; C1 is graphile's own 4-hour rule, not emulated', () => {
+test('C3 H1 H5: the lease is declared the adapter\'s; C1 is graphile\'s own 4-hour rule, not emulated', () => {
   assert.deepEqual(Object.keys(adapter.emulates).sort(), ['C3', 'H1', 'H4', 'H5', 'R2', 'R5']);
 });
 
