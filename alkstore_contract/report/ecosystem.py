@@ -182,23 +182,32 @@ def _when(engine: EngineRuns) -> str:
 def _verdict_rows(engine: EngineRuns) -> tuple[str, str]:
     """(safety, contract) as the runs agree on them, or the distinct lines when they do not."""
     parts = [(str(run.get("summary", run["certificate"])).split(" · contract ", 1), run) for _, run in engine.runs]
-    safety = sorted({_by_hazard(p[0], run) for p, run in parts})
+    safety = sorted({_by_hazard(p[0], run, engine.notes) for p, run in parts})
     contract = sorted({"contract " + p[1] if len(p) > 1 else p[0] for p, _ in parts})
     return " / ".join(safety), " / ".join(c.removeprefix("contract ") for c in contract)
 
 
-def _by_hazard(line: str, run: dict[str, Any]) -> str:
+def _by_hazard(line: str, run: dict[str, Any], notes: dict[str, Any]) -> str:
     """A run's safety line naming each failed clause's hazard, whatever the report's age.
 
     Reports made before 0.2.0 name the failed clauses alone (``safety NOT PASSED (C1 H1 H5)``); their safety
-    profile's ``failed`` list is named by ``HAZARDS`` here, so an old report never reads as loss either.
+    profile's ``failed`` list is named by ``HAZARDS`` here, so an old report never reads as loss either. A
+    failure the notes class ``not applicable`` (it judges the adapter's construct) is named apart, after the
+    hazards, and counts against the library only where nothing else failed: then the line says so.
     """
     if "NOT PASSED" not in line:
         return line
     profile = next((p for p in run.get("profiles", []) if p.get("name") == "safety"), None)
     if profile is None:
         return line
-    return f"safety NOT PASSED ({_hazard_text([str(c) for c in profile['failed']])})"
+    explained = notes.get("clauses", {})
+    failed = [str(c) for c in profile["failed"]]
+    construct = [c for c in failed if explained.get(c, {}).get("class") == "not applicable"]
+    own = [c for c in failed if c not in construct]
+    aside = f"; not applicable, the adapter's construct: {' '.join(construct)}" if construct else ""
+    if not own:
+        return f"safety: only the adapter's construct fails ({' '.join(construct)})"
+    return f"safety NOT PASSED ({_hazard_text(own)}{aside})"
 
 
 def _hazard_text(clauses: list[str]) -> str:
