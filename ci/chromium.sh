@@ -10,7 +10,8 @@
 set -euo pipefail
 
 chromium_path() {
-    for candidate in /usr/bin/chromium /usr/bin/chromium-browser; do
+    # Debian's chromium first; a GitHub runner (Ubuntu, where `chromium` is a snap) has Google Chrome instead.
+    for candidate in /usr/bin/chromium /usr/bin/chromium-browser /usr/bin/google-chrome /usr/bin/google-chrome-stable; do
         if [ -x "$candidate" ]; then
             echo "$candidate"
             return 0

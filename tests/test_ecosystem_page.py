@@ -30,7 +30,8 @@ RAW_MARKDOWN = ("`", "](", "**")
 
 
 def _chromium() -> str:
-    found = os.environ.get("ALKSTORE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    names = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+    found = os.environ.get("ALKSTORE_CHROMIUM") or next((w for n in names if (w := shutil.which(n))), None)
     if found is None:
         reason = "no chromium here: run bash ci/chromium.sh (it installs Debian's chromium)"
         if os.environ.get("ALKSTORE_REQUIRE") == "1":
