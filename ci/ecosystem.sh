@@ -67,8 +67,8 @@ reproduce() {
 }
 for engine in $ENGINES; do
     case $engine in
-    pgqueuer) reproduce pgqueuer 2 "$python" ecosystem/alkstore_pgqueuer/reproduce_pause.py ;;
-    procrastinate) reproduce procrastinate 2 "$python" ecosystem/alkstore_procrastinate/reproduce_pause.py ;;
+    pgqueuer) reproduce pgqueuer 3 "$python" ecosystem/alkstore_pgqueuer/reproduce_pause.py ;;
+    procrastinate) reproduce procrastinate 3 "$python" ecosystem/alkstore_procrastinate/reproduce_pause.py ;;
     pg-boss) reproduce pg-boss 3 node ecosystem/alkstore_pgboss/reproduce_workers.js ;;
     graphile-worker) reproduce graphile-worker 1 node ecosystem/alkstore_graphile/reproduce.js ;;
     esac

@@ -7,6 +7,8 @@ with ``Queries.uninstall()``. Each worker is a separate OS process running ``PgQ
 ``heartbeat_timeout`` of 2 s (pgqueuer's documented staleness threshold for re-picking a job), its handler
 printing when it starts and ends a job.
 
+- ``healthy long job not handed on``: a 6 s job (three heartbeat timeouts) on a healthy worker, a second
+  worker idle beside it: the job runs once and completes. pgqueuer has no per-job lease to lapse.
 - ``pause``: worker A starts a 6 s job; A is stopped (SIGSTOP: a GC pause, a frozen VM) for 5 s, past the
   heartbeat timeout; worker B re-picks the job and starts it; A is continued, finishes, and pgqueuer logs
   A's success, which deletes the job's row while B is still running it.
@@ -14,7 +16,7 @@ printing when it starts and ends a job.
   heartbeat timeout and completes it. The delay from the kill to B's start is printed: late, not lost.
 
 Prints one ``SAW:`` line per observation and ``REPRODUCED``/``NOT REPRODUCED`` per scenario; exits 0 when
-both showed what docs/ecosystem.md says, 1 otherwise. Every process it starts is killed on the way out.
+all three showed what docs/ecosystem.md says, 1 otherwise. Every process it starts is killed on the way out.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import time
 import uuid
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 STALE_S = 2.0
 JOB_S = 6.0
@@ -112,6 +115,36 @@ class Workers:
             proc.wait(timeout=10)
 
 
+def _first_start(log: Path, job: int) -> tuple[float, int] | None:
+    """(time, pid) of the first start of ``job`` any worker logged, waiting for it."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        started = [(at, pid) for at, pid, what, job_id in _events(log) if what == "start" and job_id == job]
+        if started:
+            return started[0]
+        time.sleep(0.05)
+    return None
+
+
+async def _healthy(queries: Any, conn: Any, table: str, workers: Workers, log: Path) -> bool:
+    """A job three heartbeat timeouts long on a healthy worker, a second worker idle beside it: run once."""
+    pair = [workers.start(), workers.start()]
+    (job,) = await queries.enqueue("repro", None)
+    first = _first_start(log, job)
+    ended = _wait_for(log, first[1], "end", job) if first else None
+    await asyncio.sleep(0.5)
+    starts = [pid for _, pid, what, job_id in _events(log) if what == "start" and job_id == job]
+    row = await conn.fetchrow(f"SELECT status FROM {table} WHERE id = $1", job)
+    _say(
+        f"SAW: healthy long job {job} ({JOB_S:.0f} s, heartbeat_timeout {STALE_S:.0f} s) beside a second idle "
+        f"worker: started {len(starts)} time(s), ended: {ended is not None}; "
+        f"its row then: {'gone (completed)' if row is None else row['status']}"
+    )
+    for proc in pair:
+        os.killpg(proc.pid, signal.SIGKILL)
+    return len(starts) == 1 and ended is not None and row is None
+
+
 async def scenarios(dsn: str, log: Path) -> list[tuple[str, bool]]:
     import asyncpg
     from pgqueuer.db import AsyncpgDriver
@@ -124,11 +157,12 @@ async def scenarios(dsn: str, log: Path) -> list[tuple[str, bool]]:
     workers = Workers(dsn, log)
     results = []
     try:
+        results.append(("healthy long job not handed on", await _healthy(queries, conn, table, workers, log)))
         a = workers.start()
         (first,) = await queries.enqueue("repro", None)
         if _wait_for(log, a.pid, "start", first) is None:
             _say(f"SAW: worker A never started job {first}")
-            return [("pause", False), ("kill", False)]
+            return [*results, ("pause", False), ("kill", False)]
         os.killpg(a.pid, signal.SIGSTOP)
         stopped = time.time()
         b = workers.start()

@@ -7,6 +7,8 @@ Each worker is a separate OS process running ``App.run_worker_async`` with ``upd
 this process runs the recovery procrastinate's docs give ("Retry stalled jobs": ``get_stalled_jobs`` then
 ``retry_job`` on each) every 0.5 s with ``seconds_since_heartbeat=2``.
 
+- ``healthy long job not handed on``: a 6 s job (three stale thresholds) on a healthy worker, a second worker
+  idle beside it and the recovery running: the job runs once and succeeds (its worker's heartbeat goes on).
 - ``pause``: worker A starts a 6 s job; A is stopped (SIGSTOP: a GC pause, a frozen VM) for 5 s, so its
   heartbeat goes stale; the recovery retries the job and worker B starts it; A is continued and finishes, and
   procrastinate marks the job ``succeeded`` while B is still running it.
@@ -14,7 +16,7 @@ this process runs the recovery procrastinate's docs give ("Retry stalled jobs": 
   The delay from the kill to D's start is printed: late, not lost.
 
 Prints one ``SAW:`` line per observation and ``REPRODUCED``/``NOT REPRODUCED`` per scenario; exits 0 when
-both showed what docs/ecosystem.md says, 1 otherwise. Every process it starts is killed on the way out.
+all three showed what docs/ecosystem.md says, 1 otherwise. Every process it starts is killed on the way out.
 """
 
 from __future__ import annotations
@@ -122,6 +124,41 @@ async def _row(app: Any, job: int) -> Any:
     )
 
 
+def _first_start(log: Path, job: int) -> tuple[float, int] | None:
+    """(time, pid) of the first start of ``job`` any worker logged, waiting for it."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        for at, pid, what, job_id in _lines(log):
+            if what == "start" and job_id == job:
+                return at, pid
+        time.sleep(0.05)
+    return None
+
+
+def _lines(log: Path) -> list[tuple[float, int, str, int]]:
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return [(float(at), int(pid), what, int(job)) for at, pid, what, job in (line.split() for line in lines)]
+
+
+async def _healthy(app: Any, defer: Any, workers: Workers, log: Path) -> bool:
+    """A job three stale thresholds long on a healthy worker, a second worker idle beside it: run once."""
+    pair = [workers.start(), workers.start()]
+    job = await defer.defer_async()
+    first = await asyncio.to_thread(_first_start, log, job)
+    ended = await asyncio.to_thread(_wait_for, log, first[1], "end", job) if first else None
+    await asyncio.sleep(0.5)
+    starts = [pid for _, pid, what, job_id in _lines(log) if what == "start" and job_id == job]
+    row = await _row(app, job)
+    _say(
+        f"SAW: healthy long job {job} ({JOB_S:.0f} s, seconds_since_heartbeat {STALE_S:.0f}) beside a second idle "
+        f"worker, the recovery running: started {len(starts)} time(s), ended: {ended is not None}; "
+        f"its row then: status {row['status'] if row else 'gone'}"
+    )
+    for proc in pair:
+        os.killpg(proc.pid, signal.SIGKILL)
+    return len(starts) == 1 and ended is not None and row is not None and row["status"] == "succeeded"
+
+
 async def scenarios(dsn: str, schema: str, log: Path) -> list[tuple[str, bool]]:
     app = _app(dsn, schema)
     defer = app.configure_task("repro", queue="repro")
@@ -134,11 +171,12 @@ async def scenarios(dsn: str, schema: str, log: Path) -> list[tuple[str, bool]]:
         try:
             await app.schema_manager.apply_schema_async()
             recovery = asyncio.create_task(_recover(app, stop))
+            results.append(("healthy long job not handed on", await _healthy(app, defer, workers, log)))
             a = workers.start()
             first = await defer.defer_async()
             if _wait_for(log, a.pid, "start", first) is None:
                 _say(f"SAW: worker A never started job {first}")
-                return [("pause", False), ("kill", False)]
+                return [*results, ("pause", False), ("kill", False)]
             os.killpg(a.pid, signal.SIGSTOP)
             stopped = time.time()
             b = workers.start()
