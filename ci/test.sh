@@ -72,6 +72,8 @@ export ALKSTORE_PG_DSN ALKSTORE_REQUIRE=1
 echo "Postgres: $ALKSTORE_PG_DSN"
 ALKSTORE_FAKETIME_LIB="$(bash ci/faketime.sh)" # the skewed server of tests/test_postgres_server_clock.py
 export ALKSTORE_FAKETIME_LIB
+ALKSTORE_CHROMIUM="$(bash ci/chromium.sh)" # the headless browser of tests/test_ecosystem_page.py
+export ALKSTORE_CHROMIUM
 phase_done
 
 PYTEST=("$VENV/bin/pytest" -p no:cacheprovider -n 2)

@@ -14,10 +14,11 @@ from alkstore_contract.adapter import Capability
 from alkstore_contract.suite.clauses import CLAUSES, binding
 from alkstore_contract.suite.emulation import declared_emulation
 from alkstore_contract.suite.ledger import Failure, Gap, Ledger
-from alkstore_contract.suite.profiles import SAFETY, profile_verdict, summary_line
+from alkstore_contract.suite.profiles import HAZARDS, SAFETY, profile_verdict, summary_line
 from alkstore_contract.suite.verdicts import EngineVerdict, Verdict, certify, clause_verdicts
 
 DURABLE = frozenset({Capability.DURABLE})
+STALE_H5 = "safety NOT PASSED (completed by a stale worker: H5)"
 
 
 def _all_checked(capabilities: frozenset[Capability]) -> Ledger:
@@ -48,11 +49,28 @@ def test_an_engine_passing_every_clause_passes_safety_natively() -> None:
 
 
 def test_a_failed_safety_clause_is_named() -> None:
-    """Profiles: a failed H5 gives 'safety NOT PASSED (H5)' and the contract NOT CERTIFIED naming it."""
+    """Profiles: a failed H5 is named by its hazard (completed by a stale worker), and the contract names it."""
     ledgers = [_all_checked(DURABLE), _failing("H5")]
     verdicts = clause_verdicts(ledgers, {})
     verdict = EngineVerdict(verdicts, certify(verdicts, ledgers, DURABLE))
-    assert summary_line(verdict, DURABLE) == "safety NOT PASSED (H5) · contract NOT CERTIFIED (H5)"
+    assert summary_line(verdict, DURABLE) == f"{STALE_H5} · contract NOT CERTIFIED (H5)"
+
+
+def test_a_failed_c1_reads_as_late_recovery_never_as_loss() -> None:
+    """Profiles: C1 (claimability) failing is a late recovery; only P3 N3 N4 read as lost, in the line and the JSON."""
+    ledgers = [_all_checked(DURABLE), _failing("C1"), _failing("H1")]
+    found = profile_verdict("safety", clause_verdicts(ledgers, {}), DURABLE)
+    assert found.line() == "safety NOT PASSED (completed by a stale worker: H1; late recovery: C1)"
+    assert found.as_json()["hazards"] == {"completed by a stale worker": ["H1"], "late recovery": ["C1"]}
+    assert "lost" not in found.line()
+    lost = profile_verdict("safety", clause_verdicts([_all_checked(DURABLE), _failing("P3")], {}), DURABLE)
+    assert lost.line() == "safety NOT PASSED (lost: P3)"
+
+
+def test_every_safety_clause_has_one_hazard() -> None:
+    """Profiles: each clause of SAFETY is named by exactly one hazard, and no hazard names a clause outside it."""
+    named = [c for clauses in HAZARDS.values() for c in clauses]
+    assert sorted(named) == sorted(SAFETY)
 
 
 def test_a_policy_failure_leaves_safety_passed() -> None:
@@ -114,4 +132,4 @@ def test_a_run_without_a_certificate_judges_no_profile_unless_a_safety_clause_fa
     failed = EngineVerdict(
         partial, None, "partial run (-k lease)", ["H5 failed (lease_validity): [H5] the old handle acked"]
     )
-    assert summary_line(failed, DURABLE) == "safety NOT PASSED (H5) · contract NOT CERTIFIED (H5)"
+    assert summary_line(failed, DURABLE) == f"{STALE_H5} · contract NOT CERTIFIED (H5)"
