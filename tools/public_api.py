@@ -50,7 +50,12 @@ CONTRACT = (
     "alkstore_contract.types",
     "alkstore_contract.validation",
 )
-KIT = ("alkstore_contract.kit", "alkstore_contract.kit.driver", "alkstore_contract.kit.front")
+KIT = (
+    "alkstore_contract.kit",
+    "alkstore_contract.kit.driver",
+    "alkstore_contract.kit.fast",
+    "alkstore_contract.kit.front",
+)
 ENGINES = ("alkstore_sqlite", "alkstore_mem", "alkstore_postgres")
 CURATED: dict[str, tuple[str, ...]] = {
     "alkstore_contract.suite.plugin": (),
