@@ -91,9 +91,10 @@ Just above the point where claims of 100 first call for one (28,300, with
 vacuum; past it, the ceiling bounds the bloat of claims that step over dead
 versions too rarely to call for a vacuum (claims of hundreds on a small
 table, whose later vacuums it brings) and of the dead versions no claim
-steps over (cancels, sweeps). What it costs (``benchmarks/scale.py``): a table of 10,000 jobs that a million went through, claimed
-100 at a time, took 10.6 MB with this ceiling, 5.7 MB with one of 10,000
-and 17.3 MB with one of 50,000; the claims on it ran as fast in all three."""
+steps over (cancels, sweeps). What it costs (``benchmarks/scale.py``): a
+table of 10,000 jobs that a million went through, claimed 100 at a time,
+took 10.6 MB with this ceiling, 5.7 MB with one of 10,000 and 17.3 MB with
+one of 50,000; the claims on it ran as fast in all three."""
 VACUUM_TIMEOUT_S = 600.0
 """The timeout of the vacuum's statements, given to asyncpg on each: the store's ``op_timeout_s`` bounds one job
 statement (``alkstore_postgres.deadlines``), and a vacuum of a large table may rightly take longer."""
