@@ -1,6 +1,6 @@
 """A reproduction of procrastinate's fencing difference without the suite: only procrastinate's API and Postgres.
 
-``python -m tools.reproduce.procrastinate [DSN]`` (DSN defaults to ``$ALKSTORE_PG_DSN``) makes a schema of
+``python -m alkstore_procrastinate.reproduce [DSN]`` (DSN defaults to ``$ALKSTORE_PG_DSN``) makes a schema of
 its own, runs the scenario, prints what procrastinate did, and drops the schema. Exit code 0 when it showed
 the behaviour docs/ecosystem.md describes, 1 when it did not (a procrastinate upgrade changed it).
 

@@ -1,6 +1,6 @@
 """Reproductions of pgqueuer's safety differences without the suite: only pgqueuer's API and a Postgres server.
 
-``python -m tools.reproduce.pgqueuer [DSN]`` (DSN defaults to ``$ALKSTORE_PG_DSN``) makes a schema of its
+``python -m alkstore_pgqueuer.reproduce [DSN]`` (DSN defaults to ``$ALKSTORE_PG_DSN``) makes a schema of its
 own, runs each scenario, prints what pgqueuer did, and drops the schema. Exit code 0 when every scenario
 showed the behaviour docs/ecosystem.md describes, 1 when one did not (a pgqueuer upgrade changed it).
 
