@@ -23,6 +23,7 @@ from alkstore_contract.clock import Clock
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.handles import OneShot, raise_if_closed
 from alkstore_contract.kit.driver import StorageDriver, c2_order_key
+from alkstore_contract.kit.fast import resolve_new_jobs
 from alkstore_contract.resolution import (
     LAST_ERROR_EXPIRED,
     LAST_ERROR_MAX_ATTEMPTS,
@@ -30,7 +31,6 @@ from alkstore_contract.resolution import (
     decide_retry,
     encode_payloads,
     fail_error,
-    resolve_new_jobs,
 )
 from alkstore_contract.surface import JobHandle
 from alkstore_contract.types import Duration, Job, JobId, QueueOpts, validate_queue_opts

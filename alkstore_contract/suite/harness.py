@@ -9,7 +9,7 @@ the same event loop that used them (a store never outlives its loop).
 A row is made of **legs** (``await ctx.leg(name, clauses, body)``). The
 clauses a leg declares are the ones it *defines* — the behaviour it tests; its
 checks of any other clause are incidental and can fail that clause but never
-pass it (``alkstore_contract.ledger``). A leg may declare only clauses its row
+pass it (``alkstore_contract.suite.ledger``). A leg may declare only clauses its row
 declares, so the rows table in docs/capabilities.md stays true. A leg that
 finds a violation, or during which the engine raises, records a failure of a
 clause in the row's ledger and the row goes on with its next leg, so one
