@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from alkstore_contract.report.model import HAZARDS, SAFETY
 from alkstore_contract.report.read import ReportFileError, read_report
-from alkstore_contract.suite.profiles import HAZARDS, SAFETY
 
 SYMBOLS = {
     "passed": "✓ passed",

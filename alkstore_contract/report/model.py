@@ -89,3 +89,23 @@ class EngineEntry:
     summary: str
     """Each profile's verdict and the whole contract's, in one line."""
     known_differences_only: bool
+
+
+SAFETY: tuple[str, ...] = ("C1", "C4", "H1", "H5", "P2", "P3", "N3", "N4", "N5")
+"""The safety profile's clauses, in contract order (docs/capabilities.md says which promise each holds)."""
+
+PROFILES: dict[str, tuple[str, ...]] = {"safety": SAFETY}
+"""Every profile, by name."""
+
+HAZARDS: dict[str, tuple[str, ...]] = {
+    "lost": ("P3", "N3", "N4"),
+    "run twice at once": ("C4", "P2"),
+    "completed by a stale worker": ("H1", "H5", "N5"),
+    "late recovery": ("C1",),
+}
+"""What a failed safety clause shows, by hazard (docs/capabilities.md, "Profiles"): *lost*, a job never
+completed (a committed write gone after a crash, a job a cut connection lost or duplicated); *run twice at
+once*, two unexpired leases on one job; *completed by a stale worker*, an op of a claim whose lease lapsed
+that still took effect; *late recovery*, a lapsed lease not claimable at its deadline. N4 also counts jobs
+completed twice, and N3 duplicates; both sit under *lost* because their checks are the ones that count
+jobs that never completed."""

@@ -16,6 +16,10 @@ clause id a reader could take for loss: C1 is the contract's claimability
 rule, and what its failure shows is a job recovered late (or not at all
 before the lease's deadline), not a job lost. Only the clauses whose checks
 count jobs that never completed (P3, N3, N4) read as *lost*.
+
+The profiles' clauses and their hazards (``SAFETY``, ``PROFILES``, ``HAZARDS``) are
+defined in ``alkstore_contract.report.model``, since the report's format names
+them; this module judges them.
 """
 
 from __future__ import annotations
@@ -24,28 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from alkstore_contract.adapter import Capability
+from alkstore_contract.report.model import HAZARDS, PROFILES, SAFETY
 from alkstore_contract.suite.clauses import binding
 from alkstore_contract.suite.ledger import Gap
 from alkstore_contract.suite.verdicts import ClauseVerdict, EngineVerdict, Verdict
 
-SAFETY: tuple[str, ...] = ("C1", "C4", "H1", "H5", "P2", "P3", "N3", "N4", "N5")
-"""The safety profile's clauses, in contract order (docs/capabilities.md says which promise each holds)."""
-
-PROFILES: dict[str, tuple[str, ...]] = {"safety": SAFETY}
-"""Every profile, by name."""
-
-HAZARDS: dict[str, tuple[str, ...]] = {
-    "lost": ("P3", "N3", "N4"),
-    "run twice at once": ("C4", "P2"),
-    "completed by a stale worker": ("H1", "H5", "N5"),
-    "late recovery": ("C1",),
-}
-"""What a failed safety clause shows, by hazard (docs/capabilities.md, "Profiles"): *lost*, a job never
-completed (a committed write gone after a crash, a job a cut connection lost or duplicated); *run twice at
-once*, two unexpired leases on one job; *completed by a stale worker*, an op of a claim whose lease lapsed
-that still took effect; *late recovery*, a lapsed lease not claimable at its deadline. N4 also counts jobs
-completed twice, and N3 duplicates; both sit under *lost* because their checks are the ones that count
-jobs that never completed."""
+__all__ = ["HAZARDS", "PROFILES", "SAFETY", "ProfileVerdict", "profile_verdict", "profile_verdicts", "summary_line"]
 
 
 @dataclass(slots=True)
