@@ -4,6 +4,7 @@
 // where a failure is when one of its rules breaks, without starting the suite.
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
 const { Front, reply, validate } = require('alkstore-node-kit');
 const storage = require('../src/storage');
 const { adapter } = require('../src/engine');
@@ -119,4 +120,27 @@ test('durations: whole microseconds as Python\'s timedelta(seconds=...) gives th
     [3155760000, 3155760000000000n],
   ];
   for (const [seconds, us] of cases) assert.equal(secondsToUs(seconds), us, `${seconds} s`);
+});
+
+test('layout: a new location is laid out as reference_engine/alkstore_sqlite/layout.sql says', (t) => {
+  const Database = require('better-sqlite3');
+  const layoutOf = (db) => ({
+    version: db.pragma('user_version', { simple: true }),
+    objects: db
+      .prepare('SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name')
+      .all()
+      .map(({ type, name, sql }) => [type, name, sql.replace(/\s+/g, ' ').trim()]),
+  });
+  const described = new Database(':memory:');
+  described.exec(fs.readFileSync(storage.LAYOUT_PATH, 'utf8'));
+  const location = storage.createLocation();
+  const written = new Database(location, { readonly: true });
+  t.after(() => {
+    written.close();
+    described.close();
+    storage.dropLocation(location);
+  });
+  const expected = layoutOf(described);
+  assert.ok(expected.objects.some(([, name]) => name === 'jobs_dead_purge'));
+  assert.deepEqual(layoutOf(written), expected);
 });

@@ -1,0 +1,76 @@
+"""The Python reference engine lays out its file as reference_engine/alkstore_sqlite/layout.sql says.
+
+Rule: the project's SQLite engines share one description of the file, layout.sql.
+The Node and Rust engines run it as it is (their own tests hold the files they
+write to it); this engine reaches it through its migrations (schema.py), which
+are never edited once shipped, so here a file its migrations wrote is compared
+with one layout.sql wrote: every table and index as SQLite keeps it (its
+normalised CREATE text: columns, types, constraints, index terms, partial
+WHEREs) and ``user_version``. If this fails, a migration and layout.sql differ:
+change the layout in both, in a new migration step, and raise the version.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import alkstore_sqlite
+import pytest
+from alkstore_sqlite import open_store
+
+from alkstore_contract import ManualClock
+
+LAYOUT = Path(alkstore_sqlite.__file__).with_name("layout.sql")
+
+Layout = tuple[int, list[tuple[str, str, str]]]
+
+
+def layout_of(path: Path) -> Layout:
+    """A file's ``user_version`` and each schema object as (type, name, its CREATE text with spaces collapsed)."""
+    conn = sqlite3.connect(path)
+    try:
+        version: int = conn.execute("PRAGMA user_version").fetchone()[0]
+        rows = conn.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type, name")
+        return version, [(kind, name, re.sub(r"\s+", " ", sql).strip()) for kind, name, sql in rows]
+    finally:
+        conn.close()
+
+
+def layout_file_written(tmp_path: Path) -> Layout:
+    path = tmp_path / "by-layout.sql.sqlite3"
+    conn = sqlite3.connect(path)
+    try:
+        conn.executescript(LAYOUT.read_text(encoding="utf-8"))
+    finally:
+        conn.close()
+    return layout_of(path)
+
+
+@pytest.mark.asyncio
+async def test_a_new_store_file_is_laid_out_as_layout_sql_says(tmp_path: Path) -> None:
+    """A file the reference engine creates has layout.sql's tables, indexes and version, and nothing else."""
+    path = tmp_path / "jobs.sqlite3"
+    store = await open_store(path, clock=ManualClock())
+    await store.close()
+    expected = layout_file_written(tmp_path)
+    assert layout_of(path) == expected
+    assert {name for kind, name, _ in expected[1] if kind == "index"} == {
+        "jobs_claim",
+        "jobs_dead_purge",
+        "jobs_live_expiry",
+        "jobs_processing_lease",
+    }, "layout.sql was read: the indexes the sweep's and claim's statements are written for"
+
+
+def test_layout_sql_can_run_again_on_a_file_that_has_it(tmp_path: Path) -> None:
+    """The Node and Rust engines run it on every open: a second run changes nothing."""
+    path = tmp_path / "twice.sqlite3"
+    conn = sqlite3.connect(path)
+    try:
+        conn.executescript(LAYOUT.read_text(encoding="utf-8"))
+        conn.executescript(LAYOUT.read_text(encoding="utf-8"))
+    finally:
+        conn.close()
+    assert layout_of(path) == layout_file_written(tmp_path)
