@@ -5,7 +5,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
-const { Front, reply, validate } = require('alkstore-node-kit');
+const { Front, reply, validate, wireOps } = require('alkstore-node-kit');
 const storage = require('../src/storage');
 const { adapter } = require('../src/engine');
 
@@ -143,4 +143,15 @@ test('layout: a new location is laid out as reference_engine/alkstore_sqlite/lay
   const expected = layoutOf(described);
   assert.ok(expected.objects.some(([, name]) => name === 'jobs_dead_purge'));
   assert.deepEqual(layoutOf(written), expected);
+});
+
+test('wire ops: the engine answers every op of the schema\'s table that every engine serves, and refuses the others', async (t) => {
+  t.mock.method(process.stderr, 'write', () => true); // each op is sent without its fields: its stack is no news
+  const table = new Front(adapter()).handlers();
+  for (const [name, op] of wireOps()) {
+    const answer = await reply({ id: 1, type: name }, table);
+    if (name === 'create_location') storage.dropLocation(answer.result);
+    const unknown = answer.type === 'error' && answer.error.message === `unknown request type ${JSON.stringify(name)}`;
+    assert.equal(unknown, op.onlyWith !== null, `${name}: ${JSON.stringify(answer.error?.message ?? answer.result)}`);
+  }
 });
