@@ -1,9 +1,10 @@
 -- The layout of an alkstore SQLite file, as it is today: one description that every SQLite engine of the
--- project lays out its files by. The Node engine (engines_under_test/alkstore_node/src/storage.js) runs
--- this file as it is; the Rust engine (engines_under_test/alkstore_rust/src/storage.rs) compiles it in;
--- the Python reference engine reaches it by its migrations (schema.py's MIGRATIONS, never edited once
--- shipped), and tests/test_sqlite_layout.py holds the file its migrations write to this one. Change the
--- layout here and in a new migration step, together, and raise user_version.
+-- project lays out a new file by. The reference engine (schema.py) runs it statement by statement; the
+-- Node engine (engines_under_test/alkstore_node/src/storage.js) runs it as it is; the Rust engine
+-- (engines_under_test/alkstore_rust/src/storage.rs) compiles it in. Each engine's tests hold a file it
+-- wrote to this one. A file of an older layout reaches it through the reference engine's MIGRATIONS
+-- (schema.py), which tests/test_sqlite_layout.py holds to it too: change the layout here and add a
+-- migration step, together, and raise user_version.
 --
 -- Instants are INTEGER microseconds since the epoch. The two durations SQL adds to an instant, the
 -- visibility timeout (a claim's lease) and the dead-letter retention (the sweep's purge), are kept twice:
