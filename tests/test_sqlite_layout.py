@@ -96,15 +96,3 @@ async def test_a_layout_1_file_is_migrated_to_what_layout_sql_says(tmp_path: Pat
     store = await open_store(path, clock=ManualClock())
     await store.close()
     assert layout_of(path) == layout_file_written(tmp_path)
-
-
-def test_layout_sql_can_run_again_on_a_file_that_has_it(tmp_path: Path) -> None:
-    """The Node and Rust engines run it on every open: a second run changes nothing."""
-    path = tmp_path / "twice.sqlite3"
-    conn = sqlite3.connect(path)
-    try:
-        conn.executescript(LAYOUT.read_text(encoding="utf-8"))
-        conn.executescript(LAYOUT.read_text(encoding="utf-8"))
-    finally:
-        conn.close()
-    assert layout_of(path) == layout_file_written(tmp_path)

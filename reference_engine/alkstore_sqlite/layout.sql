@@ -11,7 +11,7 @@
 -- REAL seconds, which read back exactly as given, and INTEGER microseconds rounded once as Python's
 -- timedelta(seconds=...) rounds, so `now + stamp` is the same instant in every engine. `id` is
 -- AUTOINCREMENT: ids grow in enqueue order (C2's last key) and are never reused.
--- Every statement can run again on a file that has it (IF NOT EXISTS), so an engine runs the file on open.
+-- An engine runs it on a new file only (user_version 0), in one write transaction.
 CREATE TABLE IF NOT EXISTS jobs (
     id                       INTEGER PRIMARY KEY AUTOINCREMENT,
     queue                    TEXT    NOT NULL,

@@ -9,7 +9,7 @@ const os = require('node:os');
 const path = require('node:path');
 const Database = require('better-sqlite3');
 
-/** The project's one SQLite layout (reference_engine/alkstore_sqlite/layout.sql), run as it is on every open. */
+/** The project's one SQLite layout (reference_engine/alkstore_sqlite/layout.sql), run as it is on a new file. */
 const LAYOUT_PATH = path.join(__dirname, '..', '..', '..', 'reference_engine', 'alkstore_sqlite', 'layout.sql');
 const LAYOUT = fs.readFileSync(LAYOUT_PATH, 'utf8');
 
@@ -29,7 +29,11 @@ function openDatabase(file) {
   db.defaultSafeIntegers(true);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.exec(LAYOUT);
+  // Laid out once, under the write lock (BEGIN IMMEDIATE): two processes opening one new file at once
+  // create it once, the second finding the layout in place.
+  db.transaction(() => {
+    if (Number(db.pragma('user_version', { simple: true })) === 0) db.exec(LAYOUT);
+  }).immediate();
   return db;
 }
 
