@@ -69,6 +69,16 @@ class WireStore:
                 raise
             raise InvalidArgument(f"{exc} (the caller gave {', '.join(shown)})") from None
 
+    async def ask(
+        self,
+        op: str,
+        target: dict[str, str],
+        build: Callable[[], dict[str, Any]],
+        given: dict[str, object] | None = None,
+    ) -> Any:
+        """``op`` on ``target`` (``{"queue": id}`` or ``{"handle": id}``): its fields built, ``now`` added, sent."""
+        return await self.request(op, self.fields(**target, **self.encode(op, build)), given)
+
     def queue(self, name: str, opts: QueueOpts | None = None) -> WireQueue:
         checked_opts = self.encode("queue", lambda: {"opts": validate_queue_opts(opts)})["opts"]
         fields = self.encode("queue", lambda: {"name": codec.name(name), "opts": codec.queue_opts(checked_opts)})
@@ -112,8 +122,7 @@ class WireQueue:
         return self._opts
 
     async def _ask(self, op: str, build: Callable[[], dict[str, Any]], given: dict[str, object] | None = None) -> Any:
-        fields = self._store.encode(op, build)
-        return await self._store.request(op, self._store.fields(queue=self._id, **fields), given)
+        return await self._store.ask(op, {"queue": self._id}, build, given)
 
     async def enqueue(
         self,
@@ -195,8 +204,7 @@ class WireHandle:
         return self._job
 
     async def _ask(self, op: str, build: Callable[[], dict[str, Any]], given: dict[str, object] | None = None) -> bool:
-        fields = self._store.encode(op, build)
-        answer: bool = await self._store.request(op, self._store.fields(handle=self._id, **fields), given)
+        answer: bool = await self._store.ask(op, {"handle": self._id}, build, given)
         return answer
 
     async def ack(self) -> bool:

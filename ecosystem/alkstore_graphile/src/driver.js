@@ -25,7 +25,7 @@
 
 const { Pool } = require('pg');
 const { makeWorkerUtils } = require('graphile-worker');
-const { runAtFrom, validate } = require('../../node_kit');
+const { runAtFrom, validate } = require('alkstore-node-kit');
 const { CLAIMS, quote } = require('./location');
 const { claimOptions, takeOne, queueTasks } = require('./held');
 const { stderrLogger } = require('./logging');

@@ -308,4 +308,4 @@ function serveAdapter(adapter) {
   serve(front.handlers(), { onClose: () => front.closeAll() });
 }
 
-module.exports = { Front, Tables, serveAdapter, jobOptions, c2Order, runAtFrom, decideRetry, uniqueIds, PROTOCOL_VERSION };
+module.exports = { Front, serveAdapter, jobOptions, c2Order, runAtFrom, decideRetry, uniqueIds, PROTOCOL_VERSION };
