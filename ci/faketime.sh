@@ -26,8 +26,9 @@ find_lib() {
 }
 
 ROOT_HINT="install Debian's faketime package yourself"
+case "$0" in */*) ci_dir="${0%/*}" ;; *) ci_dir=. ;; esac # builtins only: PATH may hold nothing else
 # shellcheck source=ci/as_root.sh
-source "$(dirname "$0")/as_root.sh"
+source "$ci_dir/as_root.sh"
 
 lib="$(find_lib)"
 if [ -z "$lib" ]; then

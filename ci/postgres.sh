@@ -48,8 +48,9 @@ pg_bindir() {
 }
 
 ROOT_HINT="install Debian's postgresql package (psql, initdb) yourself"
+case "$0" in */*) ci_dir="${0%/*}" ;; *) ci_dir=. ;; esac # builtins only: PATH may hold nothing else
 # shellcheck source=ci/as_root.sh
-source "$(dirname "$0")/as_root.sh"
+source "$ci_dir/as_root.sh"
 
 install_postgres() {
     log "$1: installing Debian's postgresql package"
