@@ -12,7 +12,7 @@ every name a module lists in ``__all__``, or without ``__all__`` every name
 not starting with ``_`` that the module defines itself at its top level (not
 the names it imports, not type variables); in the suite and the report, the
 entry points and the few names ``CURATED`` lists, since their modules are the
-machinery that judges engines; and the engines' packages' ``__all__``.
+machinery that judges engines; the engines' packages' ``__all__``, and the worker runtime's.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ KIT = (
     "alkstore_contract.kit.front",
 )
 ENGINES = ("alkstore_sqlite", "alkstore_mem", "alkstore_postgres")
+WORKER = ("alkstore_worker",)
 CURATED: dict[str, tuple[str, ...]] = {
     "alkstore_contract.suite.plugin": (),
     "alkstore_contract.suite.registry": (
@@ -77,6 +78,7 @@ PARTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("suite", "The pytest plugin and the engine registry (the rest of the suite is its own machinery).", ()),
     ("report", "The JSON report's schema and readers, and the `alkstore` command.", ()),
     ("engines", "The engines shipped in the alkstore distribution.", ENGINES),
+    ("worker", "The worker runtime: tasks, `defer` and workers over any certified Python engine.", WORKER),
 )
 
 

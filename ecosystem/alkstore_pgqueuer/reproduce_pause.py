@@ -48,12 +48,12 @@ def worker(dsn: str, log: str) -> None:
         conn = await asyncpg.connect(dsn)
         pgq = PgQueuer.from_asyncpg_connection(conn)
 
-        @pgq.entrypoint("repro")
         async def handle(job: Job) -> None:
             _log(log, f"start {job.id}")
             await asyncio.sleep(JOB_S)
             _log(log, f"end {job.id}")
 
+        pgq.entrypoint("repro")(handle)  # called, not a decorator: typed whether pgqueuer is installed or not
         await pgq.run(heartbeat_timeout=timedelta(seconds=STALE_S), dequeue_timeout=timedelta(seconds=0.5))
 
     asyncio.run(run())
