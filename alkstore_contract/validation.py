@@ -281,22 +281,15 @@ def _walk_json_value(value: object, depth: int) -> None:
         if not math.isfinite(value):
             raise _Refused(f"={float.__repr__(value)}: NaN and infinity are not JSON values")
         return
-    if isinstance(value, list):
-        for index, item in enumerate(value):
+    if isinstance(value, list | dict):
+        keyed = isinstance(value, dict)
+        for step, item in value.items() if isinstance(value, dict) else enumerate(value):
+            if keyed and not isinstance(step, str):
+                raise _Refused(f": object key {describe_value(step)} is not a str (JSON keys are strings)")
             try:
                 _walk_json_value(item, depth + 1)
             except _Refused as refused:
-                refused.where.append(f"[{index}]")
-                raise
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise _Refused(f": object key {describe_value(key)} is not a str (JSON keys are strings)")
-            try:
-                _walk_json_value(item, depth + 1)
-            except _Refused as refused:
-                refused.where.append(f"[{str.__repr__(key)}]")
+                refused.where.append(f"[{str.__repr__(step)}]" if keyed else f"[{step}]")
                 raise
         return
     raise _Refused(

@@ -37,7 +37,7 @@ from alkstore_contract import (
     StoreClosed,
 )
 from alkstore_contract.suite.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS, r2_range_s
-from tests.closed_store import assert_every_op_refused
+from tests.closed_store import assert_every_op_refused, close_holding_a_claim
 from tests.test_sqlite_layout import write_layout_1
 
 START = datetime(2030, 1, 1, tzinfo=UTC)
@@ -431,17 +431,7 @@ async def test_payload_snapshots_are_fresh(store: SqliteStore) -> None:
 @pytest.mark.asyncio
 async def test_closed_store_refuses_everything(db_path: Path, clock: ManualClock) -> None:
     store = await open_store(db_path, clock=clock)
-    queue = store.queue("q")
-    job_id = await queue.enqueue("x")
-    await queue.enqueue("y")
-    handle = await queue.claim_one("w")
-    assert handle is not None
-    await store.close()
-    await store.close()
-    assert store.closed
-
-    with pytest.raises(StoreClosed):
-        store.queue("q")
+    queue, handle, job_id = await close_holding_a_claim(store, unclaimed=1)
     await assert_every_op_refused(queue, handle, job_id)
     assert stored_rows(db_path) == 2
     assert stored_rows(db_path, "state = 'processing'") == 1

@@ -19,7 +19,7 @@ from typing import Any, Self
 
 from alkstore_contract.clock import Clock
 from alkstore_contract.errors import AlkstoreError, InvalidArgument
-from alkstore_contract.handles import raise_if_closed
+from alkstore_contract.handles import NamedQueue, raise_if_closed
 from alkstore_contract.instants import to_epoch_us
 from alkstore_contract.surface import JobHandle
 from alkstore_contract.types import Duration, Job, JobId, QueueOpts, validate_queue_opts
@@ -104,22 +104,13 @@ class WireStore:
         await self.close()
 
 
-class WireQueue:
+class WireQueue(NamedQueue):
     """A queue handle the engine made; ``name`` and ``opts`` are the ones given."""
 
     def __init__(self, store: WireStore, queue_id: str, name: str, opts: QueueOpts) -> None:
+        super().__init__(name, opts)
         self._store = store
         self._id = queue_id
-        self._name = name
-        self._opts = opts
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def opts(self) -> QueueOpts:
-        return self._opts
 
     async def _ask(self, op: str, build: Callable[[], dict[str, Any]], given: dict[str, object] | None = None) -> Any:
         return await self._store.ask(op, {"queue": self._id}, build, given)
