@@ -117,7 +117,7 @@ class Tables {
     const found = this.lookup(this.stores, store, 'store');
     this.checkOpen(found, 'queue()');
     const id = this.id('q');
-    this.queues.set(id, { store: found, name: validate.queueName(name), opts });
+    this.queues.set(id, { store: found, name: validate.queueName(name), opts: validate.queueOpts(opts) });
     return id;
   }
 
@@ -182,6 +182,7 @@ class Front extends Tables {
   async enqueueMany(request, payloads) {
     const queue = this.queueOf(request);
     const options = jobOptions(request.options, queue.opts);
+    payloads.forEach((payload) => validate.payloadText('payload', payload));
     if (payloads.length === 0) return [];
     return queue.store.driver.insert(queue.name, { payloads, ...options }, this.now(queue.store, request));
   }

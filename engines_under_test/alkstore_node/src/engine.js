@@ -88,6 +88,7 @@ class Engine extends Tables {
   enqueueMany(request, payloads) {
     const queue = this.queueOf(request);
     const options = jobOptions(request.options, queue.opts);
+    payloads.forEach((payload) => validate.payloadText('payload', payload));
     if (payloads.length === 0) return [];
     const now = this.now(queue.store, request);
     const row = {
