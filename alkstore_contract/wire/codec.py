@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from alkstore_contract.errors import InvalidArgument, InvalidName, PayloadError
@@ -80,7 +80,20 @@ def integer(arg: str, value: object) -> int:
 
 
 def instant(value: object, arg: str = "run_at") -> str | None:
-    return None if value is None else str(to_epoch_us(validate_instant(arg, value)))
+    """An aware ``datetime`` as epoch microseconds; one whose UTC equivalent lies outside year 1 … 9999 is sent.
+
+    Such an instant has an encoding (``datetime(1, 1, 1, tzinfo=UTC+5)`` is
+    -62135614800000000 µs) though Python cannot convert it to UTC, so the engine
+    judges it (E9, ``DEC-huge-values``); a naive or non-``datetime`` value has none.
+    """
+    if value is None:
+        return None
+    try:
+        return str(to_epoch_us(validate_instant(arg, value)))
+    except InvalidArgument:
+        if isinstance(value, datetime) and value.utcoffset() is not None:
+            return str(to_epoch_us(value))
+        raise
 
 
 def enqueue_options(

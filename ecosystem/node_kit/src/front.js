@@ -60,7 +60,7 @@ function jobOptions(options, queueOpts) {
   return {
     priority,
     delayUs,
-    runAtUs: options.run_at === null ? null : BigInt(options.run_at),
+    runAtUs: options.run_at === null ? null : validate.instantUs('run_at', options.run_at),
     expiresUs,
     maxAttempts: maxAttempts ?? queueOpts.max_attempts,
     visibilityTimeoutS: queueOpts.visibility_timeout_s,

@@ -143,6 +143,18 @@ function queueOpts(opts) {
   return opts;
 }
 
+const INSTANT_MIN_US = -62135596800000000n;
+const INSTANT_MAX_US = 253402300799999999n;
+
+/** E9 (DEC-huge-values): an instant (epoch microseconds, as a decimal string) within Python's datetime range, years 1 to 9999 UTC. */
+function instantUs(arg, text) {
+  const us = BigInt(text);
+  if (us < INSTANT_MIN_US || us > INSTANT_MAX_US) {
+    throw invalidArgument(`${arg}=${text} µs since the epoch: an instant must lie within years 1 to 9999 UTC`);
+  }
+  return us;
+}
+
 const MAX_PAYLOAD_DEPTH = BOUNDS.max_payload_depth;
 const MAX_PAYLOAD_INT_DIGITS = BOUNDS.max_payload_int_digits;
 
@@ -204,4 +216,5 @@ module.exports = {
   priority,
   queueOpts,
   payloadText,
+  instantUs,
 };
