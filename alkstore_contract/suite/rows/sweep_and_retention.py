@@ -12,7 +12,11 @@ queue and returns how many it moved (X2); dead jobs are deleted once ``died_at +
 stamped retention <= now`` — not a microsecond before — and kept forever with
 retention ``None``; DEC-sweep-order (docs/contract.md, X2): the
 purge runs first, so a job a sweep moves to dead is kept by that same sweep
-even with retention 0, and the next sweep deletes it (X2); concurrent sweeps —
+even with retention 0, and the next sweep deletes it (X2); a job heartbeated on
+its last attempt is left alone by a sweep after its claim's lease but within
+the heartbeat's, and moved to dead as ``"max attempts exceeded"`` by a sweep
+once the heartbeat's lease lapsed (X2, C7: an engine that watches lapsed last
+attempts must watch the deadline a heartbeat moved); concurrent sweeps —
 tasks on one store, and stores on one location where ``shared_location`` is
 declared — move each job once, so their counts add up (X3).
 
@@ -312,6 +316,36 @@ async def _check_retention_after_move(ctx: RowContext, queue: Queue, job_id: Job
     )
 
 
+async def _prepare_heartbeat_last_attempt(ctx: RowContext, store: Store) -> Check:
+    """X2: a heartbeat on the last attempt moves the deadline a sweep must wait for, and then act on."""
+    u = ctx.unit_s
+    queue = store.queue("heartbeat-last-attempt", QueueOpts(visibility_timeout_s=u, max_attempts=1))
+    job_id = await queue.enqueue({"leg": "heartbeat on the last attempt, then a lapse"})
+    handle = await queue.claim_one("w")
+    expect(handle is not None, "X2", did="handed out nothing", demands=f"job {job_id}")
+    assert handle is not None
+    expect_equal(await handle.heartbeat(3 * u), True, "X2", "heartbeat(3 units) on the job's only attempt")
+    return lambda: _check_heartbeat_last_attempt(ctx, queue, job_id)
+
+
+async def _check_heartbeat_last_attempt(ctx: RowContext, queue: Queue, job_id: JobId) -> None:
+    """Past the claim's lease (2 units), within the heartbeat's (3): nothing moves; past the heartbeat's: it dies."""
+    expect_equal(
+        await queue.sweep_expired(),
+        0,
+        "X2",
+        "the count of a sweep after the claim's lease lapsed but before the heartbeat's, on the job's last attempt",
+    )
+    job = await _snapshot(queue, job_id, "X2", "heartbeated on its last attempt, its new lease not yet lapsed")
+    expect_equal(job.state, JobState.PROCESSING, "X2", "state of the job whose heartbeat's lease has not lapsed")
+    await ctx.advance(ctx.unit_s + _margin(ctx))
+    moved, before, after = await ctx.timed(queue.sweep_expired())
+    expect_equal(moved, 1, "X2", "the count of a sweep once the heartbeat's lease on the last attempt lapsed")
+    await _expect_dead(
+        ctx, queue, job_id, LAST_ERROR_MAX_ATTEMPTS, before, after, "heartbeated on its last attempt, then lapsed"
+    )
+
+
 async def _fill_race(ctx: RowContext, store: Store, name: str) -> list[JobId]:
     """Expired ready jobs and lapsed exhausted leases, all due for one sweep after one unit."""
     u = ctx.unit_s
@@ -375,6 +409,7 @@ async def sweep_and_retention(ctx: RowContext) -> None:
         ("sweep moves", ("X2",), _prepare_sweep_moves),
         ("retention after a move", ("X2",), _prepare_retention_after_move),
         ("concurrent sweeps", ("X3",), _prepare_concurrent),
+        ("heartbeat on the last attempt, then a lapse", ("X2",), _prepare_heartbeat_last_attempt),
     )
     checks: dict[str, Check] = {}
 
