@@ -129,7 +129,9 @@ def test_a_failed_clause_names_the_rows_and_legs_that_failed_it_not_every_row_th
     lease.fail(Failure("C3", "batch", "[C3] in a batch too"))
     ledgers.append(lease)
     blockers = certify(clause_verdicts(ledgers, {}), ledgers, frozenset()).blockers
-    assert blockers == ["C3 failed (row lease_validity, legs 'reclaim', 'batch'): [C3] the engine handed out a job twice"]
+    assert blockers == [
+        "C3 failed (row lease_validity, legs 'reclaim', 'batch'): [C3] the engine handed out a job twice"
+    ]
 
 
 def test_a_clause_failed_only_by_an_engine_exception_names_its_row() -> None:
