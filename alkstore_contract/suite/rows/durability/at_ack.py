@@ -16,11 +16,13 @@ the worker's own (``spawn_worker(own_group=True)``), never the suite's.
 
 The reopened location is judged against what the suite was *told*, never
 against the engine's own reads (there were none, so none could flush a
-buffer): an enqueued job is stored with its payload; an acked or cancelled
-job is gone; a retried or failed job is no longer held by its claim (a fail
-may leave it gone: whether a fail keeps a dead job is D1's business, as what
-state a retry leaves is R1's); a heartbeat's longer lease is kept; and nothing
-else is stored. Claims are not among P3's writes: a claimed job may read back
+buffer): an enqueued job is stored with a payload of its enqueue (of its
+batch, for ``enqueue_many``: which id got which payload is E11's business); an
+acked or cancelled job is gone; a retried or failed job is no longer held by
+its claim (a fail may leave it gone: whether a fail keeps a dead job is D1's
+business, as what state a retry leaves is R1's); a heartbeat's lease is kept
+(the lease differs from the claim's: by how much is H3's business); and
+nothing else is stored. Claims are not among P3's writes: a claimed job may read back
 claimed or as before its claim.
 
 ``judge_told`` and ``run_burst`` are shared with the server-crash leg, whose
@@ -37,7 +39,7 @@ import os
 import random
 import signal
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from alkstore_contract.suite.checks import expect
@@ -64,9 +66,10 @@ Snapshot = dict[str, Any] | None
 
 @dataclass
 class Told:
-    """One job as the suite was told: its payload, the last op acknowledged on it, and its claim's lease."""
+    """One job as the suite was told: its enqueue's payloads, the last op acknowledged on it, and its claim."""
 
-    payload: object
+    payloads: list[object]
+    """The payloads of the enqueue that returned this id: one, or its batch's (E11 judges which is whose)."""
     op: str
     seq: int
     claim: Snapshot = None
@@ -86,8 +89,9 @@ class Burst:
             return
         op, seq = event["op"], event["seq"]
         self.last, self.ops = op, self.ops + 1
+        batch = [job["payload"] for job in event.get("jobs", ())]
         for job in event.get("jobs", ()):
-            self.jobs[job["id"]] = Told(job["payload"], op, seq)
+            self.jobs[job["id"]] = Told(batch, op, seq)
         claimed = event.get("claimed")
         if claimed is not None:
             told = self.jobs[claimed["id"]]
@@ -118,12 +122,14 @@ def _held_by_claim(claim: Snapshot, actual: dict[str, Any]) -> bool:
 
 
 def _kept_heartbeat(told: Told, actual: dict[str, Any]) -> bool:
-    """A told heartbeat set the lease to now + twice the visibility timeout: past the claim's lease by about one."""
-    claim_lease = None if told.claim is None else _lease(told.claim)
-    lease = _lease(actual)
-    if claim_lease is None or lease is None or actual["state"] != JobState.PROCESSING:
+    """A told heartbeat's lease is kept: the job is still held by its claimant, under a lease other than the claim's.
+
+    The heartbeat asked for twice the visibility timeout (H3: ``now + extend``), so on any clock its lease
+    differs from the claim's; by how much is H3's business, so any change counts as the write kept.
+    """
+    if told.claim is None or actual["state"] != JobState.PROCESSING:
         return False
-    return lease >= claim_lease + timedelta(seconds=LEASE_S * (BURST_HEARTBEAT_FACTOR - 1) / 2)
+    return actual["claimed_by"] == told.claim["claimed_by"] and _lease(actual) != _lease(told.claim)
 
 
 def told_problem(told: Told, actual: Snapshot) -> str | None:
@@ -132,8 +138,9 @@ def told_problem(told: Told, actual: Snapshot) -> str | None:
         if told.op in ("ack", "cancel", "fail"):
             return None
         return f"gone, although the engine acknowledged its {told.op} (op #{told.seq}), which leaves it stored"
-    if actual["payload"] != told.payload:
-        return f"with payload {actual['payload']!r}, enqueued with {told.payload!r}"
+    if actual["payload"] not in told.payloads:
+        sent = told.payloads[0] if len(told.payloads) == 1 else f"one of {told.payloads!r}"
+        return f"with payload {actual['payload']!r}, enqueued with {sent!r}"
     if told.op in ("ack", "cancel"):
         return f"stored ({actual['state']}), although the engine acknowledged its {told.op} (op #{told.seq})"
     if told.op in ("retry", "fail") and _held_by_claim(told.claim, actual):
@@ -145,7 +152,7 @@ def told_problem(told: Told, actual: Snapshot) -> str | None:
         claim_lease = None if told.claim is None else told.claim["lease_expires_at"]
         return (
             f"{actual['state']} with lease {actual['lease_expires_at']} (the claim's was {claim_lease}), although "
-            f"the engine acknowledged its heartbeat (op #{told.seq}) extending the lease to "
+            f"the engine acknowledged its heartbeat (op #{told.seq}) setting the lease to now + "
             f"{BURST_HEARTBEAT_FACTOR} visibility timeouts"
         )
     return None
