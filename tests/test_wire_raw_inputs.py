@@ -68,3 +68,19 @@ def test_unchecked_queue_opts_carries_one_bad_option_and_the_defaults() -> None:
     }
     with pytest.raises(InvalidArgument, match="visibility_timeout_s"):
         QueueOpts(visibility_timeout_s=0)
+
+
+def test_a_wire_engine_gets_the_rows_wire_hint_and_a_python_engine_the_python_one() -> None:
+    """Verdict text: a row's "For a wire engine, check" paragraph is a wire engine's hint, and only its."""
+    from alkstore_contract.suite.row import all_rows
+
+    (row,) = [r for r in all_rows() if r.name == "enqueue_opts_resolution"]
+    assert row.hint.startswith("When it fails, check")
+    assert "resolve_new_jobs" in row.hint
+    assert "For a wire engine" not in row.hint
+    wire = row.hint_for(wire=True)
+    assert wire.startswith("For a wire engine, check")
+    assert "resolve_new_jobs" not in wire
+    (other,) = [r for r in all_rows() if r.name == "claim_extents"]
+    assert other.hint_for(wire=True).startswith(other.hint)
+    assert "A wire engine:" in other.hint_for(wire=True)

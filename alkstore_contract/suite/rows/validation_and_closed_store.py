@@ -24,6 +24,12 @@ DEC-order-of-checks gives (``raise_if_closed`` first, then the arguments), that 
 as the text ``encode_payload`` returns (TEXT or ``json``, not a type that
 normalises numbers or rejects ``\\u0000`` such as ``jsonb``), and that ``close()``
 flips ``closed`` before anything else and is idempotent.
+
+For a wire engine, check each handler against docs/wire-protocol.md, "Argument
+checks": every rule of the table that says "the engine", the error class it
+names, a message holding the argument's name and the value as sent, the
+closed store refused before any argument, and nothing stored when it refuses;
+payloads are stored as the JSON text received, never re-serialised.
 """
 
 from __future__ import annotations
