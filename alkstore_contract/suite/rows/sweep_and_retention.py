@@ -316,48 +316,47 @@ async def _check_retention_after_move(ctx: RowContext, queue: Queue, job_id: Job
     )
 
 
-HEARTBEAT_UNITS = 6
-"""The heartbeat on the last attempt sets a lease of this many units: the first sweep, after the claim's lease
-(two units and the other legs' set-ups), must still come before it on a real clock."""
+HEARTBEAT_UNITS = 4
+"""The heartbeat on the last attempt sets a lease of this many units (and the run's tolerance, so a real-clock
+sweep two units in is surely before it); the claim's lease is one unit."""
 
 
-async def _prepare_heartbeat_last_attempt(ctx: RowContext, store: Store) -> Check:
-    """X2: a heartbeat on the last attempt moves the deadline a sweep must wait for, and then act on."""
+async def _leg_heartbeat_last_attempt(ctx: RowContext, store: Store) -> None:
+    """X2: a heartbeat on the last attempt moves the deadline a sweep must wait for, and then act on.
+
+    A leg of its own, on its own timeline, after the others: moving the row's clock past the heartbeat's
+    lease before their checks would carry their jobs past the instants those checks are about. Between
+    the claim's lease (1 unit) and the heartbeat's (4 units and the tolerance) a sweep moves nothing; after
+    the heartbeat's it moves the job to dead as exhausted. On a real clock a host too slow to sweep before
+    the heartbeat's lease leaves the leg undecided (never failed, never passed), as ``_leg_retention`` does.
+    """
     u = ctx.unit_s
     queue = store.queue("heartbeat-last-attempt", QueueOpts(visibility_timeout_s=u, max_attempts=1))
     job_id = await queue.enqueue({"leg": "heartbeat on the last attempt, then a lapse"})
     handle = await queue.claim_one("w")
     expect(handle is not None, "X2", did="handed out nothing", demands=f"job {job_id}")
     assert handle is not None
-    beat, before, _ = await ctx.timed(handle.heartbeat(HEARTBEAT_UNITS * u))
-    expect_equal(beat, True, "X2", f"heartbeat({HEARTBEAT_UNITS} units) on the job's only attempt")
-    lease_from = before + timedelta(seconds=HEARTBEAT_UNITS * u)
-    return lambda: _check_heartbeat_last_attempt(ctx, queue, job_id, lease_from)
-
-
-async def _check_heartbeat_last_attempt(ctx: RowContext, queue: Queue, job_id: JobId, lease_from: datetime) -> None:
-    """Past the claim's lease, within the heartbeat's: nothing moves; past the heartbeat's: the job dies.
-
-    ``lease_from`` is the earliest the heartbeat's lease can end. On a real clock a host too slow to sweep
-    before it leaves the leg undecided (never failed, never passed), as ``_leg_retention`` does.
-    """
+    extend = HEARTBEAT_UNITS * u + ctx.tolerance_s
+    beat, before, _ = await ctx.timed(handle.heartbeat(extend))
+    expect_equal(beat, True, "X2", f"heartbeat({extend} s) on the job's only attempt")
+    lease_from = before + timedelta(seconds=extend)
+    await ctx.advance(2 * u)
     moved, _, after = await ctx.timed(queue.sweep_expired())
-    if ctx.manual or after + timedelta(seconds=ctx.tolerance_s) < lease_from:
-        expect_equal(
-            moved,
-            0,
-            "X2",
-            "the count of a sweep after the claim's lease lapsed but before the heartbeat's, on the job's last attempt",
-        )
-        job = await _snapshot(queue, job_id, "X2", "heartbeated on its last attempt, its new lease not yet lapsed")
-        expect_equal(job.state, JobState.PROCESSING, "X2", "state of the job whose heartbeat's lease has not lapsed")
-    else:
+    if not (ctx.manual or after + timedelta(seconds=ctx.tolerance_s) < lease_from):
         ctx.ledger.undecided(
             ("X2",),
             "the sweep between a claim's lease and its heartbeat's ran after the heartbeat's: the host was too slow "
             f"for a tick of {ctx.unit_s} s (raise --alkstore-tick)",
         )
         return
+    expect_equal(
+        moved,
+        0,
+        "X2",
+        "the count of a sweep after the claim's lease lapsed but before the heartbeat's, on the job's last attempt",
+    )
+    job = await _snapshot(queue, job_id, "X2", "heartbeated on its last attempt, its new lease not yet lapsed")
+    expect_equal(job.state, JobState.PROCESSING, "X2", "state of the job whose heartbeat's lease has not lapsed")
     await ctx.advance((lease_from - ctx.now()).total_seconds() + _margin(ctx))
     moved, before, after = await ctx.timed(queue.sweep_expired())
     expect_equal(moved, 1, "X2", "the count of a sweep once the heartbeat's lease on the last attempt lapsed")
@@ -425,7 +424,6 @@ async def sweep_and_retention(ctx: RowContext) -> None:
     """X1: expired never handed out. X2: sweep moves, leaves, purges, counts. X3: concurrent sweeps add up."""
     store = await ctx.open_store()
     legs: tuple[tuple[str, tuple[str, ...], Prepare], ...] = (
-        ("heartbeat on the last attempt, then a lapse", ("X2",), _prepare_heartbeat_last_attempt),
         ("never handed out", ("X1",), _prepare_never_handed_out),
         ("sweep moves", ("X2",), _prepare_sweep_moves),
         ("retention after a move", ("X2",), _prepare_retention_after_move),
@@ -452,6 +450,9 @@ async def sweep_and_retention(ctx: RowContext) -> None:
         if name in checks:
             await ctx.leg(name, clauses, run_check(checks[name]))
     await ctx.leg("retention", ("X2",), lambda c: _leg_retention(c, store))
+    await ctx.leg(
+        "heartbeat on the last attempt, then a lapse", ("X2",), lambda c: _leg_heartbeat_last_attempt(c, store)
+    )
 
 
 ROW = row("sweep_and_retention", ("X1", "X2", "X3"))(sweep_and_retention)
