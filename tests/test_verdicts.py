@@ -28,7 +28,9 @@ def test_a_failing_capability_row_blocks_the_certificate_of_an_engine_that_decla
     durability.fail(Failure("P3", "kill -9 and reopen", "[P3] the engine lost an acked job's deletion"))
     certificate = _certificate([all_checked(DURABLE), durability], DURABLE)
     assert not certificate.certified
-    assert certificate.blockers == ["P3 failed (everything, durability): [P3] the engine lost an acked job's deletion"]
+    assert certificate.blockers == [
+        "P3 failed (row durability, leg 'kill -9 and reopen'): [P3] the engine lost an acked job's deletion"
+    ]
 
 
 def test_a_failure_only_model_based_or_crash_recovery_found_blocks_the_certificate() -> None:
@@ -105,6 +107,25 @@ def test_the_ledger_survives_its_trip_through_json() -> None:
     )
 
 
+def test_a_failed_clause_names_the_rows_and_legs_that_failed_it_not_every_row_that_checked_it() -> None:
+    """Any clause: C3 checked by three rows and failed by two legs of one names that row and those legs only."""
+    ledgers = [_all_checked(frozenset())]
+    for name in ("exactly_once", "crash_recovery"):
+        checked = Ledger(row=name)
+        checked.check("C3")
+        ledgers.append(checked)
+    lease = Ledger(row="lease_validity")
+    lease.check("C3")
+    lease.fail(Failure("C3", "reclaim", "[C3] the engine handed out a job twice"))
+    lease.fail(Failure("C3", "reclaim", "[C3] and again"))
+    lease.fail(Failure("C3", "batch", "[C3] in a batch too"))
+    ledgers.append(lease)
+    blockers = certify(clause_verdicts(ledgers, {}), ledgers, frozenset()).blockers
+    assert blockers == [
+        "C3 failed (row lease_validity, legs 'reclaim', 'batch'): [C3] the engine handed out a job twice"
+    ]
+
+
 def test_a_clause_failed_only_by_an_engine_exception_names_its_row() -> None:
     """Any clause: an exception charged to a clause with no check of its own still says where it happened."""
     ledger = all_checked(frozenset())
@@ -114,7 +135,7 @@ def test_a_clause_failed_only_by_an_engine_exception_names_its_row() -> None:
     verdicts = clause_verdicts([ledger, raised], {})
     assert (verdicts["E7"].verdict, verdicts["E7"].rows) == (Verdict.FAILED, ["enqueue_opts_resolution"])
     assert certify(verdicts, [ledger, raised], frozenset()).blockers == [
-        "E7 failed (enqueue_opts_resolution): [E7] the engine raised OverflowError"
+        "E7 failed (row enqueue_opts_resolution, leg 'priority'): [E7] the engine raised OverflowError"
     ]
 
 

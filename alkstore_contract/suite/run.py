@@ -44,6 +44,7 @@ from alkstore_contract.suite.row import SUITE_VERSION, Row, all_rows
 from alkstore_contract.suite.settings import SuiteSettings
 from alkstore_contract.suite.verdicts import ClauseVerdict, EngineVerdict, Verdict, certify, clause_verdicts
 from alkstore_contract.suite.xfail import XfailEntry, load_xfail_file
+from alkstore_contract.wire.adapter import WireAdapter
 
 SESSION_PLUGIN_NAME = "alkstore-suite-session"
 ANCHOR = Path(__file__).with_name("contract.suite")
@@ -503,7 +504,7 @@ class RowItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, RowFailed):
-            return f"{excinfo.value}\n\n{self.row.hint}"
+            return f"{excinfo.value}\n\n{self.row.hint_for(wire=isinstance(self.engine.adapter, WireAdapter))}"
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[str, int, str]:
