@@ -109,7 +109,7 @@ def test_the_ledger_survives_its_trip_through_json() -> None:
 
 def test_a_failed_clause_names_the_rows_and_legs_that_failed_it_not_every_row_that_checked_it() -> None:
     """Any clause: C3 checked by three rows and failed by two legs of one names that row and those legs only."""
-    ledgers = [_all_checked(frozenset())]
+    ledgers = [all_checked(frozenset())]
     for name in ("exactly_once", "crash_recovery"):
         checked = Ledger(row=name)
         checked.check("C3")
