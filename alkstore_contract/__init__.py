@@ -1,6 +1,6 @@
-"""alkstore's job-queue contract, its engine kit, its conformance suite and its report.
+"""alkstore's job-queue contract, its engine kit, its conformance suite, its report and its wire protocol.
 
-The package has four parts, and the tree shows them:
+The package has five parts, and the tree shows them:
 
 - **the contract** — this package's own modules: ``types``, ``surface``, ``errors``,
   ``clock``, ``adapter``, ``validation``, ``resolution``, ``backoff``, ``handles``,
@@ -10,7 +10,10 @@ The package has four parts, and the tree shows them:
 - **the suite** — ``alkstore_contract.suite``: the pytest plugin, the rows and
   everything that runs them. It judges engines; no engine imports it.
 - **the report** — ``alkstore_contract.report``: the JSON report, the matrix and
-  the ``alkstore`` command.
+  the ``alkstore`` command. It reads the suite only through what the suite
+  publishes (``alkstore_contract.report.model``; ``tests/test_boundaries.py``).
+- **the wire** — ``alkstore_contract.wire``: the wire protocol, with which the
+  suite certifies an engine written in any language as a process.
 """
 
 from importlib.metadata import PackageNotFoundError, version

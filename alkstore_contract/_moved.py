@@ -122,10 +122,53 @@ class MovedModuleFinder(importlib.abc.MetaPathFinder):
         return importlib.util.spec_from_loader(fullname, _Alias(target_name))
 
 
+NAMES_MOVED: dict[str, tuple[str, tuple[str, ...]]] = {
+    "alkstore_contract.validation": ("alkstore_contract.types", ("Duration", "JobId")),
+}
+"""A module → where some of its old names live now, and which: served from the old module with the warning."""
+SHIMS: dict[str, str] = {"alkstore_contract.resolution": "alkstore_contract._pre_kit"}
+"""A module → the module of shims that serves its ``REPLACED`` names with the warning."""
+
+
 def install() -> None:
-    """Put the finder on ``sys.meta_path`` once (importing ``alkstore_contract`` calls this)."""
+    """Put the finder on ``sys.meta_path`` once, and the old names' ``__getattr__`` on their modules.
+
+    Importing ``alkstore_contract`` calls this. The ``__getattr__`` of a module whose old
+    names are served (``NAMES_MOVED``, ``SHIMS``) is set from here rather than written in
+    the module, so a module never imports the shims that serve its own old names: the
+    shims import the module, never the other way round.
+    """
     if not any(isinstance(finder, MovedModuleFinder) for finder in sys.meta_path):
         sys.meta_path.insert(0, MovedModuleFinder())  # first: the path finder would load a second copy of a submodule
+    for name, (target, names) in NAMES_MOVED.items():
+        vars(importlib.import_module(name)).setdefault("__getattr__", moved_names(name, target, names))
+    for name, shims in SHIMS.items():
+        vars(importlib.import_module(name)).setdefault("__getattr__", replaced_names(name, shims))
+
+
+def replaced_names(module: str, shims: str) -> Callable[[str], object]:
+    """A ``__getattr__`` for ``module`` that hands out its ``REPLACED`` names from ``shims``, with the warning.
+
+    The names an earlier release made public and this one replaced (the 0.1 resolution helpers):
+    each is a shim over its replacement, so an adapter written against the old release still loads.
+    """
+
+    def __getattr__(name: str) -> object:
+        instead = REPLACED.get(f"{module}.{name}")
+        served = importlib.import_module(shims)
+        if instead is None or not hasattr(served, name):
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(
+            f"{module}.{name} is deprecated: use {instead} "
+            f"(the old name stops working in alkstore {REMOVED_IN}; see CHANGELOG.md)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        value: object = getattr(served, name)
+        setattr(sys.modules[module], name, value)  # once: ``from … import`` looks a name up twice
+        return value
+
+    return __getattr__
 
 
 def moved_names(package: str, module: str, names: tuple[str, ...]) -> Callable[[str], object]:

@@ -10,8 +10,9 @@ Release 0.2 replaced them with ``NewJobs``, ``resolve_new_jobs``,
 with the one ``now`` added, so each shim here computes through its replacement
 and gives what the old function gave for the same arguments: one rule, written
 once, and an author's old code keeps working while it moves.
-``alkstore_contract.resolution.__getattr__`` hands these out with a
-``DeprecationWarning``; nothing in the package imports them.
+``alkstore_contract._moved`` hands these out from
+``alkstore_contract.resolution`` with a ``DeprecationWarning``; nothing in the
+package imports them, and ``resolution`` never imports this module.
 """
 
 from __future__ import annotations

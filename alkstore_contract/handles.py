@@ -1,4 +1,4 @@
-"""Bookkeeping every engine's ``JobHandle`` and ``Store`` need, written once (contract H4, S3).
+"""Bookkeeping every engine's ``JobHandle``, ``Queue`` and ``Store`` need, written once (contract H4, S3, E1).
 
 Part of the contract.
 """
@@ -6,7 +6,29 @@ Part of the contract.
 from __future__ import annotations
 
 from alkstore_contract.errors import HandleSpent, StoreClosed
-from alkstore_contract.types import JobId
+from alkstore_contract.types import JobId, QueueOpts
+
+
+class NamedQueue:
+    """A queue's name and the options it stamps on what it enqueues (E1), as every engine's ``Queue`` answers them.
+
+    The kit's queue and the wire's both start from it; they keep ``_name`` and
+    ``_opts`` for their own ops to read.
+    """
+
+    __slots__ = ("_name", "_opts")
+
+    def __init__(self, name: str, opts: QueueOpts) -> None:
+        self._name = name
+        self._opts = opts
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def opts(self) -> QueueOpts:
+        return self._opts
 
 
 class OneShot:

@@ -6,20 +6,21 @@ The kit's front (``alkstore_contract.kit``) calls these, so every engine on it
 stores the same values; an engine implementing the surface itself calls them
 too. What depends on ``now`` is left relative (``NewJobs``, ``RetryDecision``),
 so a driver that keeps time itself (a server's clock) adds the one ``now`` it reads.
+
+Written plainly, to be read: the kit builds the same values faster
+(``alkstore_contract.kit.fast``). The 0.1 helpers' old names (``NewJob``,
+``resolve_new_job``, …) are served here, with a warning, by
+``alkstore_contract._moved``.
 """
 
 from __future__ import annotations
 
-import importlib
 import random
-import sys
-import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from alkstore_contract._moved import REMOVED_IN, REPLACED
 from alkstore_contract.backoff import backoff_delay_s
 from alkstore_contract.types import Duration, QueueOpts
 from alkstore_contract.validation import (
@@ -30,7 +31,7 @@ from alkstore_contract.validation import (
     validate_priority,
 )
 
-if TYPE_CHECKING:  # type checkers see the 0.1 helpers as they are; at run time ``__getattr__`` warns
+if TYPE_CHECKING:  # type checkers see the 0.1 helpers as they are; at run time alkstore_contract._moved warns
     from alkstore_contract._pre_kit import NewJob as NewJob
     from alkstore_contract._pre_kit import RetryOutcome as RetryOutcome
     from alkstore_contract._pre_kit import resolve_new_job as resolve_new_job
@@ -64,9 +65,8 @@ class EnqueueOptions:
         """Check every option (contract E9) before anything is read or written.
 
         A call that leaves every option at its default, as most do, gets the
-        one shared ``_DEFAULT_OPTIONS`` without a check: building a frozen
-        dataclass costs more than checking all five (counted with cachegrind,
-        15,700 instructions a call against 2,600).
+        one shared ``_DEFAULT_OPTIONS``: there is nothing to check, and one
+        shared value spares building a frozen dataclass per call.
         """
         if (
             delay is None
@@ -122,39 +122,19 @@ class NewJobs:
         return None if self.expires_s is None else now + timedelta(seconds=self.expires_s)
 
 
-(
-    _set_payloads,
-    _set_priority,
-    _set_max_attempts,
-    _set_run_at,
-    _set_delay_s,
-    _set_expires_s,
-    _set_visibility_timeout_s,
-    _set_backoff_base_s,
-    _set_dead_letter_retention_s,
-) = (vars(NewJobs)[field.name].__set__ for field in fields(NewJobs))
-"""The slots of ``NewJobs``, set straight: how ``resolve_new_jobs`` fills one (every enqueue builds one)."""
-
-
 def resolve_new_jobs(payload_jsons: Sequence[str], options: EnqueueOptions, opts: QueueOpts) -> NewJobs:
-    """contract E1–E7 for one call, ``now`` left to whoever stores: delay wins over run_at; stamps from ``opts``.
-
-    The ``NewJobs`` is filled through its slots' descriptors rather than its
-    frozen ``__init__``, which sets each field through ``object.__setattr__``:
-    counted with cachegrind, 8,900 instructions a call against 19,900.
-    ``test_resolution`` checks that it equals the one ``__init__`` builds.
-    """
-    jobs = object.__new__(NewJobs)
-    _set_payloads(jobs, payload_jsons)
-    _set_priority(jobs, options.priority)
-    _set_max_attempts(jobs, options.max_attempts if options.max_attempts is not None else opts.max_attempts)
-    _set_run_at(jobs, options.run_at if options.delay_s is None else None)
-    _set_delay_s(jobs, options.delay_s if options.delay_s is not None else 0.0)
-    _set_expires_s(jobs, options.expires_s)
-    _set_visibility_timeout_s(jobs, opts.visibility_timeout_s)
-    _set_backoff_base_s(jobs, opts.backoff_base_s)
-    _set_dead_letter_retention_s(jobs, opts.dead_letter_retention_s)
-    return jobs
+    """contract E1–E7 for one call, ``now`` left to whoever stores: delay wins over run_at; stamps from ``opts``."""
+    return NewJobs(
+        payloads=payload_jsons,
+        priority=options.priority,
+        max_attempts=options.max_attempts if options.max_attempts is not None else opts.max_attempts,
+        run_at=options.run_at if options.delay_s is None else None,
+        delay_s=options.delay_s if options.delay_s is not None else 0.0,
+        expires_s=options.expires_s,
+        visibility_timeout_s=opts.visibility_timeout_s,
+        backoff_base_s=opts.backoff_base_s,
+        dead_letter_retention_s=opts.dead_letter_retention_s,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,24 +170,3 @@ def encode_payloads(payloads: Sequence[object]) -> list[str]:
 def fail_error(error: str | None) -> str:
     """contract D1: the stored ``last_error`` of ``fail()``."""
     return error if error is not None else LAST_ERROR_FAILED
-
-
-def __getattr__(name: str) -> object:
-    """The helpers of release 0.1 (``NewJob``, ``resolve_new_job``, ``RetryOutcome``, ``resolve_retry``), for one more.
-
-    They are shims over their replacements (``alkstore_contract._pre_kit``), handed out with a
-    ``DeprecationWarning`` naming the replacement, so an adapter written against 0.1 still loads.
-    """
-    shims = importlib.import_module("alkstore_contract._pre_kit")
-    replacement = REPLACED.get(f"{__name__}.{name}")
-    if replacement is None or not hasattr(shims, name):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"{__name__}.{name} is deprecated: use {replacement} "
-        f"(the old name stops working in alkstore {REMOVED_IN}; see CHANGELOG.md)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    value: object = getattr(shims, name)
-    setattr(sys.modules[__name__], name, value)  # once: ``from … import`` looks a name up twice
-    return value

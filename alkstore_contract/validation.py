@@ -10,6 +10,10 @@ Engines call these before any I/O, so bad input never stores anything.
 A rule that one engine's storage would need (no NUL in a worker id or an
 error: Postgres ``text`` cannot hold it) is a rule of the contract, so every
 engine refuses the same input with the same error.
+
+``JobId`` and ``Duration`` lived here until 0.2; they are in
+``alkstore_contract.types`` now, and ``alkstore_contract._moved`` serves the old
+names here with a warning for one release.
 """
 
 from __future__ import annotations
@@ -21,14 +25,11 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from alkstore_contract._moved import moved_names
 from alkstore_contract.errors import InvalidArgument, InvalidName, PayloadError
 
 if TYPE_CHECKING:
     from alkstore_contract.types import JobId
 
-__getattr__ = moved_names(__name__, "alkstore_contract.types", ("Duration", "JobId"))
-"""``JobId`` and ``Duration`` live in ``alkstore_contract.types`` now; the old names here warn for a release."""
 
 MAX_QUEUE_NAME_LENGTH = 200
 RESERVED_PREFIX = "__"
@@ -280,22 +281,15 @@ def _walk_json_value(value: object, depth: int) -> None:
         if not math.isfinite(value):
             raise _Refused(f"={float.__repr__(value)}: NaN and infinity are not JSON values")
         return
-    if isinstance(value, list):
-        for index, item in enumerate(value):
+    if isinstance(value, list | dict):
+        keyed = isinstance(value, dict)
+        for step, item in value.items() if isinstance(value, dict) else enumerate(value):
+            if keyed and not isinstance(step, str):
+                raise _Refused(f": object key {describe_value(step)} is not a str (JSON keys are strings)")
             try:
                 _walk_json_value(item, depth + 1)
             except _Refused as refused:
-                refused.where.append(f"[{index}]")
-                raise
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise _Refused(f": object key {describe_value(key)} is not a str (JSON keys are strings)")
-            try:
-                _walk_json_value(item, depth + 1)
-            except _Refused as refused:
-                refused.where.append(f"[{str.__repr__(key)}]")
+                refused.where.append(f"[{str.__repr__(step)}]" if keyed else f"[{step}]")
                 raise
         return
     raise _Refused(

@@ -102,6 +102,13 @@ async def _sql(dsn: str, statement: str) -> None:
         await connection.close()
 
 
+async def _drop_schema(dsn: str, schema: str) -> None:
+    """Remove a system's schema and all it holds: every run makes its own (``alk_w…`` + random hex)."""
+    from alkstore_postgres.location import quote_ident
+
+    await _sql(dsn, f"DROP SCHEMA IF EXISTS {quote_ident(schema)} CASCADE")
+
+
 class System:
     """One queue library: where its jobs live, how its workers start, how the parent enqueues."""
 
@@ -157,12 +164,7 @@ class Alkstore(System):
         if self.store is not None:
             await self.store.close()
         if self.engine == "postgres":
-            from alkstore_postgres.location import quote_ident
-
-            await _sql(
-                self.env["BENCH_WORKER_DSN"],
-                f"DROP SCHEMA IF EXISTS {quote_ident(self.env['BENCH_WORKER_SCHEMA'])} CASCADE",
-            )
+            await _drop_schema(self.env["BENCH_WORKER_DSN"], self.env["BENCH_WORKER_SCHEMA"])
         if self.scratch is not None:
             self.scratch.cleanup()
 
@@ -211,13 +213,8 @@ class Procrastinate(System):
         await self.app.schema_manager.apply_schema_async()
 
     async def teardown(self) -> None:
-        from alkstore_postgres.location import quote_ident
-
         await self.app.close_async()
-        await _sql(
-            self.env["BENCH_WORKER_DSN"],
-            f"DROP SCHEMA IF EXISTS {quote_ident(self.env['BENCH_WORKER_SCHEMA'])} CASCADE",
-        )
+        await _drop_schema(self.env["BENCH_WORKER_DSN"], self.env["BENCH_WORKER_SCHEMA"])
 
     def commands(self, processes: int) -> list[list[str]]:
         return [
@@ -268,13 +265,10 @@ class Pgqueuer(System):
         await self.queries.install()
 
     async def teardown(self) -> None:
-        from alkstore_postgres.location import quote_ident
         from pgqueuer.domain.settings import db_settings
 
         await self.connection.close()
-        await _sql(
-            self.env["BENCH_WORKER_DSN"], f"DROP SCHEMA IF EXISTS {quote_ident(self.env['PGQUEUER_SCHEMA'])} CASCADE"
-        )
+        await _drop_schema(self.env["BENCH_WORKER_DSN"], self.env["PGQUEUER_SCHEMA"])
         os.environ.pop("PGQUEUER_SCHEMA", None)
         db_settings.cache_clear()
 

@@ -1,26 +1,36 @@
 #!/usr/bin/env bash
 # The ecosystem matrix, rerun: every engine of docs/ecosystem/notes.json certified 3 times into
-# docs/ecosystem/reports/ (ENGINE-RUN.json), the libraries with their expected-failures files, then
-# docs/ecosystem.md and docs/ecosystem.html rebuilt by `alkstore matrix`. Not part of ci/test.sh: it
-# takes a quarter of an hour on a quiet machine. The scheduled workflow (.github/workflows/ecosystem.yml)
-# runs it; a library upgrade that changes a verdict makes its certify runs exit 1 and the job red.
+# docs/ecosystem/reports/ (ENGINE-RUN.json), the libraries with their expected-failures files; then each
+# library's standalone reproductions (the library's own API in its own language, separate worker processes,
+# nothing of alkstore), whose output is checked; then docs/ecosystem.md and docs/ecosystem.html rebuilt by
+# `alkstore matrix`. Not part of ci/test.sh: it takes a quarter of an hour on a quiet machine. The scheduled
+# workflow (.github/workflows/ecosystem.yml) runs it; a library upgrade that changes a verdict makes its certify
+# runs exit 1, and one that changes a reproduced behaviour makes its reproduction fail: the job goes red.
 #
 #   ALKSTORE_PG_DSN=postgresql://postgres@127.0.0.1:5432/postgres bash ci/ecosystem.sh
+#
+# ALKSTORE_ECOSYSTEM_ENGINES (default: every engine) and ALKSTORE_ECOSYSTEM_RUNS (default 3; 0 runs only the
+# reproductions and the pages) narrow a rerun, e.g. to the libraries after an adapter change.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export ALKSTORE_PG_DSN="${ALKSTORE_PG_DSN:-postgresql://postgres@127.0.0.1:5432/postgres}"
+ENGINES="${ALKSTORE_ECOSYSTEM_ENGINES:-sqlite mem postgres node-sqlite rust-sqlite pgqueuer procrastinate pg-boss graphile-worker}"
+RUNS="${ALKSTORE_ECOSYSTEM_RUNS:-3}"
 out=docs/ecosystem/reports
 node_manifest="$PWD/engines_under_test/alkstore_node/alkstore-engine.toml"
 rust_manifest="$PWD/engines_under_test/alkstore_rust/alkstore-engine.toml"
 graphile_manifest="$PWD/ecosystem/alkstore_graphile/alkstore-engine.toml"
 pgboss_manifest="$PWD/ecosystem/alkstore_pgboss/alkstore-engine.toml"
+# The Python reproductions run with the interpreter of the `alkstore` on PATH (the venv with the ecosystem extra).
+python="$(dirname "$(command -v alkstore)")/python"
 status=0
-bash ci/node.sh install
-bash ci/rust.sh install
+# Each toolchain only when an engine of the run needs it (the Rust build is slow).
+case " $ENGINES " in *" node-sqlite "* | *" pg-boss "* | *" graphile-worker "*) bash ci/node.sh install ;; esac
+case " $ENGINES " in *" rust-sqlite "*) bash ci/rust.sh install ;; esac
 # postgres's T3 (row server_clock) runs on a throwaway cluster under libfaketime; without it, "not run here".
 ALKSTORE_FAKETIME_LIB="$(bash ci/faketime.sh)" && export ALKSTORE_FAKETIME_LIB
-for run in 1 2 3; do
-    for engine in sqlite mem postgres node-sqlite rust-sqlite pgqueuer procrastinate pg-boss graphile-worker; do
+for run in $(seq 1 "$RUNS"); do
+    for engine in $ENGINES; do
         spec=$engine
         extra=()
         pytest_args=()
@@ -39,6 +49,29 @@ for run in 1 2 3; do
             status=1
         }
     done
+done
+
+# reproduce NAME COUNT COMMAND...: run a library's standalone reproduction (5 minutes at most); it passes when it
+# exits 0 and prints exactly COUNT `REPRODUCED:` lines and no `NOT REPRODUCED:` line. Its output is shown.
+reproduce() {
+    local name=$1 count=$2 output code
+    shift 2
+    echo "== reproduction: $name ($*)"
+    output="$(timeout 300 "$@" 2>&1)"
+    code=$?
+    echo "$output"
+    if [ "$code" -ne 0 ] || [ "$(grep -c '^REPRODUCED: ' <<<"$output")" -ne "$count" ] || grep -q '^NOT REPRODUCED: ' <<<"$output"; then
+        echo "ci/ecosystem.sh: $name's reproduction did not show what docs/ecosystem.md says (exit $code)" >&2
+        status=1
+    fi
+}
+for engine in $ENGINES; do
+    case $engine in
+    pgqueuer) reproduce pgqueuer 3 "$python" ecosystem/alkstore_pgqueuer/reproduce_pause.py ;;
+    procrastinate) reproduce procrastinate 3 "$python" ecosystem/alkstore_procrastinate/reproduce_pause.py ;;
+    pg-boss) reproduce pg-boss 3 node ecosystem/alkstore_pgboss/reproduce_workers.js ;;
+    graphile-worker) reproduce graphile-worker 1 node ecosystem/alkstore_graphile/reproduce.js ;;
+    esac
 done
 alkstore matrix || status=1
 bash ci/faults.sh install && bash ci/faults.sh full || status=1 # runtime faults (docs/runtime-faults.md)

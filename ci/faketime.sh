@@ -25,16 +25,10 @@ find_lib() {
     done
 }
 
-as_root() {
-    if [ "$(id -u)" = 0 ]; then
-        "$@"
-    elif command -v sudo >/dev/null 2>&1; then
-        sudo -n "$@"
-    else
-        log "not root and no sudo: cannot run '$*'; install Debian's faketime package yourself"
-        return 1
-    fi
-}
+ROOT_HINT="install Debian's faketime package yourself"
+case "$0" in */*) ci_dir="${0%/*}" ;; *) ci_dir=. ;; esac # builtins only: PATH may hold nothing else
+# shellcheck source=ci/as_root.sh
+source "$ci_dir/as_root.sh"
 
 lib="$(find_lib)"
 if [ -z "$lib" ]; then

@@ -35,7 +35,9 @@ check)
         adapter_files+=("$adapter"/*.js "$adapter"/src/*.js "$adapter"/test/*.js)
         adapter_tests+=("$adapter/test/")
     done
-    for file in src/*.js test/*.js ../../tests/mutants/node_*.js ../../ecosystem/node_kit/src/*.js ../../ecosystem/node_kit/test/*.js "${adapter_files[@]}"; do
+    # The engine's in-process users (a test fixture, a benchmark) too: they drive it through its handlers.
+    for file in src/*.js test/*.js ../../tests/mutants/node_*.js ../../tests/wire_testees/*.js ../../benchmarks/*.js \
+        ../../ecosystem/node_kit/src/*.js ../../ecosystem/node_kit/test/*.js "${adapter_files[@]}"; do
         node --check "$file"
     done
     node --test test/ ../../ecosystem/node_kit/test/ "${adapter_tests[@]}"

@@ -47,18 +47,10 @@ pg_bindir() {
     fi
 }
 
-# Run a command as root: directly when we are root, else through sudo when there is one (never
-# prompting: a CI runner's sudo needs no password, and a script must not hang on one).
-as_root() {
-    if [ "$(id -u)" = 0 ]; then
-        "$@"
-    elif command -v sudo >/dev/null 2>&1; then
-        sudo -n "$@"
-    else
-        log "not root and no sudo: cannot run '$*'; install Debian's postgresql package (psql, initdb) yourself"
-        return 1
-    fi
-}
+ROOT_HINT="install Debian's postgresql package (psql, initdb) yourself"
+case "$0" in */*) ci_dir="${0%/*}" ;; *) ci_dir=. ;; esac # builtins only: PATH may hold nothing else
+# shellcheck source=ci/as_root.sh
+source "$ci_dir/as_root.sh"
 
 install_postgres() {
     log "$1: installing Debian's postgresql package"

@@ -72,6 +72,8 @@ export ALKSTORE_PG_DSN ALKSTORE_REQUIRE=1
 echo "Postgres: $ALKSTORE_PG_DSN"
 ALKSTORE_FAKETIME_LIB="$(bash ci/faketime.sh)" # the skewed server of tests/test_postgres_server_clock.py
 export ALKSTORE_FAKETIME_LIB
+ALKSTORE_CHROMIUM="$(bash ci/chromium.sh)" # the headless browser of tests/test_ecosystem_page.py
+export ALKSTORE_CHROMIUM
 phase_done
 
 PYTEST=("$VENV/bin/pytest" -p no:cacheprovider -n 2)
@@ -83,7 +85,7 @@ bash ci/rust.sh check
 "$VENV/bin/ruff" format --check .
 # ecosystem/: typed against pgqueuer and procrastinate where the venv has the ecosystem extra; '.[test]' alone
 # lacks them, so their imports are Any there (pyproject's mypy overrides) and the adapters' own code is still checked.
-"$VENV/bin/mypy" alkstore_contract alkstore_worker alkstore_faults reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres ecosystem tests
+"$VENV/bin/mypy" alkstore_contract alkstore_worker alkstore_faults reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres ecosystem tests tools
 phase_done
 
 phase 3 "the contract suite on both clocks and the mutant catalog, all at once: [system] sqlite, postgres (the server's clock), node, rust; [manual] sqlite, mem, postgres, sqlite-ms, postgres-base64, node, rust; [mutants] each mutant in its own pytest process, stopped at its first failing row"

@@ -4,8 +4,29 @@ from __future__ import annotations
 
 import pytest
 
-from alkstore_contract import JobHandle, Queue, StoreClosed
+from alkstore_contract import JobHandle, Queue, Store, StoreClosed
 from alkstore_contract.types import JobId
+
+
+async def close_holding_a_claim(store: Store, unclaimed: int = 0) -> tuple[Queue, JobHandle, JobId]:
+    """Enqueue ``"x"`` on queue ``q`` (and ``unclaimed`` more behind it), claim it as ``w``, then close the store.
+
+    It closes twice (a second close does nothing), checks that the store says it is closed and refuses a new
+    queue, and returns the queue, the claim's handle and the claimed job's id: what ``assert_every_op_refused``
+    tries next, and what the caller checks the store still holds.
+    """
+    queue = store.queue("q")
+    job_id = await queue.enqueue("x")
+    for _ in range(unclaimed):
+        await queue.enqueue("y")
+    handle = await queue.claim_one("w")
+    assert handle is not None
+    await store.close()
+    await store.close()
+    assert store.closed
+    with pytest.raises(StoreClosed):
+        store.queue("q")
+    return queue, handle, job_id
 
 
 async def assert_every_op_refused(queue: Queue, handle: JobHandle, job_id: JobId) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 from alkstore_contract import __version__
 from alkstore_contract._moved import MOVED, REPLACED
-from tests import public_api
+from tools import public_api
 
 CHANGELOG = public_api.REPO / "CHANGELOG.md"
 TEXT = CHANGELOG.read_text(encoding="utf-8")

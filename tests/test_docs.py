@@ -13,7 +13,7 @@
 - Every link and image of README.md and docs/ that points into the
   repository points at a file that is there.
 - docs/certify-your-engine.md's listings of the driver, the surface and
-  ``Job`` are what ``python -m tests.api_reference`` generates from the code
+  ``Job`` are what ``python -m tools.api_reference`` generates from the code
   now, and the page names the example's every file.
 - Every decision code or docs cite by id (``DEC-sweep-order``) is in
   docs/contract.md's Decisions table and spelled out at its clause; nothing
@@ -36,7 +36,7 @@ import pytest
 from alkstore_contract import surface
 from alkstore_contract.suite.row import all_rows
 from alkstore_contract.suite.xfail import load_xfail_file
-from tests.api_reference import RENDERERS, generated_blocks, regenerate
+from tools.api_reference import RENDERERS, generated_blocks, regenerate
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
@@ -174,7 +174,7 @@ def test_no_decision_is_cited_by_number() -> None:
 def test_the_api_listings_of_certify_your_engine_match_the_code() -> None:
     text = (DOCS / "certify-your-engine.md").read_text(encoding="utf-8")
     assert sorted(generated_blocks(text)) == sorted(RENDERERS)
-    assert regenerate(text) == text, "the code changed: run `python -m tests.api_reference` and commit the page"
+    assert regenerate(text) == text, "the code changed: run `python -m tools.api_reference` and commit the page"
 
 
 def test_certify_your_engine_names_every_file_of_the_example() -> None:

@@ -8,15 +8,18 @@ Rule ids: the matrix's verdicts are the reports' clause verdicts, agreed by ever
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 from alkstore_contract.report.cli import main
-from alkstore_contract.report.ecosystem import build, cell, load_notes, load_runs
+from alkstore_contract.report.ecosystem import CLASSES, EngineRuns, build, cell, inline_html, load_notes, load_runs
+from alkstore_contract.suite.profiles import SAFETY
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORTS = ROOT / "docs" / "ecosystem" / "reports"
 NOTES = ROOT / "docs" / "ecosystem" / "notes.json"
+TOPICS = ("delivery", "retry", "recovery after a crash", "what a late worker may do")
 
 
 def _check(reports: Path, markdown: Path, page: Path) -> int:
@@ -55,3 +58,76 @@ def test_every_engine_column_has_three_runs_and_a_safety_verdict() -> None:
     markdown, _ = build(REPORTS, NOTES)
     safety = next(line for line in markdown.splitlines() if line.startswith("| safety profile |"))
     assert safety.removeprefix("| safety profile |").count("safety ") == len(engines)
+
+
+def test_inline_markdown_becomes_html_and_nothing_else_does() -> None:
+    """Matrix: a note's `code`, [link](url), **bold** and *emphasis* become HTML; markup in the text is escaped."""
+    shown = inline_html("`a<b*c*` [contract.md](contract.md) **lost** *not promised* 2 * 3 <script>")
+    assert shown == (
+        '<code>a&lt;b*c*</code> <a href="contract.md">contract.md</a> <strong>lost</strong> '
+        "<em>not promised</em> 2 * 3 &lt;script&gt;"
+    )
+
+
+def test_a_report_made_before_hazards_reads_by_hazard_never_as_loss(tmp_path: Path) -> None:
+    """Matrix: an old report's 'safety NOT PASSED (C1 H1 H5)' is shown by hazard, C1 as late recovery."""
+    copied = tmp_path / "reports"
+    shutil.copytree(REPORTS, copied)
+    path = copied / "pg-boss-1.json"
+    report = json.loads(path.read_text(encoding="utf-8"))
+    engine = report["engines"][0]
+    engine["summary"] = "safety NOT PASSED (C1 H1 H5) · " + engine["summary"].split(" · ", 1)[1]
+    for profile in engine["profiles"]:
+        profile.pop("hazards", None)
+        profile["failed"] = ["C1", "H1", "H5"]
+    path.write_text(json.dumps(report), encoding="utf-8")
+    markdown, _ = build(copied, NOTES)
+    safety = next(line for line in markdown.splitlines() if line.startswith("| safety profile |"))
+    assert "completed by a stale worker: H1 H5; late recovery: C1" in safety
+    assert "(C1 H1 H5)" not in safety
+    assert "lost" not in safety
+
+
+def test_a_failure_classed_not_applicable_is_never_shown_as_the_librarys() -> None:
+    """Matrix: graphile-worker's H1 judges the adapter's lease: its cell says not applicable, not fails."""
+    runs = {e.name: e for e in load_runs(REPORTS, load_notes(NOTES))}
+    found = cell(runs["graphile-worker"], "H1")
+    assert found.kind == "not applicable"
+    assert found.text.startswith("○ not applicable")
+    assert found.note is not None
+    assert "adapter's construct" in found.note
+
+
+def _libraries() -> list[EngineRuns]:
+    return [e for e in load_runs(REPORTS, load_notes(NOTES)) if "library" in e.notes]
+
+
+def test_every_library_quotes_its_promises_and_classes_each_failed_safety_clause() -> None:
+    """Matrix: each library quotes its docs (topic, words, where) and classes every safety clause it fails."""
+    libraries = _libraries()
+    assert {e.name for e in libraries} == {"pgqueuer", "procrastinate", "graphile-worker", "pg-boss"}
+    for engine in libraries:
+        promises = engine.notes["library"]["promises"]
+        assert len(promises) >= 3, f"{engine.name}: too few promises quoted"
+        for promise in promises:
+            assert promise["topic"] in TOPICS, f"{engine.name}: {promise['topic']!r}"
+            assert promise["quote"].strip(), f"{engine.name}: a promise without the docs' words"
+            assert promise["where"].strip(), f"{engine.name}: a promise without where it is"
+        failed = {
+            c["clause"] for _, run in engine.runs for c in run["clauses"] if c["verdict"] in ("failed", "xfailed")
+        }
+        for clause_id in sorted(failed & set(SAFETY)):
+            found = engine.notes.get("clauses", {}).get(clause_id, {}).get("class")
+            assert found in CLASSES, f"{engine.name} {clause_id}: failed, but classed {found!r}"
+
+
+def test_every_failure_counted_against_a_library_names_a_reproduction_that_exists() -> None:
+    """Matrix: a safety failure classed 'own promise' or 'not promised' names a standalone reproduction in the tree."""
+    for engine in _libraries():
+        for clause_id, said in engine.notes.get("clauses", {}).items():
+            if said.get("class") not in ("own promise", "not promised"):
+                continue
+            scripts = re.findall(r"ecosystem/alkstore_\w+/reproduce\w*\.(?:py|js)", said["why"] + said["source"])
+            assert scripts, f"{engine.name} {clause_id}: counted against the library with no reproduction named"
+            for script in scripts:
+                assert (ROOT / script).is_file(), f"{engine.name} {clause_id}: {script} is not in the tree"

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from alkstore_contract._moved import new_path
+from tools import public_api
 
 REPO = Path(__file__).resolve().parent.parent
 ENGINE_PACKAGES = sorted(
@@ -29,22 +30,7 @@ ENGINE_PACKAGES = sorted(
     for pattern in ("reference_engine/*/__init__.py", "engines_under_test/*/__init__.py", "examples/*/*/__init__.py")
     for path in REPO.glob(pattern)
 )
-ENGINE_FACING = frozenset(
-    {
-        "alkstore_contract",
-        "alkstore_contract.adapter",
-        "alkstore_contract.backoff",
-        "alkstore_contract.clock",
-        "alkstore_contract.errors",
-        "alkstore_contract.handles",
-        "alkstore_contract.instants",
-        "alkstore_contract.kit",
-        "alkstore_contract.resolution",
-        "alkstore_contract.surface",
-        "alkstore_contract.types",
-        "alkstore_contract.validation",
-    }
-)
+ENGINE_FACING = frozenset({*public_api.CONTRACT, "alkstore_contract.kit"})
 """What an engine may import: the surface it implements, the kit, and the rules and helpers written once for it."""
 
 

@@ -9,25 +9,15 @@ import pytest
 import pytest_asyncio
 
 from alkstore_contract.suite.fault_proxy import FaultProxy
+from tests.echo_server import echo
 
 SHORT_S = 0.3
 """Long enough that a forwarded echo (well under a millisecond here) would have come back."""
 
 
-async def _echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(1024):
-            writer.write(data)
-            await writer.drain()
-    except OSError:
-        pass
-    finally:
-        writer.close()
-
-
 @pytest_asyncio.fixture
 async def proxy() -> AsyncIterator[FaultProxy]:
-    server = await asyncio.start_server(_echo, "127.0.0.1", 0)
+    server = await asyncio.start_server(echo, "127.0.0.1", 0)
     host, port = server.sockets[0].getsockname()[:2]
     async with FaultProxy(host, port) as running:
         yield running

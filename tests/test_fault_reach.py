@@ -22,17 +22,7 @@ from alkstore_contract.suite.checks import expect
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.ledger import CURRENT, Ledger
 from alkstore_contract.suite.network import Wire, open_wire
-
-
-async def _echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(1024):
-            writer.write(data)
-            await writer.drain()
-    except OSError:
-        pass
-    finally:
-        writer.close()
+from tests.echo_server import echo
 
 
 class EchoAdapter:
@@ -71,7 +61,7 @@ class EchoAdapter:
 
 @pytest_asyncio.fixture
 async def context() -> AsyncIterator[RowContext]:
-    server = await asyncio.start_server(_echo, "127.0.0.1", 0)
+    server = await asyncio.start_server(echo, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     ledger = Ledger(row="network_faults")
     ctx = RowContext(

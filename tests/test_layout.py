@@ -1,7 +1,7 @@
 """The package's layout by part, and the old paths that keep importing for one release (rule: API-1).
 
-The tree shows four parts — the contract (the top-level modules), the kit, the
-suite and the report (and the wire part once it lands) — and each module's
+The tree shows five parts — the contract (the top-level modules), the kit, the
+suite, the report and the wire — and each module's
 docstring says which one it belongs to, so a reader who opens any file knows
 whether an engine may import it. The modules that moved keep their old paths
 for one minor release through ``alkstore_contract._moved``: each old path

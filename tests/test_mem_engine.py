@@ -31,11 +31,10 @@ from alkstore_contract import (
     PayloadError,
     Queue,
     QueueOpts,
-    StoreClosed,
 )
 from alkstore_contract.suite.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.suite.registry import load_adapter
-from tests.closed_store import assert_every_op_refused
+from tests.closed_store import assert_every_op_refused, close_holding_a_claim
 
 pytestmark = pytest.mark.asyncio
 
@@ -412,15 +411,7 @@ async def test_queue_names_and_opts_are_validated(store: MemStore) -> None:
 
 async def test_closed_store_fails_closed_and_writes_nothing(location: str, clock: ManualClock) -> None:
     store = await alkstore_mem.open_store(location, clock=clock)
-    queue = store.queue("q")
-    job_id = await queue.enqueue("x")
-    handle = await queue.claim_one("w")
-    assert handle is not None
-    await store.close()
-    await store.close()
-    assert store.closed
-    with pytest.raises(StoreClosed):
-        store.queue("q")
+    queue, handle, job_id = await close_holding_a_claim(store)
     await assert_every_op_refused(queue, handle, job_id)
     async with await alkstore_mem.open_store(location, clock=clock) as other:
         job = await must_get(other.queue("q"), job_id)

@@ -9,7 +9,8 @@ them) and to what the 0.1 functions returned, with the expected values worked
 out from the contract's text (E1–E7, R1–R4), never from the code under test.
 
 If one of these fails, check ``alkstore_contract/_pre_kit.py`` (the shims) and
-the ``__getattr__`` at the end of ``alkstore_contract/resolution.py``.
+``alkstore_contract._moved.replaced_names``, which ``install`` sets as
+``alkstore_contract.resolution``'s ``__getattr__``.
 """
 
 from __future__ import annotations

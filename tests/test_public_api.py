@@ -2,14 +2,14 @@
 
 Rule: API-2.
 
-``tests/public_api_names.txt`` pins every public name (``tests/public_api.py``
+``tests/public_api_names.txt`` pins every public name (``tools/public_api.py``
 says what counts). A pinned name must keep importing — as it is, or deprecated
 with a warning naming its replacement — until a person takes it out after its
 release of deprecation and names it under *Removed* in CHANGELOG.md.
 
 If one of these fails, check: you renamed or deleted a public name (restore it,
 or keep the old name importing with a ``DeprecationWarning``, see docs/api.md);
-you added one (``python -m tests.public_api`` pins it and regenerates the
+you added one (``python -m tools.public_api`` pins it and regenerates the
 page); or you changed a module's summary line (regenerate the page).
 """
 
@@ -20,19 +20,19 @@ from pathlib import Path
 
 import pytest
 
-from tests import public_api
-from tests.public_api import Name
+from tools import public_api
+from tools.public_api import Name
 
 
 def test_api2_docs_api_md_matches_the_code() -> None:
     text = public_api.PAGE.read_text(encoding="utf-8")
-    assert public_api.regenerate(text) == text, "docs/api.md drifted from the code: run python -m tests.public_api"
+    assert public_api.regenerate(text) == text, "docs/api.md drifted from the code: run python -m tools.public_api"
 
 
 def test_api2_every_public_name_is_pinned() -> None:
     pinned = {name.key for name in public_api.read_pin()}
     unpinned = [name.key for name in public_api.current() if name.key not in pinned]
-    assert not unpinned, f"public names not in {public_api.PIN.name} (python -m tests.public_api adds them): {unpinned}"
+    assert not unpinned, f"public names not in {public_api.PIN.name} (python -m tools.public_api adds them): {unpinned}"
 
 
 def gone(pinned: list[Name]) -> list[str]:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tools import perf_summary
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 TIMEOUT_S = 60
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
@@ -105,3 +107,31 @@ def test_the_readme_is_a_users_page_of_at_most_200_lines() -> None:
     text = README.read_text(encoding="utf-8")
     assert text.count("\n") <= MAX_LINES, f"README.md has {text.count(chr(10))} lines; move detail to docs/"
     assert text.count("<!-- perf-summary -->") == text.count("<!-- /perf-summary -->") == 1
+
+
+def test_the_performance_summary_is_generated_from_the_committed_runs() -> None:
+    """Every figure of the README's summary is one a committed run measured (docs/benchmarks/runs/*.json)."""
+    text = README.read_text(encoding="utf-8")
+    assert perf_summary.regenerate(text) == text, (
+        "README.md's performance summary disagrees with docs/benchmarks/runs/: run `python -m tools.perf_summary`"
+    )
+
+
+def test_a_figure_the_runs_do_not_hold_is_caught() -> None:
+    """The check can fail: a ratio edited by hand in the README's summary disagrees with the runs."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("<!-- perf-summary -->")
+    edited = text[:start] + text[start:].replace("×", "1×", 1)
+    assert perf_summary.regenerate(edited) != edited
+
+
+BENCHMARKS_PAGE = README.parent / "docs" / "benchmarks.md"
+MAX_BENCHMARK_LINES = 300
+
+
+def test_the_benchmarks_page_is_method_and_latest_numbers() -> None:
+    """docs/benchmarks.md: method, the latest numbers, how to reproduce; dated runs live as JSON beside it."""
+    lines = BENCHMARKS_PAGE.read_text(encoding="utf-8").count("\n")
+    assert lines < MAX_BENCHMARK_LINES, (
+        f"docs/benchmarks.md has {lines} lines; commit older runs under docs/benchmarks/runs/"
+    )

@@ -1,12 +1,13 @@
 """The kit's shortcuts build exactly what the plain code builds (contract E1–E9, B1).
 
 ``EnqueueOptions.validate`` hands out one shared object when no option is
-set, ``resolve_new_jobs`` fills ``NewJobs`` through its slots rather than
-its ``__init__``, and ``duration_us`` answers 0 without a ``timedelta``: each
-is there for speed only, as is ``int_job_ids``'s for a batch of plain ints.
-If one of these fails, check the shortcut in
-``alkstore_contract.resolution`` or ``alkstore_contract.kit.driver`` against
-the dataclass it stands in for.
+set, the kit's ``resolve_new_jobs`` (``alkstore_contract.kit.fast``) fills
+``NewJobs`` through its slots rather than its ``__init__``, and
+``duration_us`` answers 0 without a ``timedelta``: each is there for speed
+only, as is ``int_job_ids``'s for a batch of plain ints. If one of these
+fails, check the shortcut in ``alkstore_contract.kit.fast`` or
+``alkstore_contract.kit.driver`` against the plain code it stands in for
+(``alkstore_contract.resolution``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from hypothesis import strategies as st
 
 from alkstore_contract import InvalidArgument, JobId, QueueOpts
 from alkstore_contract.kit.driver import duration_us, int_job_id, int_job_ids
-from alkstore_contract.resolution import _DEFAULT_OPTIONS, EnqueueOptions, NewJobs, resolve_new_jobs
+from alkstore_contract.kit.fast import resolve_new_jobs
+from alkstore_contract.resolution import _DEFAULT_OPTIONS, EnqueueOptions, NewJobs
+from alkstore_contract.resolution import resolve_new_jobs as plain_resolve_new_jobs
 
 durations = st.none() | st.floats(min_value=0, max_value=10**6, allow_nan=False)
 instants = st.none() | st.datetimes(timezones=st.just(UTC))
@@ -73,6 +76,7 @@ def test_e1_e7_resolve_new_jobs_equals_what_newjobs_init_builds(
     )
     assert type(jobs) is NewJobs
     assert jobs == expected
+    assert plain_resolve_new_jobs(payloads, options, opts) == expected
     assert [getattr(jobs, field.name) for field in fields(NewJobs)] == [
         getattr(expected, field.name) for field in fields(NewJobs)
     ]

@@ -23,7 +23,7 @@ import pytest_asyncio
 from alkstore_sqlite import SchemaVersionError, SqliteStore, adapter, open_store
 from alkstore_sqlite.driver import SqliteDriver
 from alkstore_sqlite.gate import StatementGate
-from alkstore_sqlite.schema import MIGRATIONS, SCHEMA_VERSION
+from alkstore_sqlite.schema import LAYOUT, SCHEMA_VERSION
 
 from alkstore_contract import (
     Capability,
@@ -37,7 +37,8 @@ from alkstore_contract import (
     StoreClosed,
 )
 from alkstore_contract.suite.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS, r2_range_s
-from tests.closed_store import assert_every_op_refused
+from tests.closed_store import assert_every_op_refused, close_holding_a_claim
+from tests.test_sqlite_layout import write_layout_1
 
 START = datetime(2030, 1, 1, tzinfo=UTC)
 
@@ -430,17 +431,7 @@ async def test_payload_snapshots_are_fresh(store: SqliteStore) -> None:
 @pytest.mark.asyncio
 async def test_closed_store_refuses_everything(db_path: Path, clock: ManualClock) -> None:
     store = await open_store(db_path, clock=clock)
-    queue = store.queue("q")
-    job_id = await queue.enqueue("x")
-    await queue.enqueue("y")
-    handle = await queue.claim_one("w")
-    assert handle is not None
-    await store.close()
-    await store.close()
-    assert store.closed
-
-    with pytest.raises(StoreClosed):
-        store.queue("q")
+    queue, handle, job_id = await close_holding_a_claim(store, unclaimed=1)
     await assert_every_op_refused(queue, handle, job_id)
     assert stored_rows(db_path) == 2
     assert stored_rows(db_path, "state = 'processing'") == 1
@@ -604,11 +595,7 @@ def _indexes(path: Path) -> dict[str, str]:
 @pytest.mark.asyncio
 async def test_layout_1_file_is_migrated_on_open_with_its_jobs(db_path: Path) -> None:
     """A file written by layout 1 gets migration 2's sweep indexes on open; its jobs read back unchanged."""
-    conn = sqlite3.connect(db_path)
-    for statement in MIGRATIONS[0]:
-        conn.execute(statement)
-    conn.execute("PRAGMA user_version = 1")
-    conn.close()
+    write_layout_1(db_path)
     assert "jobs_lease" in _indexes(db_path)
     clock = ManualClock(START)
     async with await open_store(db_path, clock=clock) as store:
@@ -639,9 +626,8 @@ def test_sweep_and_ack_batch_statements_use_their_indexes() -> None:
     make the purge read every dead job kept, or ``ack_batch`` every job in flight.
     """
     conn = sqlite3.connect(":memory:")
-    for step in MIGRATIONS:
-        for statement in step:
-            conn.execute(statement)
+    for statement in LAYOUT:
+        conn.execute(statement)
 
     def plan(sql: str, **params: object) -> str:
         return " / ".join(row[3] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))

@@ -7,17 +7,9 @@ from alkstore_contract.suite.clauses import CLAUSES, binding
 from alkstore_contract.suite.ledger import Failure, Gap, Ledger, LegRecord
 from alkstore_contract.suite.run import _clause_line, _row_summary
 from alkstore_contract.suite.verdicts import Certificate, Verdict, certify, clause_verdicts
+from tests.ledgers import all_checked
 
 DURABLE = frozenset({Capability.DURABLE})
-
-
-def _all_checked(capabilities: frozenset[Capability]) -> Ledger:
-    """A ledger in which one check of every binding clause (but the untested ones) ran."""
-    ledger = Ledger(row="everything")
-    for known in binding(capabilities):
-        if known.untested is None:
-            ledger.check(known.id)
-    return ledger
 
 
 def _certificate(ledgers: list[Ledger], capabilities: frozenset[Capability]) -> Certificate:
@@ -25,7 +17,7 @@ def _certificate(ledgers: list[Ledger], capabilities: frozenset[Capability]) -> 
 
 
 def test_every_binding_clause_passed_certifies_and_names_what_it_covers() -> None:
-    certificate = _certificate([_all_checked(DURABLE)], DURABLE)
+    certificate = _certificate([all_checked(DURABLE)], DURABLE)
     assert certificate.certified
     assert certificate.line("system") == "CERTIFIED: core + durable (clock=system)"
 
@@ -34,26 +26,28 @@ def test_a_failing_capability_row_blocks_the_certificate_of_an_engine_that_decla
     durability = Ledger(row="durability")
     durability.check("P3")
     durability.fail(Failure("P3", "kill -9 and reopen", "[P3] the engine lost an acked job's deletion"))
-    certificate = _certificate([_all_checked(DURABLE), durability], DURABLE)
+    certificate = _certificate([all_checked(DURABLE), durability], DURABLE)
     assert not certificate.certified
-    assert certificate.blockers == ["P3 failed (everything, durability): [P3] the engine lost an acked job's deletion"]
+    assert certificate.blockers == [
+        "P3 failed (row durability, leg 'kill -9 and reopen'): [P3] the engine lost an acked job's deletion"
+    ]
 
 
 def test_a_failure_only_model_based_or_crash_recovery_found_blocks_the_certificate() -> None:
     for row, clause_id in (("model_based", "C2"), ("crash_recovery", "C1")):
         found = Ledger(row=row)
         found.fail(Failure(clause_id, row, f"[{clause_id}] the engine did something else"))
-        certificate = _certificate([_all_checked(DURABLE), found], DURABLE)
+        certificate = _certificate([all_checked(DURABLE), found], DURABLE)
         assert not certificate.certified
         assert certificate.blockers[0].startswith(f"{clause_id} failed")
 
 
 def test_a_clause_with_no_check_blocks_unless_untested_or_outside_what_is_declared() -> None:
-    ledger = _all_checked(frozenset())
+    ledger = all_checked(frozenset())
     del ledger.checks["H5"]
     certificate = _certificate([ledger], frozenset())
     assert certificate.blockers == ["H5 not exercised: no row that checks it ran"]
-    assert _certificate([_all_checked(frozenset())], frozenset()).certified
+    assert _certificate([all_checked(frozenset())], frozenset()).certified
     assert CLAUSES["T3"].capability is Capability.NETWORKED, "T3 binds networked engines only"
 
 
@@ -61,7 +55,7 @@ def test_t3_without_the_hook_or_the_tools_is_named_on_the_certificate_never_pass
     """T3 on a networked engine: an adapter without the skewed-server hook, or a machine without its tools."""
     networked = frozenset({Capability.NETWORKED})
     for kind in (Gap.UNTESTED, Gap.NOT_RUN_HERE):
-        ledger = _all_checked(networked)
+        ledger = all_checked(networked)
         del ledger.checks["T3"]
         ledger.gap(("T3",), kind, "why")
         ledger.legs.append(LegRecord("skewed server", ["T3"], "not run", "why", str(kind)))
@@ -73,7 +67,7 @@ def test_t3_without_the_hook_or_the_tools_is_named_on_the_certificate_never_pass
 
 
 def test_an_exact_instant_leg_left_out_is_named_on_the_certificate() -> None:
-    ledger = _all_checked(frozenset())
+    ledger = all_checked(frozenset())
     ledger.gap(("H1",), Gap.CLOCK, "needs the manual clock")
     ledger.legs.append(LegRecord("H1 boundary", ["H1"], "not run", "needs the manual clock", str(Gap.CLOCK)))
     certificate = _certificate([ledger], frozenset())
@@ -82,7 +76,7 @@ def test_an_exact_instant_leg_left_out_is_named_on_the_certificate() -> None:
 
 
 def test_inconclusive_is_never_a_pass() -> None:
-    ledger = _all_checked(frozenset())
+    ledger = all_checked(frozenset())
     ledger.undecided(("C1",), "the host was too slow")
     verdicts = clause_verdicts([ledger], {})
     assert verdicts["C1"].verdict is Verdict.INCONCLUSIVE
@@ -90,7 +84,7 @@ def test_inconclusive_is_never_a_pass() -> None:
 
 
 def test_an_expected_failure_is_xfailed_and_still_blocks() -> None:
-    ledger = _all_checked(frozenset())
+    ledger = all_checked(frozenset())
     ledger.fail(Failure("E7", "priority", "[E7] the engine raised DataError", exception=True))
     verdicts = clause_verdicts([ledger], {"E7": "int32 column"})
     assert verdicts["E7"].verdict is Verdict.XFAILED
@@ -98,7 +92,7 @@ def test_an_expected_failure_is_xfailed_and_still_blocks() -> None:
 
 
 def test_the_ledger_survives_its_trip_through_json() -> None:
-    ledger = _all_checked(DURABLE)
+    ledger = all_checked(DURABLE)
     ledger.fail(Failure("P3", "kill", "lost"))
     ledger.gap(("P2",), Gap.CAPABILITY, "not declared")
     ledger.undecided(("C1",), "slow")
@@ -113,16 +107,35 @@ def test_the_ledger_survives_its_trip_through_json() -> None:
     )
 
 
+def test_a_failed_clause_names_the_rows_and_legs_that_failed_it_not_every_row_that_checked_it() -> None:
+    """Any clause: C3 checked by three rows and failed by two legs of one names that row and those legs only."""
+    ledgers = [all_checked(frozenset())]
+    for name in ("exactly_once", "crash_recovery"):
+        checked = Ledger(row=name)
+        checked.check("C3")
+        ledgers.append(checked)
+    lease = Ledger(row="lease_validity")
+    lease.check("C3")
+    lease.fail(Failure("C3", "reclaim", "[C3] the engine handed out a job twice"))
+    lease.fail(Failure("C3", "reclaim", "[C3] and again"))
+    lease.fail(Failure("C3", "batch", "[C3] in a batch too"))
+    ledgers.append(lease)
+    blockers = certify(clause_verdicts(ledgers, {}), ledgers, frozenset()).blockers
+    assert blockers == [
+        "C3 failed (row lease_validity, legs 'reclaim', 'batch'): [C3] the engine handed out a job twice"
+    ]
+
+
 def test_a_clause_failed_only_by_an_engine_exception_names_its_row() -> None:
     """Any clause: an exception charged to a clause with no check of its own still says where it happened."""
-    ledger = _all_checked(frozenset())
+    ledger = all_checked(frozenset())
     del ledger.checks["E7"]
     raised = Ledger(row="enqueue_opts_resolution")
     raised.fail(Failure("E7", "priority", "[E7] the engine raised OverflowError", exception=True))
     verdicts = clause_verdicts([ledger, raised], {})
     assert (verdicts["E7"].verdict, verdicts["E7"].rows) == (Verdict.FAILED, ["enqueue_opts_resolution"])
     assert certify(verdicts, [ledger, raised], frozenset()).blockers == [
-        "E7 failed (enqueue_opts_resolution): [E7] the engine raised OverflowError"
+        "E7 failed (row enqueue_opts_resolution, leg 'priority'): [E7] the engine raised OverflowError"
     ]
 
 
@@ -143,7 +156,7 @@ def test_a_network_leg_whose_faults_missed_the_engine_leaves_its_clause_not_exer
     If this fails, check that ``clause_verdicts`` treats a ``fault missed`` gap as blocking (docs/capabilities.md).
     """
     networked = frozenset({Capability.NETWORKED})
-    everything = _all_checked(networked)
+    everything = all_checked(networked)
     faults = Ledger(row="network_faults")
     faults.check("N3")
     faults.gap(("N3",), Gap.FAULT_MISSED, "leg 'cut enqueue' of row network_faults: the fault never reached the engine")

@@ -145,6 +145,10 @@ def test_a_crash_in_a_row_is_that_clause_failing_with_the_stderr_tail(tmp_path: 
     assert "FAILED   sweep_and_retention" in out, out[-3000:]
     assert "exited with status 3 while sweep_expired was in flight" in out
     assert "=> misbehaving: NOT CERTIFIED" in out
+    summary = next(line for line in out.splitlines() if "exited with status 3 while sweep_expired" in line)
+    assert "the last line of its stderr:" in summary or "it wrote nothing to stderr" in summary, summary
+    assert "Traceback (the engine's frames)" not in out, "a wire engine's failure shows the wire adapter's frames"
+    assert "The engine runs in a process of its own" in out
 
 
 def test_no_common_version_in_a_run_is_one_line_and_no_row_runs(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from alkstore_contract import JobState
 from alkstore_contract.types import Job
 from alkstore_worker import App
 from tests import worker_app
-from tests.worker_processes import handler_log, wait_until, workers
+from tests.worker_processes import WorkerProcess, handler_log, wait_until, workers
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -84,14 +84,23 @@ def _events(log: Path, event: str) -> list[dict[str, object]]:
     return [line for line in handler_log(log) if line["event"] == event]
 
 
-def test_sigterm_during_a_long_job_hands_it_back_with_no_attempt_spent(store_spec: str, tmp_path: Path) -> None:
-    log = tmp_path / "handlers.jsonl"
-    with workers(store_spec, log, "--grace", "0.3") as (worker,):
-        job_id = asyncio.run(_defer(store_spec, "long_job", {"seconds": 30}))
-        wait_until(lambda: bool(_events(log, "started")), "the long job started")
+def _sigterm_mid_job(store_spec: str, log: Path, grace_s: str, job_s: float) -> tuple[object, WorkerProcess]:
+    """One worker with ``--grace grace_s``, SIGTERMed once a ``long_job`` of ``job_s`` started; it must exit 0.
+
+    Returns the job's id and the worker, ended, for its log lines.
+    """
+    with workers(store_spec, log, "--grace", grace_s) as (worker,):
+        job_id = asyncio.run(_defer(store_spec, "long_job", {"seconds": job_s}))
+        wait_until(lambda: bool(_events(log, "started")), "the job started")
         worker.signal(signal.SIGTERM)
         assert worker.wait() == 0, worker.stderr()
-        handed = [e for e in worker.events() if e["event"] == "handed_back"]
+    return job_id, worker
+
+
+def test_sigterm_during_a_long_job_hands_it_back_with_no_attempt_spent(store_spec: str, tmp_path: Path) -> None:
+    log = tmp_path / "handlers.jsonl"
+    job_id, worker = _sigterm_mid_job(store_spec, log, grace_s="0.3", job_s=30)
+    handed = [e for e in worker.events() if e["event"] == "handed_back"]
     assert [e["job"] for e in handed] == [job_id], worker.stderr()
     assert _events(log, "finished") == []
     assert asyncio.run(_job(store_spec, job_id)) is None, "the claimed job was acked after its copy was stored"
@@ -103,11 +112,7 @@ def test_sigterm_during_a_long_job_hands_it_back_with_no_attempt_spent(store_spe
 
 def test_sigterm_lets_a_job_that_ends_within_the_grace_finish(store_spec: str, tmp_path: Path) -> None:
     log = tmp_path / "handlers.jsonl"
-    with workers(store_spec, log, "--grace", "10") as (worker,):
-        job_id = asyncio.run(_defer(store_spec, "long_job", {"seconds": 0.5}))
-        wait_until(lambda: bool(_events(log, "started")), "the job started")
-        worker.signal(signal.SIGTERM)
-        assert worker.wait() == 0, worker.stderr()
+    job_id, _ = _sigterm_mid_job(store_spec, log, grace_s="10", job_s=0.5)
     assert [e["job"] for e in _events(log, "finished")] == [job_id]
     assert asyncio.run(_job(store_spec, job_id)) is None
 

@@ -19,6 +19,7 @@ from alkstore_contract.kit.driver import (
     job_from_row,
     jobs_from_rows,
 )
+from alkstore_contract.kit.fast import new_job
 from alkstore_contract.kit.front import KitJobHandle, KitQueue, KitStore
 from alkstore_contract.resolution import NewJobs
 
@@ -36,4 +37,5 @@ __all__ = [
     "int_job_ids",
     "job_from_row",
     "jobs_from_rows",
+    "new_job",
 ]

@@ -28,8 +28,9 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from alkstore_contract.kit.fast import new_job
 from alkstore_contract.resolution import NewJobs
-from alkstore_contract.types import Job, JobId, JobState, _JobFields
+from alkstore_contract.types import Job, JobId, JobState
 from alkstore_contract.validation import INT64_MAX, INT64_MIN, decode_payload
 
 _ONE_US = timedelta(microseconds=1)
@@ -214,27 +215,21 @@ def job_from_row(row: Sequence[Any]) -> Job:
 def jobs_from_rows(rows: Iterable[Sequence[Any]]) -> list[Job]:
     """``job_from_row`` of each row, in order: the snapshots of a batch claim's rows.
 
-    A claim of a hundred builds a hundred snapshots, so this one loop does
-    without what a call of ``Job(...)`` a row costs: each row is unpacked by
-    name (``*rest`` builds a list a row) and ``Job.__init__`` fills a bare
-    object of ``Job``'s layout (``types._JobFields``), which skips
-    ``type.__call__``. Measured here: 0.99 µs a row against 1.42, payload
-    decoding included.
+    A claim of a hundred builds a hundred snapshots, so this one loop unpacks
+    each row by name (``*rest`` would build a list a row) and builds each with
+    ``new_job`` (``alkstore_contract.kit.fast``).
     """
     jobs: list[Job] = []
     append = jobs.append
-    bare = object.__new__
-    fill = Job.__init__
+    build = new_job
     states = _STATES
     # fmt: off
     # One row's seventeen fields pass straight through, in JOB_FIELDS order: a line each would say nothing more.
     for (job_id, queue, payload, state, priority, attempts, max_attempts, run_at, expires_at, enqueued_at,
          lease_expires_at, claimed_by, visibility_timeout_s, backoff_base_s, retention_s, last_error, died_at) in rows:
-        job: Any = bare(_JobFields)
-        fill(job, job_id, queue, decode_payload(payload), states[state], priority, attempts, max_attempts, run_at,
-             expires_at, enqueued_at, lease_expires_at, claimed_by, visibility_timeout_s, backoff_base_s, retention_s,
-             last_error, died_at)
-        append(job)
+        append(build(job_id, queue, decode_payload(payload), states[state], priority, attempts, max_attempts, run_at,
+                     expires_at, enqueued_at, lease_expires_at, claimed_by, visibility_timeout_s, backoff_base_s,
+                     retention_s, last_error, died_at))
     # fmt: on
     return jobs
 

@@ -21,8 +21,9 @@ from typing import Generic, Self, TypeVar
 
 from alkstore_contract.clock import Clock
 from alkstore_contract.errors import InvalidArgument
-from alkstore_contract.handles import OneShot, raise_if_closed
+from alkstore_contract.handles import NamedQueue, OneShot, raise_if_closed
 from alkstore_contract.kit.driver import StorageDriver, c2_order_key
+from alkstore_contract.kit.fast import resolve_new_jobs
 from alkstore_contract.resolution import (
     LAST_ERROR_EXPIRED,
     LAST_ERROR_MAX_ATTEMPTS,
@@ -30,7 +31,6 @@ from alkstore_contract.resolution import (
     decide_retry,
     encode_payloads,
     fail_error,
-    resolve_new_jobs,
 )
 from alkstore_contract.surface import JobHandle
 from alkstore_contract.types import Duration, Job, JobId, QueueOpts, validate_queue_opts
@@ -121,24 +121,15 @@ class KitStore(Generic[D]):
         await self.close()
 
 
-class KitQueue(Generic[D]):
+class KitQueue(NamedQueue, Generic[D]):
     """A name inside a store, with the options it stamps on what it enqueues (E1)."""
 
-    __slots__ = ("_driver", "_name", "_opts", "_store")
+    __slots__ = ("_driver", "_store")
 
     def __init__(self, store: KitStore[D], name: str, opts: QueueOpts) -> None:
+        super().__init__(name, opts)
         self._store = store
         self._driver = store.driver
-        self._name = name
-        self._opts = opts
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def opts(self) -> QueueOpts:
-        return self._opts
 
     async def enqueue(
         self,

@@ -1,9 +1,10 @@
 """The report part: the JSON certification report, the conformance matrix, and the ``alkstore`` command.
 
-``build`` writes a run's report (``report.schema.json``), ``read`` reads one
-back or says in one line what is wrong with it, ``render`` turns reports into
-the HTML and Markdown matrix, and ``cli`` is ``alkstore certify`` and
-``alkstore report``.
+``model`` is the report's data, which the suite fills in (the report reads
+nothing else of the suite: ``tests/test_boundaries.py``); ``build`` writes a
+run's report (``report.schema.json``), ``read`` reads one back or says in one
+line what is wrong with it, ``render`` turns reports into the HTML and Markdown
+matrix, and ``cli`` is ``alkstore certify`` and ``alkstore report``.
 """
 
 from alkstore_contract._moved import moved_names

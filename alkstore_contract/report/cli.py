@@ -24,7 +24,7 @@ from alkstore_contract.report.build import load_report
 from alkstore_contract.report.ecosystem import NotesFileError, build
 from alkstore_contract.report.read import ReportFileError, read_report
 from alkstore_contract.report.render import render_html, render_markdown
-from alkstore_contract.suite.registry import UnknownEngine, load_adapter
+from alkstore_contract.suite import UnknownEngine, load_adapter
 from alkstore_faults import cli as faults_cli
 
 DESCRIPTION = "Certify an alkstore engine against the contract, or render reports into a conformance matrix."

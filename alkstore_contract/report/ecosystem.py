@@ -9,15 +9,26 @@ emulating and why, and for each clause it fails a one-line explanation with
 the library's own doc, code or issue), and writes the Markdown page and a
 self-contained HTML page that say the same things:
 
-- a column per engine, in the notes file's order; the safety profile's and the
-  contract's verdict on top; then one row per clause with its verdict, marked
-  *emulated* where the adapter built what the library lacks;
+- a column per engine, in the notes file's order, headed by what it was judged
+  with (library version, suite and contract version); the safety profile's
+  verdict by hazard, then what of it breaks the library's own promise and what
+  the library never promised (the notes file classes each failed clause), and
+  the contract's verdict on top; then one row per clause, in plain words, with
+  its verdict, marked *emulated* where the adapter built what the library
+  lacks, and *not applicable* where a failure rests on that construct;
 - a verdict counts only when every run of the engine agrees: a clause whose
   runs disagree shows ``flips`` with the count of each verdict, so a page never
   shows one lucky run;
 - a numbered note for every cell that did not pass, from the notes file where
   it explains the clause, else the report's own first message;
-- a table of the runs: version, storage, clock, dates, and the command.
+- per library, what its docs promise (each entry the docs' words and where),
+  its APIs and settings, and its findings;
+- a table of the runs: version, suite and contract version, storage, clock,
+  dates, and the command.
+
+The HTML page renders the notes' inline Markdown (links, code, bold) as HTML,
+so a browser shows no raw Markdown (``tests/test_ecosystem_page.py`` checks it
+in headless Chromium).
 
 ``--check`` rebuilds both pages in memory and fails when a committed page
 differs from what its reports say (``tests/test_ecosystem_matrix.py`` runs it).
@@ -27,11 +38,13 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from alkstore_contract.report.model import HAZARDS, SAFETY
 from alkstore_contract.report.read import ReportFileError, read_report
 
 SYMBOLS = {
@@ -40,11 +53,28 @@ SYMBOLS = {
     "xfailed": "✗ fails (listed)",
     "inconclusive": "? inconclusive",
     "not exercised": "– not exercised",
+    "not applicable": "○ not applicable",
 }
 """A clause verdict as a cell: characters every common text font has."""
+CLASSES = {
+    "own promise": "breaks its own promise",
+    "not promised": "not promised",
+    "stricter": "the contract's stricter rule",
+    "not applicable": "not applicable: the adapter's construct",
+}
+"""How the notes file classes a library's failed clause: ``own promise`` (what the library's docs promise does
+not hold: a bug to report upstream), ``not promised`` (a documented difference, or one the docs never speak
+of), ``stricter`` (the library keeps a rule of its own the contract makes stricter), ``not applicable`` (the
+check judges what the adapter built because the library lacks it: never the library's failure)."""
 QUIET_GAPS = ("capability", "untested")
 """Gaps a cell shows without a note: the engine does not declare the capability, or no row checks the clause."""
-COLOURS = {"passed": "#dafbe1", "failed": "#ffebe9", "xfailed": "#ffebe9", "flips": "#fff8c5"}
+COLOURS = {
+    "passed": "#dafbe1",
+    "failed": "#ffebe9",
+    "xfailed": "#ffebe9",
+    "flips": "#fff8c5",
+    "not applicable": "#eef1f4",
+}
 
 
 class NotesFileError(ValueError):
@@ -126,6 +156,9 @@ def cell(engine: EngineRuns, clause_id: str) -> Cell:
     gap = verdict.get("gap")
     text = SYMBOLS[kind] + (f" ({gap})" if gap else "") + mark
     explained = engine.notes.get("clauses", {}).get(clause_id)
+    if explained and explained.get("class") == "not applicable" and kind in ("failed", "xfailed"):
+        why = f"not applicable, the adapter's construct: {explained['why']} — {explained['source']}"
+        return Cell("not applicable", SYMBOLS["not applicable"] + mark, why)
     if explained:
         note = f"{explained['why']} — {explained['source']}"
     elif kind == "passed" and emulated:
@@ -148,11 +181,87 @@ def _when(engine: EngineRuns) -> str:
 
 def _verdict_rows(engine: EngineRuns) -> tuple[str, str]:
     """(safety, contract) as the runs agree on them, or the distinct lines when they do not."""
-    lines = engine.summaries()
-    parts = [line.split(" · contract ", 1) for line in lines]
-    safety = sorted({p[0] for p in parts})
-    contract = sorted({"contract " + p[1] if len(p) > 1 else p[0] for p in parts})
+    parts = [(str(run.get("summary", run["certificate"])).split(" · contract ", 1), run) for _, run in engine.runs]
+    safety = sorted({_by_hazard(p[0], run, engine.notes) for p, run in parts})
+    contract = sorted({"contract " + p[1] if len(p) > 1 else p[0] for p, _ in parts})
     return " / ".join(safety), " / ".join(c.removeprefix("contract ") for c in contract)
+
+
+def _by_hazard(line: str, run: dict[str, Any], notes: dict[str, Any]) -> str:
+    """A run's safety line naming each failed clause's hazard, whatever the report's age.
+
+    Reports made before 0.2.0 name the failed clauses alone (``safety NOT PASSED (C1 H1 H5)``); their safety
+    profile's ``failed`` list is named by ``HAZARDS`` here, so an old report never reads as loss either. A
+    failure the notes class ``not applicable`` (it judges the adapter's construct) is named apart, after the
+    hazards, and counts against the library only where nothing else failed: then the line says so.
+    """
+    if "NOT PASSED" not in line:
+        return line
+    profile = next((p for p in run.get("profiles", []) if p.get("name") == "safety"), None)
+    if profile is None:
+        return line
+    explained = notes.get("clauses", {})
+    failed = [str(c) for c in profile["failed"]]
+    construct = [c for c in failed if explained.get(c, {}).get("class") == "not applicable"]
+    own = [c for c in failed if c not in construct]
+    aside = f"; not applicable, the adapter's construct: {' '.join(construct)}" if construct else ""
+    if not own:
+        return f"safety: only the adapter's construct fails ({' '.join(construct)})"
+    return f"safety NOT PASSED ({_hazard_text(own)}{aside})"
+
+
+def _hazard_text(clauses: list[str]) -> str:
+    """``completed by a stale worker: H1 H5; late recovery: C1``, in ``HAZARDS`` order."""
+    parts = []
+    for hazard, members in HAZARDS.items():
+        found = [c for c in clauses if c in members]
+        if found:
+            parts.append(f"{hazard}: {' '.join(found)}")
+    return "; ".join(parts) if parts else " ".join(clauses)
+
+
+def _classed(engine: EngineRuns, kind: str) -> str:
+    """The library's failed safety clauses the notes class as ``kind``, by hazard; ``—`` for none."""
+    verdicts = {c["clause"]: str(c["verdict"]) for c in engine.latest["clauses"]}
+    explained = engine.notes.get("clauses", {})
+    found = [
+        c for c in SAFETY if verdicts.get(c) in ("failed", "xfailed") and explained.get(c, {}).get("class") == kind
+    ]
+    return _hazard_text(found) if found else "—"
+
+
+def _with_extra(shown: str, engine: EngineRuns) -> str:
+    """After the classed clauses, a library's own-promise breaks that only its reproductions show (no clause row)."""
+    extra = engine.notes.get("library", {}).get("extra")
+    if not extra:
+        return shown
+    return str(extra) if shown == "—" else f"{shown}; {extra}"
+
+
+def _headline_rows(engines: list[EngineRuns]) -> list[tuple[str, list[Cell]]]:
+    """The rows above the clauses: what each column was judged with, safety by hazard and by class, contract."""
+    verdicts = [_verdict_rows(e) for e in engines]
+    rows: list[tuple[str, list[Cell]]] = [
+        ("judged with", [Cell("not exercised", _judged_with(e), None) for e in engines]),
+        ("safety profile", [Cell(_kind(v[0]), v[0], None) for v in verdicts]),
+    ]
+    for kind, label in (("own promise", "breaks its own promise"), ("not promised", "not promised by the library")):
+        shown = [_classed(e, kind) if "library" in e.notes else "—" for e in engines]
+        if kind == "own promise":
+            shown = [_with_extra(t, e) for t, e in zip(shown, engines, strict=True)]
+        rows.append((f"safety: {label}", [Cell("failed" if t != "—" else "passed", t, None) for t in shown]))
+    rows.append(
+        ("late recovery, measured", [Cell("not exercised", str(e.notes.get("recovery", "—")), None) for e in engines])
+    )
+    rows.append(("whole contract", [Cell(_kind(v[1]), v[1], None) for v in verdicts]))
+    return rows
+
+
+def _judged_with(engine: EngineRuns) -> str:
+    """``suite 0.2.0 · contract 3``: the suite and contract versions every run of the column was made with."""
+    suites = sorted({str(report.get("suite_version", "?")) for report, _ in engine.runs})
+    contracts = sorted({str(report.get("contract_version", "?")) for report, _ in engine.runs})
+    return f"suite {'/'.join(suites)} · contract {'/'.join(contracts)}"
 
 
 def _table(engines: list[EngineRuns]) -> tuple[list[str], list[tuple[str, list[tuple[Cell, int | None]]]], list[str]]:
@@ -167,10 +276,9 @@ def _table(engines: list[EngineRuns]) -> tuple[list[str], list[tuple[str, list[t
         return notes.index(text) + 1
 
     header = [_label(e) for e in engines]
-    rows: list[tuple[str, list[tuple[Cell, int | None]]]] = []
-    verdicts = [_verdict_rows(e) for e in engines]
-    rows.append(("safety profile", [(Cell(_kind(v[0]), v[0], None), None) for v in verdicts]))
-    rows.append(("whole contract", [(Cell(_kind(v[1]), v[1], None), None) for v in verdicts]))
+    rows: list[tuple[str, list[tuple[Cell, int | None]]]] = [
+        (label, [(c, None) for c in cells]) for label, cells in _headline_rows(engines)
+    ]
     for clause_id in clause_ids(engines):
         cells = []
         for engine in engines:
@@ -178,6 +286,12 @@ def _table(engines: list[EngineRuns]) -> tuple[list[str], list[tuple[str, list[t
             cells.append((found, number(f"{engine.name} {clause_id}: {found.note}" if found.note else None)))
         rows.append((clause_id, cells))
     return header, rows, notes
+
+
+def _row_label(clause_id: str, notes: dict[str, Any]) -> str:
+    """``C1 — a job whose lease lapsed can be claimed again at the deadline``: the id and what is checked."""
+    plain = notes.get("rows", {}).get(clause_id)
+    return f"{clause_id} — {plain}" if plain else clause_id
 
 
 def _label(engine: EngineRuns) -> str:
@@ -196,10 +310,14 @@ def _runs_rows(engines: list[EngineRuns]) -> list[list[str]]:
     rows = []
     for engine in engines:
         latest = engine.latest
+        library = engine.notes.get("library", {})
         rows.append(
             [
                 engine.name,
                 str(engine.notes.get("what", latest["version"])),
+                str(library.get("apis", "—")),
+                str(library.get("settings", "—")),
+                _judged_with(engine),
                 str(latest.get("storage") or "—"),
                 str(latest["clock"]),
                 str(len(engine.runs)),
@@ -210,17 +328,33 @@ def _runs_rows(engines: list[EngineRuns]) -> list[list[str]]:
     return rows
 
 
-RUNS_HEADER = ["engine", "what", "storage", "clock", "runs", "when", "command"]
+RUNS_HEADER = ["engine", "what", "APIs used", "settings", "judged with", "storage", "clock", "runs", "when", "command"]
+
+
+def _libraries(engines: list[EngineRuns]) -> list[EngineRuns]:
+    return [e for e in engines if "library" in e.notes]
+
+
+def _promise_rows(engine: EngineRuns) -> list[list[str]]:
+    return [[str(p["topic"]), f"“{p['quote']}”", str(p["where"])] for p in engine.notes["library"].get("promises", [])]
 
 
 def render_markdown(engines: list[EngineRuns], notes: dict[str, Any]) -> str:
     header, rows, footnotes = _table(engines)
     out = [f"# {notes.get('title', 'Ecosystem matrix')}", ""]
     out += [str(line) for line in notes.get("intro", [])]
-    out += ["", "| clause | " + " | ".join(header) + " |", "|---|" + "---|" * len(header)]
+    out += ["", "| what is checked | " + " | ".join(header) + " |", "|---|" + "---|" * len(header)]
     for label, cells in rows:
         shown = [c.text + (f" [{n}]" if n else "") for c, n in cells]
-        out.append(f"| {label} | " + " | ".join(s.replace("|", "\\|") for s in shown) + " |")
+        out.append(f"| {_row_label(label, notes)} | " + " | ".join(s.replace("|", "\\|") for s in shown) + " |")
+    out += ["", "## What each library promises", ""]
+    out += [str(line) for line in notes.get("promises_intro", [])]
+    for engine in _libraries(engines):
+        library = engine.notes["library"]
+        out += ["", f"### {_label(engine)}", "", "| topic | the library's docs | where |", "|---|---|---|"]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in _promise_rows(engine)]
+        if library.get("findings"):
+            out += ["", "Findings: " + ", ".join(f"[{f}](ecosystem/findings/{f})" for f in library["findings"])]
     out += ["", "## Notes", ""]
     out += [f"{i}. {text}" for i, text in enumerate(footnotes, start=1)]
     out += ["", "## Runs", "", "| " + " | ".join(RUNS_HEADER) + " |", "|" + "---|" * len(RUNS_HEADER)]
@@ -236,6 +370,30 @@ def render_markdown(engines: list[EngineRuns], notes: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+_CODE = re.compile(r"`([^`]+)`")
+_BOLD = re.compile(r"\*\*([^*]+)\*\*")
+_ITALIC = re.compile(r"(?<![*\w])\*([^*\s][^*]*?)\*(?![*\w])")
+
+
+def inline_html(text: str) -> str:
+    """The notes' inline Markdown as HTML: `code`, [text](url), **bold** and *italic*; everything else escaped.
+
+    Code spans are set aside first, so a bracket or asterisk inside code stays code, and the rest is escaped
+    before links and bold are made, so nothing in a note can inject markup.
+    """
+    codes: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        codes.append(f"<code>{html.escape(match.group(1))}</code>")
+        return f"\x00{len(codes) - 1}\x00"
+
+    escaped = html.escape(_CODE.sub(keep, text), quote=False)
+    linked = _LINK.sub(lambda m: f'<a href="{html.escape(m.group(2))}">{m.group(1)}</a>', escaped)
+    bold = _ITALIC.sub(r"<em>\1</em>", _BOLD.sub(r"<strong>\1</strong>", linked))
+    return re.sub("\x00([0-9]+)\x00", lambda m: codes[int(m.group(1))], bold)
+
+
 def render_html(engines: list[EngineRuns], notes: dict[str, Any]) -> str:
     header, rows, footnotes = _table(engines)
     esc = html.escape
@@ -244,26 +402,58 @@ def render_html(engines: list[EngineRuns], notes: dict[str, Any]) -> str:
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{title}</title>",
-        "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:90em}"
+        "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:110em}"
         "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #d0d7de;padding:.3em .6em;"
-        "vertical-align:top;font-size:.9em}th{background:#f6f8fa}code{font-size:.9em}</style>",
+        "vertical-align:top;font-size:.9em}th{background:#f6f8fa;text-align:left}th.row{font-weight:normal;"
+        "max-width:28em}code{font-size:.9em;background:#f6f8fa;padding:0 .2em}</style>",
         f"</head><body><h1>{title}</h1>",
     ]
-    parts += [f"<p>{esc(str(line))}</p>" for line in notes.get("intro", []) if str(line).strip()]
-    parts.append("<table><tr><th>clause</th>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>")
+    parts += [f"<p>{inline_html(str(line))}</p>" for line in notes.get("intro", []) if str(line).strip()]
+    parts.append('<table id="matrix"><tr><th>what is checked</th>' + "".join(f"<th>{esc(h)}</th>" for h in header))
+    parts.append("</tr>")
     for label, cells in rows:
         tds = []
         for found, n in cells:
             colour = COLOURS.get(found.kind, "#f6f8fa")
             mark = f' <a href="#note-{n}">[{n}]</a>' if n else ""
-            tds.append(f'<td style="background:{colour}">{esc(found.text)}{mark}</td>')
-        parts.append(f"<tr><th>{esc(label)}</th>{''.join(tds)}</tr>")
-    parts.append("</table><h2>Notes</h2><ol>")
-    parts += [f'<li id="note-{i}">{esc(text)}</li>' for i, text in enumerate(footnotes, start=1)]
+            tds.append(f'<td style="background:{colour}">{inline_html(found.text)}{mark}</td>')
+        parts.append(f'<tr><th class="row">{inline_html(_row_label(label, notes))}</th>{"".join(tds)}</tr>')
+    parts.append("</table><h2>What each library promises</h2>")
+    parts += [f"<p>{inline_html(str(line))}</p>" for line in notes.get("promises_intro", []) if str(line).strip()]
+    for engine in _libraries(engines):
+        library = engine.notes["library"]
+        parts.append(
+            f"<h3>{esc(_label(engine))}</h3><table><tr><th>topic</th><th>the library's docs</th><th>where</th></tr>"
+        )
+        parts += [
+            "<tr>" + "".join(f"<td>{inline_html(c)}</td>" for c in row) + "</tr>" for row in _promise_rows(engine)
+        ]
+        parts.append("</table>")
+        if library.get("findings"):
+            links = ", ".join(f'<a href="ecosystem/findings/{esc(f)}">{esc(f)}</a>' for f in library["findings"])
+            parts.append(f"<p>Findings: {links}</p>")
+    parts.append("<h2>Notes</h2><ol>")
+    parts += [f'<li id="note-{i}">{inline_html(text)}</li>' for i, text in enumerate(footnotes, start=1)]
     parts.append("</ol><h2>Runs</h2><table><tr>" + "".join(f"<th>{h}</th>" for h in RUNS_HEADER) + "</tr>")
     for row in _runs_rows(engines):
-        parts.append("<tr>" + "".join(f"<td>{esc(v.strip('`'))}</td>" for v in row) + "</tr>")
-    parts.append("</table></body></html>")
+        parts.append("<tr>" + "".join(f"<td>{inline_html(v)}</td>" for v in row) + "</tr>")
+    parts.append("</table><h2>What each adapter could not avoid</h2><ul>")
+    for engine in engines:
+        emulates = engine.latest.get("emulates") or {}
+        said = str(engine.notes.get("unavoidable", "nothing: the engine implements the contract itself"))
+        items = "".join(
+            f"<li><code>{esc(c)}</code> emulated: {inline_html(str(why))}</li>" for c, why in emulates.items()
+        )
+        parts.append(
+            f"<li><strong>{esc(engine.name)}</strong>: {inline_html(said)}"
+            + (f"<ul>{items}</ul>" if items else "")
+            + "</li>"
+        )
+    parts.append("</ul>")
+    for section in notes.get("sections", []):
+        parts.append(f"<h2>{esc(str(section['title']))}</h2>")
+        parts += [f"<p>{inline_html(str(line))}</p>" for line in section["lines"] if str(line).strip()]
+    parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 

@@ -9,7 +9,7 @@ the same event loop that used them (a store never outlives its loop).
 A row is made of **legs** (``await ctx.leg(name, clauses, body)``). The
 clauses a leg declares are the ones it *defines* — the behaviour it tests; its
 checks of any other clause are incidental and can fail that clause but never
-pass it (``alkstore_contract.ledger``). A leg may declare only clauses its row
+pass it (``alkstore_contract.suite.ledger``). A leg may declare only clauses its row
 declares, so the rows table in docs/capabilities.md stays true. A leg that
 finds a violation, or during which the engine raises, records a failure of a
 clause in the row's ledger and the row goes on with its next leg, so one
@@ -80,13 +80,24 @@ def _in_suite(path: Path) -> bool:
     return any(resolved == part or resolved.is_relative_to(part) for part in SUITE_FILES)
 
 
+WIRE_DIR = Path(__file__).resolve().parent.parent / "wire"
+"""The wire adapter's code: an exception raised there comes from an engine in a process of its own."""
+
+
 def engine_traceback(exc: BaseException, *, full: bool) -> str:
     """The traceback of an exception the engine raised, trimmed to the engine's frames unless ``full``.
 
     The suite's own frames (rows, harness, checks) say nothing an engine author can act on; the frames of
-    the engine and its drivers do.
+    the engine and its drivers do. A wire engine has no Python frames: what it raised comes through the
+    wire adapter, whose frames are the suite's too, and the engine's own account (its stack, or the tail of
+    its stderr when it crashed or hung) is already in the exception's message.
     """
     frames = traceback.extract_tb(exc.__traceback__)
+    if not full and frames and Path(frames[-1].filename).resolve().is_relative_to(WIRE_DIR):
+        return (
+            "The engine runs in a process of its own: its stack or its stderr's tail is in the message above "
+            f"({len(frames)} frames of the suite and its wire adapter left out; --alkstore-full-trace shows them)"
+        )
     kept = frames if full else [f for f in frames if not _in_suite(Path(f.filename))]
     lines = traceback.format_list(kept)
     lines += traceback.format_exception_only(type(exc), exc)

@@ -21,8 +21,14 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-async def spawn_worker(ctx: RowContext, action: str, **params: Any) -> asyncio.subprocess.Process:
-    """Start ``python -m alkstore_contract.suite.worker`` on the row's engine, location and clock."""
+async def spawn_worker(
+    ctx: RowContext, action: str, *, own_group: bool = False, **params: Any
+) -> asyncio.subprocess.Process:
+    """Start ``python -m alkstore_contract.suite.worker`` on the row's engine, location and clock.
+
+    ``own_group``: the worker leads a process group of its own, which the engine processes it starts join, so
+    one signal to the group ends them all (the ``burst`` action does so itself) and never reaches the suite.
+    """
     spec = {
         "engine": ctx.engine_spec,
         "location": params.pop("location", ctx.location),
@@ -39,6 +45,7 @@ async def spawn_worker(ctx: RowContext, action: str, **params: Any) -> asyncio.s
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env=_child_env(),
+        start_new_session=own_group,
     )
 
 

@@ -4,12 +4,22 @@ Part of the suite.
 
 Much of the contract is policy a queue may choose differently (the backoff
 formula, priority bounds, the wording of ``last_error``); the **safety**
-profile is what every queue promises: no job lost, none completed by two
-claims, a lapsed lease reclaimable, committed work surviving a crash, no
-duplicate from a cut connection. A profile's verdict follows the certificate's
-rule restricted to its clauses that bind the engine (a capability clause binds
-only an engine declaring the capability), and it says which of them passed on
-what the adapter built rather than on the engine's own behaviour.
+profile is what every queue promises: no job lost, none run twice at once,
+none completed by a worker whose lease lapsed, a lapsed lease recovered on
+time. A profile's verdict follows the certificate's rule restricted to its
+clauses that bind the engine (a capability clause binds only an engine
+declaring the capability), and it says which of them passed on what the
+adapter built rather than on the engine's own behaviour.
+
+A failure is named by the hazard it shows (``HAZARDS``), never by a bare
+clause id a reader could take for loss: C1 is the contract's claimability
+rule, and what its failure shows is a job recovered late (or not at all
+before the lease's deadline), not a job lost. Only the clauses whose checks
+count jobs that never completed (P3, N3, N4) read as *lost*.
+
+The profiles' clauses and their hazards (``SAFETY``, ``PROFILES``, ``HAZARDS``) are
+defined in ``alkstore_contract.report.model``, since the report's format names
+them; this module judges them.
 """
 
 from __future__ import annotations
@@ -18,15 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from alkstore_contract.adapter import Capability
+from alkstore_contract.report.model import HAZARDS, PROFILES, SAFETY
 from alkstore_contract.suite.clauses import binding
 from alkstore_contract.suite.ledger import Gap
 from alkstore_contract.suite.verdicts import ClauseVerdict, EngineVerdict, Verdict
 
-SAFETY: tuple[str, ...] = ("C1", "C4", "H1", "H5", "P2", "P3", "N3", "N4", "N5")
-"""The safety profile's clauses, in contract order (docs/capabilities.md says which promise each holds)."""
-
-PROFILES: dict[str, tuple[str, ...]] = {"safety": SAFETY}
-"""Every profile, by name."""
+__all__ = ["HAZARDS", "PROFILES", "SAFETY", "ProfileVerdict", "profile_verdict", "profile_verdicts", "summary_line"]
 
 
 @dataclass(slots=True)
@@ -43,6 +50,20 @@ class ProfileVerdict:
     """The binding clauses that passed on what the adapter built."""
 
     @property
+    def hazards(self) -> dict[str, list[str]]:
+        """The failed clauses by the hazard they show, in ``HAZARDS`` order; a hazard with none is left out."""
+        return {
+            hazard: found for hazard, clauses in HAZARDS.items() if (found := [c for c in self.failed if c in clauses])
+        }
+
+    def named_failures(self) -> str:
+        """``late recovery: C1; completed by a stale worker: H1 H5``: each hazard with its failed clauses."""
+        named = self.hazards
+        rest = [c for c in self.failed if not any(c in found for found in named.values())]
+        parts = [f"{hazard}: {' '.join(found)}" for hazard, found in named.items()]
+        return "; ".join(parts + ([" ".join(rest)] if rest else []))
+
+    @property
     def status(self) -> str:
         """``PASSED``, ``PASSED WITH EMULATION`` or ``NOT PASSED``."""
         if not self.passed:
@@ -50,9 +71,10 @@ class ProfileVerdict:
         return "PASSED WITH EMULATION" if self.emulated else "PASSED"
 
     def line(self) -> str:
-        """``safety NOT PASSED (H5)``, ``safety PASSED WITH EMULATION (emulated: H3)`` or ``safety PASSED``."""
+        """``safety NOT PASSED (completed by a stale worker: H5)``, ``safety PASSED WITH EMULATION (emulated: H3)``
+        or ``safety PASSED``."""
         if not self.passed:
-            return f"{self.name} NOT PASSED ({' '.join(self.failed)})"
+            return f"{self.name} NOT PASSED ({self.named_failures()})"
         if self.emulated:
             return f"{self.name} PASSED WITH EMULATION (emulated: {' '.join(self.emulated)})"
         return f"{self.name} PASSED"
@@ -65,6 +87,7 @@ class ProfileVerdict:
             "status": self.status,
             "failed": self.failed,
             "emulated": self.emulated,
+            "hazards": self.hazards,
         }
 
 
@@ -104,4 +127,6 @@ def summary_line(verdict: EngineVerdict, capabilities: frozenset[Capability]) ->
 def _unjudged(name: str, verdict: EngineVerdict) -> str:
     """A profile of a run that gives no certificate: NOT PASSED on a clause that failed, else not judged."""
     failed = [c for c in PROFILES[name] if verdict.clauses[c].verdict in (Verdict.FAILED, Verdict.XFAILED)]
-    return f"{name} NOT PASSED ({' '.join(failed)})" if failed else f"{name} not judged"
+    if not failed:
+        return f"{name} not judged"
+    return ProfileVerdict(name, list(PROFILES[name]), False, failed).line()

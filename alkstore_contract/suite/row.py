@@ -50,6 +50,11 @@ ROW_MODULES = (
 """The order of the rows table in docs/capabilities.md; each module in ``suite.rows`` has a ``ROW``."""
 
 
+WHEN_IT_FAILS = "When it fails, check"
+FOR_A_WIRE_ENGINE = "For a wire engine, check"
+"""A row's module docstring may end with a paragraph starting so: the hint a wire engine gets instead."""
+
+
 @dataclass(frozen=True, slots=True)
 class Row:
     """One contract row."""
@@ -76,12 +81,38 @@ class Row:
         """The "When it fails, check …" paragraph of the row's module docstring, printed under a failure.
 
         It always starts with those words (a row without the paragraph gives its one-line doc after
-        them), so whoever prints it adds no heading of its own.
+        them), so whoever prints it adds no heading of its own. A "For a wire engine, check …" paragraph
+        after it is left out: it is ``hint_for(wire=True)``'s.
         """
+        text = self._module_doc()
+        marker = text.find(WHEN_IT_FAILS)
+        if marker < 0:
+            return f"{WHEN_IT_FAILS}: {self.doc}"
+        wire = text.find(FOR_A_WIRE_ENGINE, marker)
+        return (text[marker:wire] if wire >= 0 else text[marker:]).strip()
+
+    def hint_for(self, *, wire: bool) -> str:
+        """The hint for the engine's kind: a wire engine gets the row's "For a wire engine, check …" paragraph.
+
+        The Python paragraph names helpers of ``alkstore_contract`` (``resolve_new_jobs``, the kit's
+        drivers) that an engine in another language cannot call; where a row has no paragraph of its own
+        for wire engines, the Python one is given with a line saying how to read it.
+        """
+        if not wire:
+            return self.hint
+        text = self._module_doc()
+        marker = text.find(FOR_A_WIRE_ENGINE)
+        if marker >= 0:
+            return text[marker:].strip()
+        return (
+            f"{self.hint}\n\n(A wire engine: the helpers of alkstore_contract named here are the Python engines'; "
+            'keep the same rules in your own code — docs/wire-protocol.md, "Argument checks" — and read the '
+            "engine's stderr above.)"
+        )
+
+    def _module_doc(self) -> str:
         module = sys.modules.get(self.body.__module__)
-        text = (module.__doc__ if module is not None else None) or ""
-        marker = text.find("When it fails, check")
-        return text[marker:].strip() if marker >= 0 else f"When it fails, check: {self.doc}"
+        return (module.__doc__ if module is not None else None) or ""
 
     @property
     def required(self) -> bool:

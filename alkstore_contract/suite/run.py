@@ -32,16 +32,19 @@ from alkstore_contract.adapter import (
     EngineAdapter,
     time_resolution_us,
 )
-from alkstore_contract.report.build import EngineInfo, RowResult, build_report, write_report
+from alkstore_contract.report.build import build_report, write_report
+from alkstore_contract.report.model import EngineInfo, RowResult
 from alkstore_contract.suite.emulation import declared_emulation
 from alkstore_contract.suite.engine_options import ResolvedOption
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.ledger import CURRENT, Gap, Ledger
 from alkstore_contract.suite.profiles import summary_line
-from alkstore_contract.suite.row import Row, all_rows
+from alkstore_contract.suite.publish import engine_entry
+from alkstore_contract.suite.row import SUITE_VERSION, Row, all_rows
 from alkstore_contract.suite.settings import SuiteSettings
 from alkstore_contract.suite.verdicts import ClauseVerdict, EngineVerdict, Verdict, certify, clause_verdicts
 from alkstore_contract.suite.xfail import XfailEntry, load_xfail_file
+from alkstore_contract.wire.adapter import WireAdapter
 
 SESSION_PLUGIN_NAME = "alkstore-suite-session"
 ANCHOR = Path(__file__).with_name("contract.suite")
@@ -316,9 +319,10 @@ class SuiteSession:
         report = build_report(
             settings=self.settings.echo() | {"tick_s": self.tick_s, "tick_source": self.tick_source},
             selection={"keyword": self.config.option.keyword, "markexpr": self.config.option.markexpr},
-            engines=[(engine.info(), self.verdict(engine), engine.clock) for engine in self.engines],
+            engines=[engine_entry(engine.info(), self.verdict(engine), engine.clock) for engine in self.engines],
             results=[r for engine in self.engines for r in self._ordered(engine)],
             unmatched_xfail=self.unmatched_xfail(),
+            suite_version=SUITE_VERSION,
         )
         write_report(self.settings.report, report)
 
@@ -500,7 +504,7 @@ class RowItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, RowFailed):
-            return f"{excinfo.value}\n\n{self.row.hint}"
+            return f"{excinfo.value}\n\n{self.row.hint_for(wire=isinstance(self.engine.adapter, WireAdapter))}"
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[str, int, str]:

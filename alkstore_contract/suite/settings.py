@@ -145,6 +145,13 @@ def _text_option(parser: pytest.Parser, group: pytest.OptionGroup, name: str, he
     parser.addini(dest, default="", help=f"as --alkstore-{name}")
 
 
+def _flag_option(parser: pytest.Parser, group: pytest.OptionGroup, name: str, help: str) -> None:
+    """``--alkstore-NAME``, a switch, and its boolean ini twin ``alkstore_NAME``, declared in step."""
+    dest = "alkstore_" + name.replace("-", "_")
+    group.addoption(f"--alkstore-{name}", action="store_true", dest=dest, default=False, help=help)
+    parser.addini(dest, type="bool", default=False, help=f"as --alkstore-{name}")
+
+
 def add_options(parser: pytest.Parser) -> None:
     """Declare every option with its ini twin (the pytest-postgresql convention)."""
     group = parser.getgroup("alkstore", "alkstore conformance suite")
@@ -158,14 +165,12 @@ def add_options(parser: pytest.Parser) -> None:
         "repeatable, comma-separated",
     )
     parser.addini("alkstore_engines", type="args", default=[], help="engines to certify (as --alkstore-engine)")
-    group.addoption(
-        "--alkstore-require",
-        action="store_true",
-        dest="alkstore_require",
-        default=False,
+    _flag_option(
+        parser,
+        group,
+        "require",
         help="an engine that cannot run here fails its rows instead of skipping them (env ALKSTORE_REQUIRE=1)",
     )
-    parser.addini("alkstore_require", type="bool", default=False, help="as --alkstore-require")
     _text_option(
         parser,
         group,
@@ -205,11 +210,9 @@ def add_options(parser: pytest.Parser) -> None:
         help="the real clock's unit of row time (default: measured on this host when the session starts, "
         "at least 0.4 s; shown in the header)",
     )
-    group.addoption(
-        "--alkstore-full-trace",
-        action="store_true",
-        dest="alkstore_full_trace",
-        default=False,
+    _flag_option(
+        parser,
+        group,
+        "full-trace",
         help="show the suite's frames too in the traceback of an exception the engine raised",
     )
-    parser.addini("alkstore_full_trace", type="bool", default=False, help="as --alkstore-full-trace")

@@ -19,13 +19,23 @@ Actions:
   after the op (``snapshot``; ``None`` once gone): the parent expects exactly that
   after a reopen, the engine's own account of what it committed, never a model
   of what the op should have done.
+- ``burst``: a seeded mix of writes (enqueue, enqueue_many, claim, ack, retry,
+  fail, heartbeat, cancel) with no read between them, each reported by a
+  ``told`` line of what it returned, ending with a write of the kind the spec
+  names; right after that write's line the worker kills (``then: kill``) or
+  stops (``then: stop``) its whole process group, the engine's processes with
+  it, before anything else runs (the durability row's ``at_ack`` leg). No
+  ``get_job`` runs in between, so an engine that commits only when read, or a
+  few milliseconds after it answered, loses what it acknowledged.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
+import signal
 import sys
 from datetime import datetime
 from typing import Any
@@ -188,7 +198,109 @@ async def churn(spec: dict[str, Any], stores: list[Store]) -> None:
     await asyncio.Event().wait()
 
 
-ACTIONS = {"drain": drain, "hold": hold, "churn": churn}
+BURST_OPS = ("enqueue", "enqueue_many", "claim", "ack", "retry", "fail", "heartbeat", "cancel")
+BURST_WEIGHTS = (20, 6, 25, 12, 10, 6, 12, 6)
+BURST_HANDLE_OPS = ("ack", "retry", "fail", "heartbeat")
+BURST_HEARTBEAT_FACTOR = 2
+"""A burst's heartbeat extends the lease to twice the visibility timeout, so a lost one shows in the lease."""
+
+
+class Burst:
+    """The ``burst`` action's state: the handles it holds, the ids it may cancel, and its sequence numbers."""
+
+    def __init__(self, queue: Queue, worker: str, rng: random.Random, vt: float) -> None:
+        self.queue = queue
+        self.worker = worker
+        self.rng = rng
+        self.vt = vt
+        self.held: list[JobHandle] = []
+        self.known: list[JobId] = []
+        self.seq = 0
+
+    def feasible(self, op: str) -> bool:
+        if op in BURST_HANDLE_OPS:
+            return bool(self.held)
+        if op == "claim":
+            return len(self.held) < CHURN_MAX_HELD
+        return op != "cancel" or bool(self.known)
+
+    def pick(self) -> str:
+        while True:
+            op = self.rng.choices(BURST_OPS, BURST_WEIGHTS)[0]
+            if self.feasible(op):
+                return op
+
+    async def ready_for(self, op: str) -> None:
+        """Make ``op`` possible: a claim (after an enqueue if need be) before a handle op, an enqueue before cancel."""
+        while not self.feasible(op):
+            await self.run("claim" if op in BURST_HANDLE_OPS and self.known else "enqueue")
+
+    async def run(self, op: str) -> None:
+        """Perform ``op`` and write its ``told`` line: what the engine answered, nothing read back."""
+        self.seq += 1
+        told: dict[str, Any] = {"event": "told", "seq": self.seq, "op": op}
+        if op in ("enqueue", "enqueue_many"):
+            payloads = [{"seq": self.seq, "i": i} for i in range(1 if op == "enqueue" else self.rng.randint(2, 4))]
+            if op == "enqueue":
+                ids = [await self.queue.enqueue(payloads[0], max_attempts=self.rng.choice((None, 1, 2)))]
+            else:
+                ids = list(await self.queue.enqueue_many(payloads))
+            self.known.extend(ids)
+            told["jobs"] = [{"id": job_id, "payload": payload} for job_id, payload in zip(ids, payloads, strict=True)]
+        elif op == "claim":
+            handle = await self.queue.claim_one(self.worker)
+            if handle is not None:
+                self.held.append(handle)
+                if handle.job.id in self.known:
+                    self.known.remove(handle.job.id)
+                told["claimed"] = snapshot(handle.job)
+        elif op == "cancel":
+            job_id = self.known.pop(self.rng.randrange(len(self.known)))
+            told.update(job=job_id, ok=await self.queue.cancel(job_id))
+        else:
+            handle = self.held.pop(self.rng.randrange(len(self.held)))
+            told["job"] = handle.job.id
+            if op == "ack":
+                told["ok"] = await handle.ack()
+            elif op == "retry":
+                told["ok"] = await handle.retry(error=f"retry #{self.seq}", delay=self.rng.choice(CHURN_RETRY_DELAYS_S))
+            elif op == "fail":
+                told["ok"] = await handle.fail(error=f"fail #{self.seq}")
+            else:
+                told_extend = self.vt * BURST_HEARTBEAT_FACTOR
+                told.update(extend=told_extend, ok=await handle.heartbeat(told_extend))
+                self.held.append(handle)
+        emit(told)
+
+
+def end_group(then: str) -> None:
+    """SIGKILL or SIGSTOP this worker's whole process group (it leads one: the parent started it so).
+
+    One signal to the group reaches the worker and every engine process it
+    started at once, so nothing of the engine runs after the last ``told``
+    line: no timer, no background commit, no exit handler.
+    """
+    if os.getpgrp() != os.getpid():
+        raise RuntimeError("the burst worker must lead its own process group (start_new_session)")
+    os.killpg(os.getpgrp(), signal.SIGSTOP if then == "stop" else signal.SIGKILL)
+
+
+async def burst(spec: dict[str, Any], stores: list[Store]) -> None:
+    """``ops`` seeded writes, then one of kind ``last``; then the group is killed or stopped at once."""
+    opts = QueueOpts(**spec.get("opts", {}))
+    queue = stores[0].queue(spec["queue"], opts)
+    vt = float(spec["opts"]["visibility_timeout_s"])
+    state = Burst(queue, spec["worker_prefix"], random.Random(int(spec["churn_seed"])), vt)
+    emit({"event": "started"})
+    for _ in range(int(spec["ops"])):
+        await state.run(state.pick())
+    await state.ready_for(spec["last"])
+    await state.run(spec["last"])
+    emit({"event": "ending", "then": spec["then"]})
+    end_group(spec["then"])
+
+
+ACTIONS = {"drain": drain, "hold": hold, "churn": churn, "burst": burst}
 
 
 async def main(spec: dict[str, Any]) -> None:

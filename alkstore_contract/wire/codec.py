@@ -6,16 +6,20 @@ The checks here are the ones a message cannot carry: a Python type with no
 JSON form (a ``bool`` given as a duration, a naive ``datetime``, a tuple
 payload, a NaN, a lone surrogate). They raise the contract's error with the
 message the in-process engines give, and send nothing. Every value that can be
-encoded goes to the engine to be judged: its range, its length, its rules.
+encoded goes to the engine to be judged: its range, its length, its rules; a
+payload nested deeper than 500 levels or holding an int of more than 4300
+digits included (``payload_text``), which the in-process engines' encoder
+refuses but JSON text can carry.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from alkstore_contract.errors import InvalidArgument, InvalidName
+from alkstore_contract.errors import InvalidArgument, InvalidName, PayloadError
 from alkstore_contract.instants import from_epoch_us, to_epoch_us
 from alkstore_contract.types import Job, JobId, JobState, QueueOpts
 from alkstore_contract.validation import (
@@ -76,7 +80,20 @@ def integer(arg: str, value: object) -> int:
 
 
 def instant(value: object, arg: str = "run_at") -> str | None:
-    return None if value is None else str(to_epoch_us(validate_instant(arg, value)))
+    """An aware ``datetime`` as epoch microseconds; one whose UTC equivalent lies outside year 1 … 9999 is sent.
+
+    Such an instant has an encoding (``datetime(1, 1, 1, tzinfo=UTC+5)`` is
+    -62135614800000000 µs) though Python cannot convert it to UTC, so the engine
+    judges it (E9, ``DEC-huge-values``); a naive or non-``datetime`` value has none.
+    """
+    if value is None:
+        return None
+    try:
+        return str(to_epoch_us(validate_instant(arg, value)))
+    except InvalidArgument:
+        if isinstance(value, datetime) and value.utcoffset() is not None:
+            return str(to_epoch_us(value))
+        raise
 
 
 def enqueue_options(
@@ -91,10 +108,75 @@ def enqueue_options(
     }
 
 
+_INT_CHUNK_DIGITS = 1000
+_INT_CHUNK = 10**_INT_CHUNK_DIGITS
+
+
+class _NoJsonForm(Exception):
+    """A part of a payload that JSON text cannot carry at all."""
+
+
+def _int_text(value: int) -> str:
+    """``value`` in decimal, past Python's 4300-digit int/str limit too (converted 1000 digits at a time)."""
+    magnitude, chunks = abs(value), []
+    while magnitude >= _INT_CHUNK:
+        magnitude, low = divmod(magnitude, _INT_CHUNK)
+        chunks.append(f"{low:0{_INT_CHUNK_DIGITS}d}")
+    chunks.append(str(magnitude))
+    return ("-" if value < 0 else "") + "".join(reversed(chunks))
+
+
+def _json_text(value: object, out: list[str]) -> None:
+    """Append ``value`` as compact JSON text to ``out``, with no bound on nesting or digits; ``_NoJsonForm`` else.
+
+    One frame per level (no generator in between), so 501 levels stay well within Python's recursion limit.
+    """
+    if value is None or isinstance(value, bool) or type(value) is str:
+        out.append(json.dumps(value))
+    elif type(value) is int:
+        out.append(_int_text(value))
+    elif type(value) is float and math.isfinite(value):
+        out.append(float.__repr__(value))
+    elif type(value) is list:
+        out.append("[")
+        for index, item in enumerate(value):
+            out.append("," if index else "")
+            _json_text(item, out)
+        out.append("]")
+    elif type(value) is dict:
+        out.append("{")
+        for index, (key, item) in enumerate(value.items()):
+            if type(key) is not str:
+                raise _NoJsonForm
+            out.append(("," if index else "") + json.dumps(key) + ":")
+            _json_text(item, out)
+        out.append("}")
+    else:
+        raise _NoJsonForm
+
+
+def payload_text(value: object) -> str:
+    """A payload's JSON text; only a value with no JSON form is refused here (E8).
+
+    The in-process engines' ``encode_payload`` also refuses nesting past 500
+    levels and ints past 4300 digits; JSON text carries both, so they are sent
+    for the wire engine to refuse (docs/wire-protocol.md, "Argument checks").
+    """
+    try:
+        return encode_payload(value)
+    except PayloadError as refused:
+        out: list[str] = []
+        try:
+            _json_text(value, out)
+        except (_NoJsonForm, RecursionError):
+            raise refused from None
+        return "".join(out)
+
+
 def payloads(values: object) -> list[str]:
     if not isinstance(values, list | tuple):
         raise InvalidArgument(f"payloads={describe_value(values)}: must be a list or tuple of payloads")
-    return [encode_payload(value) for value in values]
+    return [payload_text(value) for value in values]
 
 
 def job_id(value: object) -> JobId:

@@ -329,10 +329,16 @@ class EngineProcess:
                 self.end(problem)
 
     def _why(self, op: str) -> str:
-        return (
-            f"the engine process (pid {self.pid}) {self.ended} while {op} was in flight; "
-            f"its stderr ends:\n{self.stderr_tail()}"
-        )
+        """What ended the engine, on one line whole (a summary shows the first line), then its stderr's tail.
+
+        The first line ends with the last line the engine wrote to stderr, so a one-line summary of a
+        crashed or hung engine says what the engine said last, not "its stderr ends:" and nothing after it.
+        """
+        tail = self.stderr_tail()
+        lines = [line.strip() for line in tail.splitlines() if line.strip()]
+        last = f"the last line of its stderr: {lines[-1]}" if lines else "it wrote nothing to stderr"
+        ended = f"the engine process (pid {self.pid}) {self.ended} while {op} was in flight"
+        return f"{ended}; {last}\nits stderr ends:\n{tail}"
 
     # -- the end
 

@@ -19,7 +19,7 @@ from typing import Any, Self
 
 from alkstore_contract.clock import Clock
 from alkstore_contract.errors import AlkstoreError, InvalidArgument
-from alkstore_contract.handles import raise_if_closed
+from alkstore_contract.handles import NamedQueue, raise_if_closed
 from alkstore_contract.instants import to_epoch_us
 from alkstore_contract.surface import JobHandle
 from alkstore_contract.types import Duration, Job, JobId, QueueOpts, validate_queue_opts
@@ -69,6 +69,16 @@ class WireStore:
                 raise
             raise InvalidArgument(f"{exc} (the caller gave {', '.join(shown)})") from None
 
+    async def ask(
+        self,
+        op: str,
+        target: dict[str, str],
+        build: Callable[[], dict[str, Any]],
+        given: dict[str, object] | None = None,
+    ) -> Any:
+        """``op`` on ``target`` (``{"queue": id}`` or ``{"handle": id}``): its fields built, ``now`` added, sent."""
+        return await self.request(op, self.fields(**target, **self.encode(op, build)), given)
+
     def queue(self, name: str, opts: QueueOpts | None = None) -> WireQueue:
         checked_opts = self.encode("queue", lambda: {"opts": validate_queue_opts(opts)})["opts"]
         fields = self.encode("queue", lambda: {"name": codec.name(name), "opts": codec.queue_opts(checked_opts)})
@@ -94,26 +104,16 @@ class WireStore:
         await self.close()
 
 
-class WireQueue:
+class WireQueue(NamedQueue):
     """A queue handle the engine made; ``name`` and ``opts`` are the ones given."""
 
     def __init__(self, store: WireStore, queue_id: str, name: str, opts: QueueOpts) -> None:
+        super().__init__(name, opts)
         self._store = store
         self._id = queue_id
-        self._name = name
-        self._opts = opts
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def opts(self) -> QueueOpts:
-        return self._opts
 
     async def _ask(self, op: str, build: Callable[[], dict[str, Any]], given: dict[str, object] | None = None) -> Any:
-        fields = self._store.encode(op, build)
-        return await self._store.request(op, self._store.fields(queue=self._id, **fields), given)
+        return await self._store.ask(op, {"queue": self._id}, build, given)
 
     async def enqueue(
         self,
@@ -195,8 +195,7 @@ class WireHandle:
         return self._job
 
     async def _ask(self, op: str, build: Callable[[], dict[str, Any]], given: dict[str, object] | None = None) -> bool:
-        fields = self._store.encode(op, build)
-        answer: bool = await self._store.request(op, self._store.fields(handle=self._id, **fields), given)
+        answer: bool = await self._store.ask(op, {"handle": self._id}, build, given)
         return answer
 
     async def ack(self) -> bool:

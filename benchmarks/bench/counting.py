@@ -65,6 +65,19 @@ def _patched(owner: Any, name: str, make: Callable[[Any], Any]) -> Iterator[None
         setattr(owner, name, original)
 
 
+def _counted(tally: Tally, statements: int, round_trips: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A patch maker for an async method each call of which is ``statements`` statements in ``round_trips`` trips."""
+
+    def make(original: Callable[..., Any]) -> Callable[..., Any]:
+        async def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+            tally.add(statements, round_trips)
+            return await original(self, *args, **kwargs)
+
+        return counted
+
+    return make
+
+
 def _sqlite(stack: ExitStack, tally: Tally) -> None:
     def trace(statement: str) -> None:
         if not statement.startswith("--"):  # trigger sub-programs are reported with a "--" prefix
@@ -82,14 +95,7 @@ def _sqlite(stack: ExitStack, tally: Tally) -> None:
 
     import aiosqlite
 
-    def make_execute(original: Callable[..., Any]) -> Callable[..., Any]:
-        async def _execute(self: Any, *args: Any, **kwargs: Any) -> Any:
-            tally.add(0, 1)
-            return await original(self, *args, **kwargs)
-
-        return _execute
-
-    stack.enter_context(_patched(aiosqlite.Connection, "_execute", make_execute))
+    stack.enter_context(_patched(aiosqlite.Connection, "_execute", _counted(tally, 0, 1)))
 
 
 def _asyncpg(stack: ExitStack, tally: Tally) -> None:
@@ -99,12 +105,7 @@ def _asyncpg(stack: ExitStack, tally: Tally) -> None:
     except ImportError:
         return
 
-    def make_extended(original: Callable[..., Any]) -> Callable[..., Any]:
-        async def _execute(self: Any, *args: Any, **kwargs: Any) -> Any:
-            tally.add(1, 1)
-            return await original(self, *args, **kwargs)
-
-        return _execute
+    make_extended = _counted(tally, 1, 1)
 
     def make_simple(original: Callable[..., Any]) -> Callable[..., Any]:
         async def execute(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
@@ -135,14 +136,7 @@ def _psycopg(stack: ExitStack, tally: Tally) -> None:
     except ImportError:
         return
 
-    def make_execute(original: Callable[..., Any]) -> Callable[..., Any]:
-        async def execute(self: Any, *args: Any, **kwargs: Any) -> Any:
-            tally.add(1, 1)
-            return await original(self, *args, **kwargs)
-
-        return execute
-
-    stack.enter_context(_patched(AsyncCursor, "execute", make_execute))
+    stack.enter_context(_patched(AsyncCursor, "execute", _counted(tally, 1, 1)))
 
 
 @contextmanager

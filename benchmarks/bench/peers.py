@@ -55,6 +55,16 @@ async def _drop_schema(dsn: str, schema: str) -> None:
         await conn.close()
 
 
+async def _rows_in(dsn: str, schema: str, table: str) -> int:
+    """How many rows a peer's jobs table holds: what a run left behind, checked after it."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        count: int = await conn.fetchval(f"SELECT count(*) FROM {quote_ident(schema)}.{table}")
+    finally:
+        await conn.close()
+    return count
+
+
 def _timed(tally: Tally | None) -> float:
     if tally is not None:
         tally.start()
@@ -109,12 +119,7 @@ class _Pgqueuer:
         await queries.enqueue([ENTRYPOINT] * len(batch), encoded, [0] * len(batch))
 
     async def stored(self) -> int:
-        conn = await asyncpg.connect(self.dsn)
-        try:
-            count: int = await conn.fetchval(f"SELECT count(*) FROM {quote_ident(self.schema)}.pgqueuer")
-        finally:
-            await conn.close()
-        return count
+        return await _rows_in(self.dsn, self.schema, "pgqueuer")
 
 
 async def pgqueuer_enqueue_many(dsn: str, workers: int, jobs: int, tally: Tally | None) -> tuple[Sample, Counts | None]:
@@ -228,12 +233,7 @@ class _Procrastinate:
         await _drop_schema(self.dsn, self.schema)
 
     async def stored(self) -> int:
-        conn = await asyncpg.connect(self.dsn)
-        try:
-            count: int = await conn.fetchval(f"SELECT count(*) FROM {quote_ident(self.schema)}.procrastinate_jobs")
-        finally:
-            await conn.close()
-        return count
+        return await _rows_in(self.dsn, self.schema, "procrastinate_jobs")
 
 
 async def procrastinate_enqueue_many(

@@ -1,132 +1,135 @@
 #!/usr/bin/env node
 'use strict';
-// Part of the graphile-worker adapter (ecosystem/alkstore_graphile): graphile-worker's safety failure shown
-// with the library alone, no adapter code: only graphile-worker's public API (runMigrations, makeWorkerUtils,
-// runTaskListOnce, forceUnlockWorkers) and Postgres.
+// graphile-worker 0.17.3 as its users run it: what its own recovery does for a job whose worker died. Nothing of
+// alkstore: graphile-worker's public API (run, makeWorkerUtils, its `jobs` view), pg and Node only.
 //
 //   node ecosystem/alkstore_graphile/reproduce.js [DSN]      (DSN defaults to $ALKSTORE_PG_DSN)
 //
-// Each scenario makes a schema of its own, prints REPRODUCED or NOT REPRODUCED, and drops the schema. The
-// exit code is 0 when every scenario showed the behaviour docs/ecosystem.md describes, 1 the day one does not
-// (a graphile-worker upgrade changed it).
+// graphile-worker makes its tables in a schema of its own (its `schema` option), dropped at the end. Worker A
+// (a separate OS process running `run()`) starts a job and is killed (SIGKILL); worker B (another process)
+// runs beside it for 10 s. graphile-worker hands a locked job to no other worker before its lock is 4 hours
+// old (its documented expiry: "executed again once they expire (after 4 hours by default)"), so B does not
+// take it and the job stays locked by A's pool: late recovery by graphile-worker's own rule, which the
+// contract's lease makes stricter. Releasing the lock earlier takes WorkerUtils.forceUnlockWorkers, which
+// graphile-worker reserves for workers that are no longer running; the adapter never calls it.
 //
-// Both scenarios are "a job completed by two claims": worker A runs a job; its lock is released while A still
-// runs it; worker B takes the job and runs it; A returns (success) and graphile-worker completes the job by id
-// alone (`delete from _private_jobs where id = $1`, dist/sql/completeJobs.js), so the job B is running is
-// deleted under it, and B's success completes it a second time. What releases A's lock:
-//   - lock timeout: the library's own 4-hour lock expiry (resetLockedAt, run by every runTaskListOnce and
-//     periodically by run()). Waiting 4 hours is replaced by moving A's locked_at 4 hours back, which is what
-//     4 hours of A's handler running would leave in the row;
-//   - forceUnlockWorkers: WorkerUtils' documented recovery for a worker believed dead.
-// A failure (throw) is fenced by the lock holder (`where id = ... and locked_by = $1`, dist/sql/failJobs.js);
-// the completion is not.
+// Prints `SAW:` lines and REPRODUCED / NOT REPRODUCED; exit 0 when the job stayed locked and untaken, 1 when
+// not (an upgrade changed the rule), 2 when it could not run. Every process it starts is killed on the way out.
 
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
 const { Client } = require('pg');
-const { Logger, makeWorkerUtils, runMigrations, runTaskListOnce } = require('graphile-worker');
+const { Logger, makeWorkerUtils, run } = require('graphile-worker');
 
-const DSN = process.argv[2] ?? process.env.ALKSTORE_PG_DSN ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const TASK = 'repro';
-const SETTLE_MS = 5000;
+const WATCH_MS = 10000;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const silent = new Logger(() => () => {});
 
-/** A promise with its resolve function outside it. */
-function deferred() {
-  let resolve;
-  const promise = new Promise((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
+function log(file, line) {
+  fs.appendFileSync(file, `${(Date.now() / 1000).toFixed(3)} ${process.pid} ${line}\n`);
 }
 
-/**
- * A one-job worker (runTaskListOnce, its own client) whose task signals when it starts and returns (success)
- * when `finish` is called; `finished` resolves once the pool has shut down.
- */
-async function startWorker(schema) {
-  const client = new Client({ connectionString: DSN });
-  await client.connect();
-  const started = deferred();
-  const release = deferred();
-  const pool = runTaskListOnce(
-    { schema, logger: silent, noHandleSignals: true },
-    {
+/** A graphile-worker process: `run()` with one task that logs its start and then runs for a minute. */
+async function worker(dsn, schema, file) {
+  await run({
+    connectionString: dsn,
+    schema,
+    concurrency: 1,
+    pollInterval: 200,
+    noHandleSignals: true,
+    logger: silent,
+    taskList: {
       [TASK]: async (payload, helpers) => {
-        started.resolve(helpers.job.id);
-        await release.promise;
+        log(file, `start ${helpers.job.id}`);
+        await sleep(60000);
       },
     },
-    client,
-  );
-  const finished = pool.promise.finally(() => client.end());
-  return { pool, started: started.promise, finish: release.resolve, finished };
+  });
 }
 
-async function jobGone(admin, schema, id) {
-  const deadline = Date.now() + SETTLE_MS;
-  for (;;) {
-    const { rows } = await admin.query(`select 1 from "${schema}"._private_jobs where id = $1`, [id]);
-    if (rows.length === 0) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((done) => setTimeout(done, 50));
+function starts(file, job) {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.endsWith(` start ${job}`))
+    .map((line) => Number(line.split(' ')[1]));
+}
+
+async function main(argv) {
+  if (argv[0] === '--worker') {
+    await worker(argv[1], argv[2], argv[3]);
+    return null;
   }
-}
-
-/** One scenario: A takes the job, `unlock` releases A's lock, B takes it, A finishes; what happened to B's job. */
-async function staleWorkerCompletes(label, unlock) {
-  const schema = `alk_gw_repro_${Math.random().toString(16).slice(2, 10)}`;
-  const admin = new Client({ connectionString: DSN });
-  await admin.connect();
-  const utils = await makeWorkerUtils({ connectionString: DSN, schema, logger: silent });
+  const dsn = argv[0] || process.env.ALKSTORE_PG_DSN || 'postgresql://postgres@127.0.0.1:5432/postgres';
+  const schema = `graphile_repro_${crypto.randomBytes(4).toString('hex')}`;
+  const file = path.join(os.tmpdir(), `graphile-repro-${process.pid}.log`);
+  const utils = await makeWorkerUtils({ connectionString: dsn, schema, logger: silent });
+  const procs = [];
+  const start = () => {
+    const child = spawn(process.execPath, [__filename, '--worker', dsn, schema, file], { stdio: 'ignore', detached: true });
+    procs.push(child);
+    return child;
+  };
+  const client = new Client({ connectionString: dsn });
+  await client.connect();
+  let shown = false;
   try {
-    await runMigrations({ connectionString: DSN, schema, logger: silent });
-    const job = await utils.addJob(TASK, { n: 1 });
-    const a = await startWorker(schema);
-    const heldByA = await a.started;
-    await unlock({ admin, schema, utils, a, jobId: job.id });
-    const b = await startWorker(schema);
-    const heldByB = await Promise.race([b.started, b.finished.then(() => null)]);
-    if (heldByB === null) return [false, `${label}: B found no job to take after A's lock was released`];
-    a.finish();
-    await a.finished;
-    const goneWhileBRuns = await jobGone(admin, schema, job.id);
-    b.finish();
-    await b.finished;
-    const shown = String(heldByA) === String(job.id) && String(heldByB) === String(job.id) && goneWhileBRuns;
-    return [
-      shown,
-      `${label}: A and B both ran job ${job.id}; after A returned, the job ` +
-        `${goneWhileBRuns ? 'was deleted while B still ran it' : 'was still there'}, and B then completed it too`,
-    ];
+    await utils.migrate();
+    const a = start();
+    const job = await utils.addJob(TASK, {});
+    const deadline = Date.now() + 30000;
+    while (!starts(file, job.id).includes(a.pid) && Date.now() < deadline) await sleep(50);
+    if (!starts(file, job.id).includes(a.pid)) {
+      process.stdout.write(`SAW: worker A never started job ${job.id}\n`);
+    } else {
+      process.kill(-a.pid, 'SIGKILL');
+      const b = start();
+      await sleep(WATCH_MS);
+      const others = starts(file, job.id).filter((pid) => pid !== a.pid);
+      const { rows } = await client.query(
+        `select locked_by, locked_at is not null as locked, extract(epoch from now() - locked_at)::int as held_s
+           from "${schema}".jobs where id = $1`,
+        [job.id],
+      );
+      const row = rows[0];
+      process.stdout.write(
+        `SAW: worker A (pid ${a.pid}) started job ${job.id} and was killed (SIGKILL); worker B (pid ${b.pid}) ran ` +
+          `beside it for ${WATCH_MS / 1000} s and took it: ${others.length > 0}; the job then: ` +
+          (row ? `locked ${row.locked} by ${row.locked_by} for ${row.held_s} s` : 'gone') +
+          ' (graphile-worker releases a lock when it is 4 hours old)\n',
+      );
+      shown = others.length === 0 && row !== undefined && row.locked;
+    }
   } finally {
+    for (const child of procs) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
     await utils.release();
-    await admin.query(`drop schema if exists "${schema}" cascade`);
-    await admin.end();
+    await client.query(`drop schema if exists "${schema}" cascade`);
+    await client.end();
+    fs.rmSync(file, { force: true });
   }
+  process.stdout.write(`${shown ? 'REPRODUCED' : 'NOT REPRODUCED'}: dead worker's job waits for the 4-hour lock expiry\n`);
+  return shown ? 0 : 1;
 }
 
-const SCENARIOS = [
-  [
-    'lock timeout',
-    ({ admin, schema, jobId }) =>
-      admin.query(`update "${schema}"._private_jobs set locked_at = locked_at - interval '4 hours 1 minute' where id = $1`, [jobId]),
-  ],
-  ['forceUnlockWorkers', ({ utils, a }) => utils.forceUnlockWorkers([a.pool.id])],
-];
-
-async function main() {
-  let all = true;
-  for (const [label, unlock] of SCENARIOS) {
-    const [shown, what] = await staleWorkerCompletes(label, unlock);
-    all &&= shown;
-    process.stdout.write(`${shown ? 'REPRODUCED' : 'NOT REPRODUCED'}: stale worker completes (${what})\n`);
-  }
-  return all ? 0 : 1;
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      if (code !== null) process.exit(code);
+    },
+    (error) => {
+      process.stderr.write(`reproduce.js could not run: ${error.stack}\n`);
+      process.exit(2);
+    },
+  );
 }
-
-main().then(
-  (code) => process.exit(code),
-  (error) => {
-    process.stderr.write(`${error.stack}\n`);
-    process.exit(2);
-  },
-);

@@ -30,6 +30,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
+from alkstore_contract.kit import new_job
 from alkstore_contract.resolution import NewJobs
 from alkstore_contract.types import Job, JobState
 from alkstore_contract.validation import decode_payload
@@ -160,9 +161,9 @@ def snapshot(record: JobRecord) -> Job:
     """A frozen copy of ``record`` with a freshly decoded payload (contract B3, DEC-snapshot-copies).
 
     Every claimed job costs one snapshot, so the fields go in positionally, in
-    ``alkstore_contract.types.JOB_FIELDS`` order, the cheapest way to call ``Job``.
+    ``alkstore_contract.types.JOB_FIELDS`` order, to the kit's ``new_job``.
     """
-    return Job(
+    return new_job(
         record[ID],
         record[QUEUE],
         decode_payload(record[PAYLOAD_JSON]),

@@ -35,7 +35,7 @@ prepared statement's ``fetch`` goes straight to the protocol, where the
 connection's ``fetch`` finds the statement in asyncpg's cache through three
 more coroutines first: counted with cachegrind on a two-parameter ``SELECT``,
 88,000 client instructions a statement against 105,000 through the pool's
-proxy (docs/benchmarks.md, 2026-12-03). The prepared statements
+proxy (``benchmarks/pg_instructions.py``). The prepared statements
 of a connection are dropped when it goes back to the pool (asyncpg refuses
 them from then on anyway).
 

@@ -76,11 +76,11 @@ FIRST_VACUUM_S = 0.004
 
 Measured here: 3.6 ms of server CPU (3.8 ms of wall time) for the vacuum of a table that
 10,000 jobs were stored in and 5,000 claimed and acked from, ``VACUUM``
-alone on a quiet server. Taken as zero, as it once was, the first vacuum
-came at ``BASE_THRESHOLD`` whatever the claims: a store whose claims take
-100 jobs at a time had then spent some 0.5 ms stepping over dead versions,
-and its vacuum, run while four workers claimed, cost a 10,000-job burst 4-9 %
-of its rate (``benchmarks/throughput.py``, 2026-12-03). A larger table's
+alone on a quiet server. Taken as zero, the first vacuum would come at
+``BASE_THRESHOLD`` whatever the claims: a store whose claims take 100 jobs
+at a time has then spent some 0.5 ms stepping over dead versions, and its
+vacuum, run while four workers claim, costs a 10,000-job burst 4-9 % of its
+rate (``benchmarks/throughput.py``). A larger table's
 first vacuum costs more (0.17 s on a million), so this errs towards vacuuming
 early, which only costs time, never bloat."""
 CEILING_BASE = 30_000
@@ -91,10 +91,10 @@ Just above the point where claims of 100 first call for one (28,300, with
 vacuum; past it, the ceiling bounds the bloat of claims that step over dead
 versions too rarely to call for a vacuum (claims of hundreds on a small
 table, whose later vacuums it brings) and of the dead versions no claim
-steps over (cancels, sweeps). What it costs (``benchmarks/scale.py``,
-2026-12-03): a table of 10,000 jobs that a million went through, claimed
-100 at a time, took 10.6 MB with this ceiling, 5.7 MB with one of 10,000
-and 17.3 MB with one of 50,000; the claims on it ran as fast in all three."""
+steps over (cancels, sweeps). What it costs (``benchmarks/scale.py``): a
+table of 10,000 jobs that a million went through, claimed 100 at a time,
+took 10.6 MB with this ceiling, 5.7 MB with one of 10,000 and 17.3 MB with
+one of 50,000; the claims on it ran as fast in all three."""
 VACUUM_TIMEOUT_S = 600.0
 """The timeout of the vacuum's statements, given to asyncpg on each: the store's ``op_timeout_s`` bounds one job
 statement (``alkstore_postgres.deadlines``), and a vacuum of a large table may rightly take longer."""

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from alkstore_contract.instants import from_epoch_us
-from alkstore_contract.kit import duration_us
+from alkstore_contract.kit import duration_us, new_job
 from alkstore_contract.types import JOB_FIELDS, Job, JobState
 from alkstore_contract.validation import decode_payload
 
@@ -64,7 +64,7 @@ def decode_job(row: Row) -> Job:
         last_error,
         died_at,
     ) = row
-    return Job(
+    return new_job(
         job_id,
         queue,
         decode_payload(payload),

@@ -13,13 +13,17 @@ every engine and model to the microsecond.
 (C2's last key) and are never reused after a delete (an old handle or a stale id
 in ``ack_batch`` can never hit a newer job).
 
-The layout's version lives in ``PRAGMA user_version``: the number of steps of
-``MIGRATIONS`` applied. Opening a file applies the missing steps in one
-transaction; a file written by a newer layout is refused rather than misread.
+The layout is written once, in ``layout.sql`` beside this module, which the Node
+and Rust engines lay out their files by too. Its version lives in ``PRAGMA
+user_version``. Opening a new file runs layout.sql; opening an older one applies
+the missing steps of ``MIGRATIONS``, in one transaction either way; a file
+written by a newer layout is refused rather than misread.
 """
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
 from typing import Literal
 
 import aiosqlite
@@ -72,40 +76,30 @@ def connection_pragmas(synchronous: Synchronous = DEFAULT_SYNCHRONOUS) -> tuple[
 CONNECTION_PRAGMAS = connection_pragmas()
 """A store's PRAGMAs with the default ``synchronous``; the benchmarks' raw baseline runs these too."""
 
-CREATE_JOBS_TABLE = """
-CREATE TABLE IF NOT EXISTS jobs (
-    id                       INTEGER PRIMARY KEY AUTOINCREMENT,
-    queue                    TEXT    NOT NULL,
-    payload                  TEXT    NOT NULL,
-    state                    TEXT    NOT NULL CHECK (state IN ('ready', 'processing', 'dead')),
-    priority                 INTEGER NOT NULL,
-    attempts                 INTEGER NOT NULL DEFAULT 0,
-    max_attempts             INTEGER NOT NULL,
-    run_at                   INTEGER NOT NULL,
-    expires_at               INTEGER,
-    enqueued_at              INTEGER NOT NULL,
-    lease_expires_at         INTEGER,
-    claimed_by               TEXT,
-    token                    TEXT,
-    visibility_timeout_s     REAL    NOT NULL,
-    visibility_timeout_us    INTEGER NOT NULL,
-    backoff_base_s           REAL    NOT NULL,
-    dead_letter_retention_s  REAL,
-    dead_letter_retention_us INTEGER,
-    last_error               TEXT,
-    died_at                  INTEGER
-)
-"""
+LAYOUT_PATH = Path(__file__).with_name("layout.sql")
+"""The project's one description of an alkstore SQLite file, which the Node and Rust engines lay out by too."""
 
-CREATE_INDEXES: tuple[str, ...] = (
-    # The claim path for ready jobs: equality on (queue, state), then already in C2 order.
-    "CREATE INDEX IF NOT EXISTS jobs_claim ON jobs (queue, state, priority DESC, run_at, id)",
-    # Lapsed leases (reclaims, sweep (c)) and dead letters past retention (sweep (a)).
-    "CREATE INDEX IF NOT EXISTS jobs_lease ON jobs (queue, state, lease_expires_at)",
-    # Sweep (b): only jobs that can expire are indexed.
-    "CREATE INDEX IF NOT EXISTS jobs_expiry ON jobs (queue, expires_at) WHERE expires_at IS NOT NULL",
-)
-"""Layout 1's indexes, as shipped: migration 2 replaces the last two."""
+
+def sql_statements(script: str) -> tuple[str, ...]:
+    """``script``'s statements one by one, its comment lines left out.
+
+    The layout is run one statement at a time inside the caller's transaction:
+    ``executescript`` would commit that transaction first and give up its lock.
+    """
+    statements: list[str] = []
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("--"):
+            continue
+        pending += line
+        if sqlite3.complete_statement(pending):
+            statements.append(pending.strip())
+            pending = ""
+    return tuple(statements)
+
+
+LAYOUT: tuple[str, ...] = sql_statements(LAYOUT_PATH.read_text(encoding="utf-8"))
+"""layout.sql's statements: a new file is laid out by these at once, at the latest version."""
 
 SWEEP_INDEXES: tuple[str, ...] = (
     # Sweep (a) as a range scan over the dead jobs whose retention is over, however many are kept.
@@ -125,13 +119,15 @@ SWEEP_INDEXES: tuple[str, ...] = (
     "CREATE INDEX jobs_processing_lease ON jobs (queue, lease_expires_at) WHERE state = 'processing'",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (CREATE_JOBS_TABLE, *CREATE_INDEXES),
-    SWEEP_INDEXES,
-)
-"""Step ``i`` brings a file from layout ``i`` to ``i + 1``; append steps, never edit shipped ones."""
+MIGRATIONS: tuple[tuple[str, ...], ...] = (SWEEP_INDEXES,)
+"""Step ``i`` brings a file from layout ``i + 1`` to ``i + 2``; append steps, never edit shipped ones.
 
-SCHEMA_VERSION = len(MIGRATIONS)
+A new file skips them: it is laid out by layout.sql, which is always the
+latest layout (tests/test_sqlite_layout.py holds a file migrated from layout 1
+to be the same as one layout.sql wrote).
+"""
+
+SCHEMA_VERSION = 1 + len(MIGRATIONS)
 
 
 class SchemaVersionError(AlkstoreError):
@@ -158,7 +154,8 @@ async def prepare_connection(conn: aiosqlite.Connection, synchronous: Synchronou
                 f"reads layout {SCHEMA_VERSION} and will not guess at a newer one"
             )
         if version < SCHEMA_VERSION:
-            for step in MIGRATIONS[version:]:
+            steps = (LAYOUT,) if version == 0 else MIGRATIONS[version - 1 :]
+            for step in steps:
                 for statement in step:
                     await conn.execute(statement)
             await conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -8,9 +8,7 @@ const Original = storage.Storage;
 storage.Storage = class extends Original {
   constructor(file) {
     super(file);
-    const fence = "id = @id AND state = 'processing' AND claim_token = @token AND lease_expires_at >= @now";
-    this.ack = this.db.prepare(`DELETE FROM jobs WHERE ${fence}`);
-    this.held = this.db.prepare(`SELECT attempts, max_attempts, backoff_base_s FROM jobs WHERE ${fence}`);
+    this.ack = this.db.prepare("DELETE FROM jobs WHERE id = @id AND state = 'processing' AND token = @token AND lease_expires_at >= @now");
   }
 };
 main({ name: 'mut-node-handle-at-deadline' });

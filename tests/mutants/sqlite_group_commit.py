@@ -20,11 +20,11 @@ from alkstore_sqlite.database import Params, SqliteDatabase, Transaction, Writte
 
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
-GROUP_COMMIT_S = 0.05
+GROUP_COMMIT_S = 0.005
 
 
 class GroupCommitDatabase(SqliteDatabase):
-    """A database whose writes return inside a transaction that commits up to 50 ms later."""
+    """A database whose writes return inside a transaction that commits up to 5 ms later."""
 
     _timer: asyncio.Task[None] | None = None
 
@@ -83,5 +83,5 @@ adapter = sqlite_mutant("mut-sqlite-group-commit", driver=GroupCommitDriver)
 MUTANT = Mutant(
     clause="P3",
     rows=("durability",),
-    what="every write returns inside an open transaction that a timer commits 50 ms later (kill -9 loses it)",
+    what="every write returns inside an open transaction that a timer commits 5 ms later (kill -9 loses it)",
 )

@@ -33,6 +33,14 @@ kit does; do not re-implement it), store the result verbatim from that one
 ``now`` (instants as integer microseconds,
 durations not rounded, priority as a 64-bit integer), and ``get_job`` must read
 the stamps back from the job row, never from the queue handle.
+
+For a wire engine, check the ``enqueue`` handler: it must take the op's
+``now`` from the request (an injected store) or read its clock once, resolve
+``run_at`` as ``delay_s`` (when not ``null``) over ``run_at`` over ``now``
+(E2-E4) with the duration turned into microseconds as docs/wire-protocol.md
+("Encodings") says, stamp ``expires_at`` from that same ``now``, store the
+queue's options with the job, and send every instant back as a decimal string
+of microseconds, exactly as stored.
 """
 
 from __future__ import annotations

@@ -12,7 +12,11 @@ queue and returns how many it moved (X2); dead jobs are deleted once ``died_at +
 stamped retention <= now`` — not a microsecond before — and kept forever with
 retention ``None``; DEC-sweep-order (docs/contract.md, X2): the
 purge runs first, so a job a sweep moves to dead is kept by that same sweep
-even with retention 0, and the next sweep deletes it (X2); concurrent sweeps —
+even with retention 0, and the next sweep deletes it (X2); a job heartbeated on
+its last attempt is left alone by a sweep after its claim's lease but within
+the heartbeat's, and moved to dead as ``"max attempts exceeded"`` by a sweep
+once the heartbeat's lease lapsed (X2, C7: an engine that watches lapsed last
+attempts must watch the deadline a heartbeat moved); concurrent sweeps —
 tasks on one store, and stores on one location where ``shared_location`` is
 declared — move each job once, so their counts add up (X3).
 
@@ -312,6 +316,55 @@ async def _check_retention_after_move(ctx: RowContext, queue: Queue, job_id: Job
     )
 
 
+HEARTBEAT_UNITS = 4
+"""The heartbeat on the last attempt sets a lease of this many units (and the run's tolerance, so a real-clock
+sweep two units in is surely before it); the claim's lease is one unit."""
+
+
+async def _leg_heartbeat_last_attempt(ctx: RowContext, store: Store) -> None:
+    """X2: a heartbeat on the last attempt moves the deadline a sweep must wait for, and then act on.
+
+    A leg of its own, on its own timeline, after the others: moving the row's clock past the heartbeat's
+    lease before their checks would carry their jobs past the instants those checks are about. Between
+    the claim's lease (1 unit) and the heartbeat's (4 units and the tolerance) a sweep moves nothing; after
+    the heartbeat's it moves the job to dead as exhausted. On a real clock a host too slow to sweep before
+    the heartbeat's lease leaves the leg undecided (never failed, never passed), as ``_leg_retention`` does.
+    """
+    u = ctx.unit_s
+    queue = store.queue("heartbeat-last-attempt", QueueOpts(visibility_timeout_s=u, max_attempts=1))
+    job_id = await queue.enqueue({"leg": "heartbeat on the last attempt, then a lapse"})
+    handle = await queue.claim_one("w")
+    expect(handle is not None, "X2", did="handed out nothing", demands=f"job {job_id}")
+    assert handle is not None
+    extend = HEARTBEAT_UNITS * u + ctx.tolerance_s
+    beat, before, _ = await ctx.timed(handle.heartbeat(extend))
+    expect_equal(beat, True, "X2", f"heartbeat({extend} s) on the job's only attempt")
+    lease_from = before + timedelta(seconds=extend)
+    await ctx.advance(2 * u)
+    moved, _, after = await ctx.timed(queue.sweep_expired())
+    if not (ctx.manual or after + timedelta(seconds=ctx.tolerance_s) < lease_from):
+        ctx.ledger.undecided(
+            ("X2",),
+            "the sweep between a claim's lease and its heartbeat's ran after the heartbeat's: the host was too slow "
+            f"for a tick of {ctx.unit_s} s (raise --alkstore-tick)",
+        )
+        return
+    expect_equal(
+        moved,
+        0,
+        "X2",
+        "the count of a sweep after the claim's lease lapsed but before the heartbeat's, on the job's last attempt",
+    )
+    job = await _snapshot(queue, job_id, "X2", "heartbeated on its last attempt, its new lease not yet lapsed")
+    expect_equal(job.state, JobState.PROCESSING, "X2", "state of the job whose heartbeat's lease has not lapsed")
+    await ctx.advance((lease_from - ctx.now()).total_seconds() + _margin(ctx))
+    moved, before, after = await ctx.timed(queue.sweep_expired())
+    expect_equal(moved, 1, "X2", "the count of a sweep once the heartbeat's lease on the last attempt lapsed")
+    await _expect_dead(
+        ctx, queue, job_id, LAST_ERROR_MAX_ATTEMPTS, before, after, "heartbeated on its last attempt, then lapsed"
+    )
+
+
 async def _fill_race(ctx: RowContext, store: Store, name: str) -> list[JobId]:
     """Expired ready jobs and lapsed exhausted leases, all due for one sweep after one unit."""
     u = ctx.unit_s
@@ -397,6 +450,9 @@ async def sweep_and_retention(ctx: RowContext) -> None:
         if name in checks:
             await ctx.leg(name, clauses, run_check(checks[name]))
     await ctx.leg("retention", ("X2",), lambda c: _leg_retention(c, store))
+    await ctx.leg(
+        "heartbeat on the last attempt, then a lapse", ("X2",), lambda c: _leg_heartbeat_last_attempt(c, store)
+    )
 
 
 ROW = row("sweep_and_retention", ("X1", "X2", "X3"))(sweep_and_retention)

@@ -5,7 +5,9 @@ Part of the suite.
 Legs: ``queue()`` refuses bad names with ``InvalidName`` (empty, 201
 characters, control characters, the ``__`` prefix, not a str), accepts 200
 characters (ASCII or emoji) and does no I/O (S1); ``QueueOpts`` and
-``queue(opts=…)`` refuse bad options with ``InvalidArgument`` (S2); payloads
+``queue(opts=…)`` refuse bad options with ``InvalidArgument`` (S2) — for a
+wire engine, whose ``QueueOpts`` check is the suite's, bad options are also
+sent to the engine unchecked and its refusal judged; payloads
 read back equal — same types, same float bits, ``-0.0`` keeps its sign —
 through ``get_job`` and a claim, and non-JSON payloads raise ``PayloadError``
 storing nothing (E8); bad enqueue options and bad ``retry``/``fail``/
@@ -22,6 +24,12 @@ DEC-order-of-checks gives (``raise_if_closed`` first, then the arguments), that 
 as the text ``encode_payload`` returns (TEXT or ``json``, not a type that
 normalises numbers or rejects ``\\u0000`` such as ``jsonb``), and that ``close()``
 flips ``closed`` before anything else and is idempotent.
+
+For a wire engine, check each handler against docs/wire-protocol.md, "Argument
+checks": every rule of the table that says "the engine", the error class it
+names, a message holding the argument's name and the value as sent, the
+closed store refused before any argument, and nothing stored when it refuses;
+payloads are stored as the JSON text received, never re-serialised.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.row import row
 from alkstore_contract.surface import Store
 from alkstore_contract.types import JobId, QueueOpts
+from alkstore_contract.wire.adapter import WireAdapter
 
 T = TypeVar("T")
 
@@ -69,6 +78,32 @@ def _nested(depth: int) -> object:
     for _ in range(depth):
         value = [value]
     return value
+
+
+WIRE_BAD_QUEUE_OPTS: tuple[tuple[str, object], ...] = (
+    ("visibility_timeout_s", 0),
+    ("visibility_timeout_s", -1),
+    ("visibility_timeout_s", 3_155_760_001),
+    ("max_attempts", 0),
+    ("max_attempts", 2**31),
+    ("backoff_base_s", -1),
+    ("backoff_base_s", 3_155_760_001),
+    ("dead_letter_retention_s", -1),
+)
+"""Bad options a message can carry as its schema types them (numbers; an int for max_attempts): sent to a wire
+engine as they are. A NaN, an infinity, a str or a bool has no such form and stays the suite's to refuse."""
+
+
+def unchecked_queue_opts(field: str, value: object) -> QueueOpts:
+    """A ``QueueOpts`` of the defaults with ``field`` set to ``value``, past the constructor's checks (S2).
+
+    Only for a wire engine: the constructor is the suite's check, so this is how a bad option reaches the
+    engine, whose own refusal is then judged (docs/wire-protocol.md, "Argument checks")."""
+    opts = object.__new__(QueueOpts)
+    defaults = QueueOpts()
+    for name in ("visibility_timeout_s", "max_attempts", "backoff_base_s", "dead_letter_retention_s"):
+        object.__setattr__(opts, name, value if name == field else getattr(defaults, name))
+    return opts
 
 
 GOOD_PAYLOADS: tuple[object, ...] = (
@@ -215,8 +250,8 @@ async def _leg_names(ctx: RowContext, store: Store) -> None:
         )
 
 
-async def _leg_queue_opts(store: Store) -> None:
-    """S2: QueueOpts validates itself; queue() refuses opts that are not a QueueOpts."""
+async def _leg_queue_opts(ctx: RowContext, store: Store) -> None:
+    """S2: QueueOpts validates itself; queue() refuses opts that are not a QueueOpts; a wire engine its own."""
     for field, value in BAD_QUEUE_OPTS:
         options: dict[str, Any] = {field: value}
         exc = await expect_raises(
@@ -235,6 +270,15 @@ async def _leg_queue_opts(store: Store) -> None:
         )
         expect_message_names(exc, "S2", "opts")
     expect_equal(store.queue("opts", None).opts, QueueOpts(), "S2", "opts of queue('opts', None)")
+    if isinstance(ctx.adapter, WireAdapter):
+        for field, value in WIRE_BAD_QUEUE_OPTS:
+            exc = await expect_raises(
+                _call(partial(store.queue, "opts", unchecked_queue_opts(field, value))),
+                InvalidArgument,
+                "S2",
+                f"queue('opts', opts) with {field}={value!r} sent as it is",
+            )
+            _names(exc, "S2", field, value)
 
 
 async def _leg_payloads(ctx: RowContext, store: Store) -> None:
@@ -420,7 +464,7 @@ async def validation_and_closed_store(ctx: RowContext) -> None:
     """S1 names, S2 options, E8 payloads, E9 arguments, E10 ids, S3 a closed store."""
     store = await ctx.open_store()
     await ctx.leg("names", ("S1",), lambda c: _leg_names(c, store))
-    await ctx.leg("queue options", ("S2",), lambda _: _leg_queue_opts(store))
+    await ctx.leg("queue options", ("S2",), lambda c: _leg_queue_opts(c, store))
     await ctx.leg("payloads", ("E8",), lambda c: _leg_payloads(c, store))
     await ctx.leg("enqueue options", ("E9",), lambda c: _leg_options(c, store))
     await ctx.leg("ids", ("E10",), lambda c: _leg_ids(c, store))

@@ -12,12 +12,16 @@ const PINNED = pkg.dependencies['graphile-worker'];
 const PACKAGES = Object.keys(pkg.dependencies);
 
 const EMULATES = {
-  C1:
-    'reclaiming a lapsed lease: graphile-worker releases a lock only after 4 hours; before every claim the adapter ' +
-    "releases the locks older than the job's visibility timeout with the library's forceUnlockWorkers",
   C3:
     "claimed_by and the lease: graphile-worker records its pool's random id and locks for 4 hours; the adapter keeps " +
     'the worker id in a table of its own and shows the lease as locked_at + the visibility timeout',
+  H1:
+    "the lease deadline this judges is the adapter's (locked_at + the job's visibility timeout, see C3): graphile-worker's " +
+    'own lock lasts 4 hours, and until then its holder is the only worker that can have the job, so a late ack is ' +
+    "graphile's documented behaviour, not a lapse",
+  H5:
+    'a reclaim before the lock is 4 hours old: graphile-worker hands a locked job to no other worker before then, and ' +
+    'the adapter forces no unlock (WorkerUtils.forceUnlockWorkers is documented for workers that are no longer running)',
   H4: "one-shot handles: node_kit's front refuses a second op on a handle before it reaches the library",
   R2:
     "the backoff formula: node_kit draws the contract's equal-jitter delay and the adapter sets it with rescheduleJobs; " +

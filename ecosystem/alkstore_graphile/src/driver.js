@@ -10,8 +10,10 @@
 // - a queue is a task identifier (graphile's queue_name serialises its jobs, one at a time, so it is not a
 //   partition); the payload text and the contract's stamps travel in graphile's payload;
 // - insert is WorkerUtils.addJobs (one statement: all or nothing), priority negated, runAt a JS Date;
-// - claim releases lapsed locks with WorkerUtils.forceUnlockWorkers (C1, emulated: graphile's own expiry is
-//   4 hours), then runs graphile's runTaskListOnce once per job, held in the task function (held.js);
+// - claim runs graphile's runTaskListOnce once per job, held in the task function (held.js). It releases no
+//   lock: graphile-worker's docs reserve WorkerUtils.forceUnlockWorkers for workers that are no longer running,
+//   and the library's own recovery of a lock is its 4-hour expiry, so a job whose contract lease lapsed is not
+//   handed out again before then (C1 fails on the library's documented rule, never on a construct of ours);
 // - ack returns from the handler (graphile completes by id), retry throws (graphile fails the job: error text,
 //   unlock, its own backoff) and then WorkerUtils.rescheduleJobs sets the contract's delay; dead-lettering
 //   throws and then WorkerUtils.permanentlyFailJobs marks the job failed (graphile has no in-handler fail);
@@ -23,7 +25,7 @@
 
 const { Pool } = require('pg');
 const { makeWorkerUtils } = require('graphile-worker');
-const { runAtFrom, validate } = require('../../node_kit');
+const { runAtFrom, validate } = require('alkstore-node-kit');
 const { CLAIMS, quote } = require('./location');
 const { claimOptions, takeOne, queueTasks } = require('./held');
 const { stderrLogger } = require('./logging');
@@ -108,17 +110,6 @@ class GraphileDriver {
     return added.map((job) => Number(job.id));
   }
 
-  /** C1 (emulated): locks held longer than the job's visibility timeout, released by their pool id. */
-  async releaseLapsed(queue) {
-    const lapsed = await this.query(
-      `select distinct j.locked_by from ${this.jobs} where t.identifier = $1 and j.locked_by is not null
-         and j.attempts < j.max_attempts
-         and j.locked_at + ((j.payload->'alkstore'->>'visibility_timeout_s')::float8 * interval '1 second') <= now()`,
-      [queue],
-    );
-    if (lapsed.length > 0) await this.utils.forceUnlockWorkers(lapsed.map((row) => row.locked_by));
-  }
-
   queueRunner(queue) {
     let runner = this.queues.get(queue);
     if (runner === undefined) {
@@ -129,7 +120,6 @@ class GraphileDriver {
   }
 
   async claim(queue, workerId, n, token) {
-    await this.releaseLapsed(queue);
     const { options, tasks } = this.queueRunner(queue);
     const taken = [];
     for (let i = 0; i < n; i++) {

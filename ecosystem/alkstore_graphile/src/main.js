@@ -3,7 +3,7 @@
 // Part of the graphile-worker adapter (ecosystem/alkstore_graphile): the process the manifest starts. The wire
 // protocol's loop and the contract's front are node_kit's (ecosystem/node_kit); this process brings the adapter.
 
-const { serveAdapter } = require('../../node_kit');
+const { serveAdapter } = require('alkstore-node-kit');
 const { adapter } = require('./adapter');
 
 serveAdapter(adapter);

@@ -11,7 +11,7 @@
 // pg-boss reads time from the server (now()) only, so the store is never opened with the suite's clock.
 
 const crypto = require('node:crypto');
-const { runAtFrom } = require('../../node_kit');
+const { runAtFrom } = require('alkstore-node-kit');
 const { jobData, isoUs, snapshot } = require('./rows');
 
 const DEADLOCK = '40P01';

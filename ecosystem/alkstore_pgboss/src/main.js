@@ -9,7 +9,7 @@
 const crypto = require('node:crypto');
 const pg = require('pg');
 const PgBoss = require('pg-boss');
-const { serveAdapter } = require('../../node_kit');
+const { serveAdapter } = require('alkstore-node-kit');
 const { PgBossDriver, CLAIMANTS } = require('./driver');
 const pkg = require('../package.json');
 

@@ -60,7 +60,7 @@ function jobOptions(options, queueOpts) {
   return {
     priority,
     delayUs,
-    runAtUs: options.run_at === null ? null : BigInt(options.run_at),
+    runAtUs: options.run_at === null ? null : validate.instantUs('run_at', options.run_at),
     expiresUs,
     maxAttempts: maxAttempts ?? queueOpts.max_attempts,
     visibilityTimeoutS: queueOpts.visibility_timeout_s,
@@ -117,7 +117,7 @@ class Tables {
     const found = this.lookup(this.stores, store, 'store');
     this.checkOpen(found, 'queue()');
     const id = this.id('q');
-    this.queues.set(id, { store: found, name: validate.queueName(name), opts });
+    this.queues.set(id, { store: found, name: validate.queueName(name), opts: validate.queueOpts(opts) });
     return id;
   }
 
@@ -182,6 +182,7 @@ class Front extends Tables {
   async enqueueMany(request, payloads) {
     const queue = this.queueOf(request);
     const options = jobOptions(request.options, queue.opts);
+    payloads.forEach((payload) => validate.payloadText('payload', payload));
     if (payloads.length === 0) return [];
     return queue.store.driver.insert(queue.name, { payloads, ...options }, this.now(queue.store, request));
   }
@@ -308,4 +309,4 @@ function serveAdapter(adapter) {
   serve(front.handlers(), { onClose: () => front.closeAll() });
 }
 
-module.exports = { Front, Tables, serveAdapter, jobOptions, c2Order, runAtFrom, decideRetry, uniqueIds, PROTOCOL_VERSION };
+module.exports = { Front, serveAdapter, jobOptions, c2Order, runAtFrom, decideRetry, uniqueIds, PROTOCOL_VERSION };

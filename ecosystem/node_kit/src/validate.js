@@ -6,7 +6,7 @@
 
 const path = require('node:path');
 const fs = require('node:fs');
-const { invalidName, invalidArgument } = require('./errors');
+const { ContractError, invalidName, invalidArgument } = require('./errors');
 
 const LITERALS_PATH = path.join(__dirname, '..', '..', '..', 'alkstore_contract', 'wire', 'literals.json');
 const LITERALS = JSON.parse(fs.readFileSync(LITERALS_PATH, 'utf8'));
@@ -37,6 +37,7 @@ function describe(value) {
   if (typeof value === 'string') text = pyString(value);
   else if (typeof value === 'number') text = Number.isFinite(value) ? String(value) : String(value).replace('Infinity', 'inf');
   else if (typeof value === 'bigint') text = value.toString();
+  else if (typeof value === 'boolean') text = value ? 'True' : 'False';
   else if (value === null || value === undefined) text = 'None';
   else text = JSON.stringify(value);
   return text.length <= MAX_SHOWN ? text : text.slice(0, MAX_SHOWN - 3) + '...';
@@ -132,4 +133,88 @@ function priority(text) {
   return value;
 }
 
-module.exports = { LITERALS, describe, pyString, queueName, workerId, errorText, durationUs, secondsToUs, maxAttempts, priority };
+/** S2: a queue's options as the suite sends them, each named by its QueueOpts field. */
+function queueOpts(opts) {
+  durationUs('visibility_timeout_s', opts.visibility_timeout_s, { positive: true });
+  if (opts.max_attempts === null) throw invalidArgument('max_attempts=None: must be an int');
+  maxAttempts(opts.max_attempts);
+  durationUs('backoff_base_s', opts.backoff_base_s);
+  durationUs('dead_letter_retention_s', opts.dead_letter_retention_s);
+  return opts;
+}
+
+const INSTANT_MIN_US = -62135596800000000n;
+const INSTANT_MAX_US = 253402300799999999n;
+
+/** E9 (DEC-huge-values): an instant (epoch microseconds, as a decimal string) within Python's datetime range, years 1 to 9999 UTC. */
+function instantUs(arg, text) {
+  const us = BigInt(text);
+  if (us < INSTANT_MIN_US || us > INSTANT_MAX_US) {
+    throw invalidArgument(`${arg}=${text} µs since the epoch: an instant must lie within years 1 to 9999 UTC`);
+  }
+  return us;
+}
+
+const MAX_PAYLOAD_DEPTH = BOUNDS.max_payload_depth;
+const MAX_PAYLOAD_INT_DIGITS = BOUNDS.max_payload_int_digits;
+
+/**
+ * E8 (DEC-payload-json): a payload's JSON text nests no value deeper than 500 levels (the top-level value
+ * is level 0, a value inside an array or object one level deeper than it) and holds no int of more than
+ * 4300 digits (sign not counted; a number with a fraction or an exponent is a float). A scan of the text,
+ * not a parse: JSON.parse would read such an int as a rounded double.
+ */
+function payloadText(arg, text) {
+  const containers = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const ch = text[i];
+    if (ch === ' ' || ch === '\t' || ch === '\n' || ch === '\r' || ch === ',' || ch === ':' || ch === ']' || ch === '}') {
+      if (ch === ']' || ch === '}') containers.pop();
+      expectKey = ch === ',' && containers[containers.length - 1] === '{';
+      continue;
+    }
+    const key = ch === '"' && expectKey;
+    expectKey = false;
+    if (!key && containers.length > MAX_PAYLOAD_DEPTH) {
+      throw new ContractError('PayloadError', `${arg}: nested deeper than ${MAX_PAYLOAD_DEPTH} levels`);
+    }
+    if (ch === '[' || ch === '{') {
+      containers.push(ch);
+      expectKey = ch === '{';
+    } else if (ch === '"') {
+      for (i += 1; text[i] !== '"'; i += 1) if (text[i] === '\\') i += 1;
+    } else if (ch === '-' || (ch >= '0' && ch <= '9')) {
+      let end = i + 1;
+      while (end < text.length && /[0-9.eE+-]/.test(text[end])) end += 1;
+      const number = text.slice(i, end);
+      const digits = number.replace('-', '').length;
+      if (!/[.eE]/.test(number) && digits > MAX_PAYLOAD_INT_DIGITS) {
+        throw new ContractError(
+          'PayloadError',
+          `${arg}=<${number.startsWith('-') ? 'negative ' : ''}int of ${digits} digits>: an int has at most ${MAX_PAYLOAD_INT_DIGITS} digits`,
+        );
+      }
+      i = end - 1;
+    } else {
+      while (i + 1 < text.length && /[a-z]/.test(text[i + 1])) i += 1;
+    }
+  }
+  return text;
+}
+
+module.exports = {
+  LITERALS,
+  describe,
+  pyString,
+  queueName,
+  workerId,
+  errorText,
+  durationUs,
+  secondsToUs,
+  maxAttempts,
+  priority,
+  queueOpts,
+  payloadText,
+  instantUs,
+};

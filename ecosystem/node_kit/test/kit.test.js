@@ -7,6 +7,7 @@ const { Front, c2Order, runAtFrom, decideRetry, uniqueIds } = require('../src/fr
 const { reply } = require('../src/protocol');
 const { backoffDelayS, seededRandom } = require('../src/backoff');
 const { LITERALS } = require('../src/validate');
+const { coreOps, wireOps } = require('../src/ops');
 
 const OPTS = { visibility_timeout_s: 10, max_attempts: 2, backoff_base_s: 5, dead_letter_retention_s: null };
 const NO_OPTIONS = { delay_s: null, run_at: null, expires_s: null, max_attempts: null, priority: '0' };
@@ -151,4 +152,12 @@ test('protocol: an async handler\'s reply carries its request id; a sync one ans
   assert.deepEqual(await slow, { in_reply_to: 1, type: 'ok', result: 'late' });
   const unknown = reply({ id: 3, type: 'nope' }, table);
   assert.equal(unknown.error.class, 'EngineError');
+});
+
+test('wire ops: the front serves every op of the schema\'s table that every engine serves, and no other', () => {
+  const { table } = fixture();
+  assert.deepEqual(Object.keys(table).sort(), coreOps().sort());
+  const optional = [...wireOps()].filter(([, op]) => op.onlyWith !== null).map(([name]) => name);
+  assert.ok(optional.includes('server_address'), 'the table marks the networked ops');
+  assert.deepEqual(wireOps().get('enqueue').fields, ['queue', 'now', 'payload', 'options']);
 });

@@ -1,24 +1,23 @@
 'use strict';
-// The contract's surface on this process's tables of stores, queues and handles (docs/contract.md).
-// Each op follows DEC-order-of-checks: closed store, spent handle, arguments, spend the handle, the one
-// clock read, then storage. A store opened with the suite's clock takes `now` from each op (T2) and
-// never reads a clock of its own.
+// The Node engine as an adapter of the Node kit's front (alkstore-node-kit, ecosystem/node_kit): the front
+// keeps the contract's surface (stores, queues, one-shot handles, DEC-order-of-checks, the retry decision,
+// C2's order of a batch); this file is the storage driver under it, over better-sqlite3 (storage.js), and
+// the handshake's facts. A store opened with the suite's clock takes `now` from each op (T2) and never reads
+// a clock of its own; on the system clock the driver reads the wall clock once per op.
 
-const crypto = require('node:crypto');
 const { performance } = require('node:perf_hooks');
+const { runAtFrom, validate } = require('alkstore-node-kit');
 const storage = require('./storage');
-const validate = require('../../../ecosystem/node_kit/src/validate');
-const { handleSpent } = require('../../../ecosystem/node_kit/src/errors');
-const { seededRandom, backoffDelayS } = require('../../../ecosystem/node_kit/src/backoff');
-const { Tables, jobOptions, runAtFrom } = require('../../../ecosystem/node_kit/src/front');
+const pkg = require('../package.json');
 
-const LAST_ERROR = validate.LITERALS.last_error;
+const CAPABILITIES = ['durable', 'injectable_clock', 'multi_process', 'shared_location'];
 
 /** The wall clock in microseconds (Date.now() has milliseconds only; the performance clock adds the rest). */
 function systemNowUs() {
   return BigInt(Math.round((performance.timeOrigin + performance.now()) * 1000));
 }
 
+/** A row as the wire's job snapshot (docs/wire-protocol.md, "Encodings"). */
 function snapshot(row) {
   const instant = (value) => (value === null ? null : value.toString());
   return {
@@ -42,189 +41,113 @@ function snapshot(row) {
   };
 }
 
-function c2Order(a, b) {
-  if (a.priority !== b.priority) return a.priority > b.priority ? -1 : 1;
-  if (a.run_at !== b.run_at) return a.run_at < b.run_at ? -1 : 1;
-  return a.id < b.id ? -1 : 1;
-}
-
 /** A job id as the suite sent it, as this engine's ids are (integers); null: no job of ours has it (DEC-id-kind). */
 function ownId(jobId) {
   return typeof jobId === 'number' && Number.isSafeInteger(jobId) && jobId > 0 ? BigInt(jobId) : null;
 }
 
-class Engine extends Tables {
+/** Seconds as the whole microseconds the layout stores beside them (null stays null). */
+function stampUs(seconds) {
+  return seconds === null ? null : validate.secondsToUs(seconds);
+}
 
-  openStore({ location, clock, seed }) {
-    const id = this.id('s');
-    this.stores.set(id, {
-      id,
-      storage: new storage.Storage(location),
-      injected: clock === 'injected',
-      random: seededRandom(seed),
-      closed: false,
-    });
-    return id;
+/** One store's driver (node_kit's front.js says what a driver is): one connection, its prepared statements. */
+class SqliteDriver {
+  constructor(location) {
+    this.db = new storage.Storage(location);
   }
 
-  closeStore({ store }) {
-    const found = this.lookup(this.stores, store, 'store');
-    if (!found.closed) {
-      found.closed = true;
-      found.storage.close();
-    }
-    return null;
-  }
-
-  /** The op's one clock read: the suite's instant on an injected store, else the wall clock. */
-  now(store, request) {
-    if (store.injected) {
-      if (request.now === undefined) throw new Error(`${request.type}: a store opened with the injected clock needs now`);
-      return BigInt(request.now);
-    }
-    return systemNowUs();
-  }
-
-  enqueueMany(request, payloads) {
-    const queue = this.queueOf(request);
-    const options = jobOptions(request.options, queue.opts);
-    if (payloads.length === 0) return [];
-    const now = this.now(queue.store, request);
+  insert(queue, jobs, now) {
+    const at = now ?? systemNowUs();
     const row = {
-      queue: queue.name,
-      priority: options.priority,
-      max_attempts: options.maxAttempts,
-      run_at: runAtFrom(options, now),
-      expires_at: options.expiresUs === null ? null : now + options.expiresUs,
-      now,
-      vt: options.visibilityTimeoutS,
-      base: options.backoffBaseS,
-      retention: options.deadLetterRetentionS,
+      queue,
+      priority: jobs.priority,
+      max_attempts: jobs.maxAttempts,
+      run_at: runAtFrom(jobs, at),
+      expires_at: jobs.expiresUs === null ? null : at + jobs.expiresUs,
+      now: at,
+      vt: jobs.visibilityTimeoutS,
+      vt_us: stampUs(jobs.visibilityTimeoutS),
+      base: jobs.backoffBaseS,
+      retention: jobs.deadLetterRetentionS,
+      retention_us: stampUs(jobs.deadLetterRetentionS),
     };
-    const { storage: db } = queue.store;
-    return db.write(() => payloads.map((payload) => Number(db.insert.run({ ...row, payload }).lastInsertRowid)));
+    const { db } = this;
+    return db.write(() => jobs.payloads.map((payload) => Number(db.insert.run({ ...row, payload }).lastInsertRowid)));
   }
 
-  enqueue(request) {
-    return this.enqueueMany(request, [request.payload])[0];
+  claim(queue, worker, n, token, now) {
+    const args = { queue, now: now ?? systemNowUs(), worker, token, n: BigInt(n) };
+    return this.db.write(() => this.db.claim.all(args)).map(snapshot);
   }
 
-  claim(request, n) {
-    const queue = this.queueOf(request);
-    const worker = validate.workerId(request.worker_id);
-    if (n <= 0) return [];
-    const now = this.now(queue.store, request);
-    const token = crypto.randomUUID();
-    const rows = queue.store.storage.write(() =>
-      queue.store.storage.claim.all({ queue: queue.name, now, worker, token, n: BigInt(Math.min(n, 2 ** 53)) }),
-    );
-    rows.sort(c2Order);
-    return rows.map((row) => {
-      const handle = this.id('h');
-      this.handles.set(handle, { store: queue.store, id: row.id, token: row.claim_token, spentBy: null });
-      return { handle, job: snapshot(row) };
-    });
+  ack(queue, id, token, now) {
+    return this.db.ack.run({ id, token, now: now ?? systemNowUs() }).changes === 1;
   }
 
-  claimOne(request) {
-    return this.claim(request, 1)[0] ?? null;
+  retry(queue, id, token, now, delayS, lastError) {
+    const at = now ?? systemNowUs();
+    const runAt = at + validate.secondsToUs(delayS);
+    return this.db.requeue.run({ id, token, now: at, error: lastError, run_at: runAt }).changes === 1;
   }
 
-  claimBatch(request) {
-    return this.claim(request, request.n);
+  deadLetter(queue, id, token, now, lastError) {
+    return this.db.bury.run({ id, token, now: now ?? systemNowUs(), error: lastError }).changes === 1;
   }
 
-  ackBatch(request) {
-    const queue = this.queueOf(request);
-    const ids = [...new Set(request.ids.map(ownId).filter((id) => id !== null))];
-    if (ids.length === 0) return 0;
-    const now = this.now(queue.store, request);
-    const { storage: db } = queue.store;
-    return db.write(() => ids.reduce((count, id) => count + db.ackHeld.run({ queue: queue.name, id, now }).changes, 0));
+  heartbeat(queue, id, token, now, leaseS) {
+    const args = { id, token, now: now ?? systemNowUs(), lease_us: validate.secondsToUs(leaseS) };
+    return this.db.heartbeat.run(args).changes === 1;
   }
 
-  cancel(request) {
-    const queue = this.queueOf(request);
-    const id = ownId(request.job_id);
-    if (id === null) return false;
-    return queue.store.storage.cancel.run({ queue: queue.name, id }).changes === 1;
+  ackBatch(queue, ids, now) {
+    const own = [...new Set(ids.map(ownId).filter((id) => id !== null))];
+    if (own.length === 0) return 0;
+    const at = now ?? systemNowUs();
+    const { db } = this;
+    return db.write(() => own.reduce((count, id) => count + db.ackHeld.run({ queue, id, now: at }).changes, 0));
   }
 
-  getJob(request) {
-    const queue = this.queueOf(request);
-    const id = ownId(request.job_id);
-    const row = id === null ? undefined : queue.store.storage.get.get({ queue: queue.name, id });
+  cancel(queue, jobId) {
+    const id = ownId(jobId);
+    return id !== null && this.db.cancel.run({ queue, id }).changes === 1;
+  }
+
+  get(queue, jobId) {
+    const id = ownId(jobId);
+    const row = id === null ? undefined : this.db.get.get({ queue, id });
     return row === undefined ? null : snapshot(row);
   }
 
-  sweepExpired(request) {
-    const queue = this.queueOf(request);
-    const now = this.now(queue.store, request);
-    const { storage: db } = queue.store;
-    const args = { queue: queue.name, now, expired: LAST_ERROR.expired, exhausted: LAST_ERROR.max_attempts_exceeded };
+  sweep(queue, now, expired, exhausted) {
+    const args = { queue, now: now ?? systemNowUs(), expired, exhausted };
+    const { db } = this;
     return db.write(() => {
-      db.purge.run({ queue: queue.name, now });
+      db.purge.run({ queue, now: args.now });
       return db.expire.run(args).changes + db.exhaust.run(args).changes;
     });
   }
 
-  /** The handle of a handle op, checked in DEC-order-of-checks up to (not including) the arguments. */
-  handleOf(request) {
-    const handle = this.lookup(this.handles, request.handle, 'handle');
-    this.checkOpen(handle.store, `${request.type}()`);
-    if (handle.spentBy !== null) {
-      throw handleSpent(
-        `${request.type}() on job ${handle.id}: this handle's ${handle.spentBy}() already returned; ` +
-          'ack, retry and fail are one-shot and any later op on the handle is refused (H4)',
-      );
-    }
-    return handle;
-  }
-
-  fence(handle, now) {
-    return { id: handle.id, token: handle.token, now };
-  }
-
-  ack(request) {
-    const handle = this.handleOf(request);
-    handle.spentBy = 'ack';
-    const now = this.now(handle.store, request);
-    return handle.store.storage.ack.run(this.fence(handle, now)).changes === 1;
-  }
-
-  retry(request) {
-    const handle = this.handleOf(request);
-    const error = validate.errorText(request.error);
-    const delay = validate.durationUs('delay', request.delay_s);
-    handle.spentBy = 'retry';
-    const now = this.now(handle.store, request);
-    const { storage: db, random } = handle.store;
-    const fence = this.fence(handle, now);
-    return db.write(() => {
-      const held = db.held.get(fence);
-      if (held === undefined) return false;
-      if (held.attempts >= held.max_attempts) {
-        return db.bury.run({ ...fence, error: error ?? LAST_ERROR.max_attempts_exceeded }).changes === 1;
-      }
-      const delayUs = delay ?? validate.secondsToUs(backoffDelayS(Number(held.attempts), held.backoff_base_s, random));
-      return db.requeue.run({ ...fence, error, run_at: now + delayUs }).changes === 1;
-    });
-  }
-
-  fail(request) {
-    const handle = this.handleOf(request);
-    const error = validate.errorText(request.error);
-    handle.spentBy = 'fail';
-    const now = this.now(handle.store, request);
-    return handle.store.storage.bury.run({ ...this.fence(handle, now), error: error ?? LAST_ERROR.failed }).changes === 1;
-  }
-
-  heartbeat(request) {
-    const handle = this.handleOf(request);
-    const extend = validate.durationUs('extend', request.extend_s, { positive: true });
-    const now = this.now(handle.store, request);
-    return handle.store.storage.heartbeat.run({ ...this.fence(handle, now), extend_us: extend }).changes === 1;
+  close() {
+    this.db.close();
   }
 }
 
-module.exports = { Engine, snapshot };
+/** The adapter the front serves; `name` lets a broken variant of this engine (tests/mutants/) call itself by its own name. */
+function adapter(name = 'node-sqlite') {
+  return {
+    name,
+    version: pkg.version,
+    capabilities: CAPABILITIES,
+    emulates: {},
+    timeResolutionUs: 1,
+    storage: () => `SQLite ${storage.sqliteVersion()} (better-sqlite3 ${require('better-sqlite3/package.json').version})`,
+    unavailableReason: () => null,
+    createLocation: () => storage.createLocation(),
+    dropLocation: (location) => storage.dropLocation(location),
+    countStoredJobs: (location) => storage.countStoredJobs(location),
+    openDriver: (location) => new SqliteDriver(location),
+  };
+}
+
+module.exports = { adapter, SqliteDriver, snapshot };

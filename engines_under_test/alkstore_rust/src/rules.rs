@@ -222,12 +222,24 @@ pub fn job_id(value: &Value) -> Result<Option<i64>, Fault> {
     }
 }
 
-/// An instant (`run_at`) as the suite encodes it: microseconds since the epoch, as a decimal string.
+/// The instants Python's `datetime` holds, years 1 to 9999 UTC, in microseconds since the epoch.
+const INSTANT_MIN_US: i64 = -62_135_596_800_000_000;
+const INSTANT_MAX_US: i64 = 253_402_300_799_999_999;
+
+/// An instant (`run_at`) as the suite encodes it: microseconds since the epoch, as a decimal string, within
+/// years 1 to 9999 UTC (E9, DEC-huge-values: the suite sends one past either end for the engine to refuse).
 pub fn instant(arg: &str, text: &str) -> Result<i64, Fault> {
-    text.parse::<i64>().map_err(|_| {
+    let us = text.parse::<i64>().map_err(|_| {
         Fault::invalid_argument(format!(
             "{arg}={}: an instant is a decimal string of microseconds since 1970-01-01T00:00:00Z",
             show_text(text)
         ))
-    })
+    })?;
+    if !(INSTANT_MIN_US..=INSTANT_MAX_US).contains(&us) {
+        return Err(Fault::invalid_argument(format!(
+            "{arg}={} µs since the epoch: an instant must lie within years 1 to 9999 UTC",
+            show_text(text)
+        )));
+    }
+    Ok(us)
 }

@@ -1,5 +1,6 @@
 //! The SQLite file: its layout, and every statement that reads or changes a job.
 //!
+//! The layout is the project's one, reference_engine/alkstore_sqlite/layout.sql, compiled in.
 //! One table, `jobs`, holds every job of every queue of a location (an SQLite file). Instants are
 //! INTEGER microseconds since the epoch; the two stamps SQL adds to an instant (the visibility
 //! timeout, the dead-letter retention) are kept both as REAL seconds, which read back bit for bit,
@@ -26,45 +27,17 @@ use crate::wire::{self, Class, Fault};
 /// default), so contention that long is answered `StoreUnavailable`, not a hang the suite must end.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 
-const LAYOUT: &str = "
-CREATE TABLE IF NOT EXISTS jobs (
-    id                    INTEGER PRIMARY KEY AUTOINCREMENT,
-    queue                 TEXT    NOT NULL,
-    payload               TEXT    NOT NULL,
-    state                 TEXT    NOT NULL CHECK (state IN ('ready', 'processing', 'dead')),
-    priority              INTEGER NOT NULL,
-    attempts              INTEGER NOT NULL,
-    max_attempts          INTEGER NOT NULL,
-    run_at                INTEGER NOT NULL,
-    expires_at            INTEGER,
-    enqueued_at           INTEGER NOT NULL,
-    lease_expires_at      INTEGER,
-    claimed_by            TEXT,
-    token                 TEXT,
-    visibility_timeout_s  REAL    NOT NULL,
-    visibility_timeout_us INTEGER NOT NULL,
-    backoff_base_s        REAL    NOT NULL,
-    retention_s           REAL,
-    retention_us          INTEGER,
-    last_error            TEXT,
-    died_at               INTEGER
-);
--- Ready jobs in C2 order; also the purge's (queue, 'dead') prefix.
-CREATE INDEX IF NOT EXISTS jobs_claim ON jobs (queue, state, priority DESC, run_at, id);
--- Leases: reclaims and the sweep's exhausted jobs.
-CREATE INDEX IF NOT EXISTS jobs_lease ON jobs (queue, lease_expires_at) WHERE state = 'processing';
--- Live jobs that can expire: the sweep's expiry step.
-CREATE INDEX IF NOT EXISTS jobs_expiry ON jobs (queue, expires_at)
-    WHERE expires_at IS NOT NULL AND state IN ('ready', 'processing');
-PRAGMA user_version = 1;
-";
+/// The project's one SQLite layout (reference_engine/alkstore_sqlite/layout.sql), compiled in and run on a
+/// new file; tests/layout.rs holds a file this engine lays out to it.
+pub const LAYOUT: &str = include_str!("../../../reference_engine/alkstore_sqlite/layout.sql");
 
 const COLUMNS: &str = "id, queue, payload, state, priority, attempts, max_attempts, run_at, expires_at, \
-    enqueued_at, lease_expires_at, claimed_by, visibility_timeout_s, backoff_base_s, retention_s, last_error, died_at";
+    enqueued_at, lease_expires_at, claimed_by, visibility_timeout_s, backoff_base_s, dead_letter_retention_s, last_error, died_at";
 
 const INSERT: &str = "
 INSERT INTO jobs (queue, payload, state, priority, attempts, max_attempts, run_at, expires_at, enqueued_at,
-                  visibility_timeout_s, visibility_timeout_us, backoff_base_s, retention_s, retention_us)
+                  visibility_timeout_s, visibility_timeout_us, backoff_base_s, dead_letter_retention_s,
+                  dead_letter_retention_us)
 VALUES (?1, ?2, 'ready', ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
 
 /// C1–C3 in one statement: the best `n` of the due ready jobs and of the lapsed leases with an attempt
@@ -381,8 +354,8 @@ impl Db {
     pub fn sweep(&mut self, queue: &str, now: i64, expired: &str, exhausted: &str) -> rusqlite::Result<usize> {
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         tx.prepare_cached(
-            "DELETE FROM jobs WHERE queue = ?1 AND state = 'dead' AND retention_us IS NOT NULL \
-             AND died_at + retention_us <= ?2",
+            "DELETE FROM jobs WHERE queue = ?1 AND state = 'dead' AND dead_letter_retention_us IS NOT NULL \
+             AND died_at + dead_letter_retention_us <= ?2",
         )?
         .execute(params![queue, now])?;
         let expire = format!(

@@ -7,13 +7,17 @@ Unrelated legs, each on its own fresh location and in its own module:
 exactly as the engine showed it before the close), ``kill`` (worker processes
 doing a seeded churn of ops are SIGKILLed at seeded moments; every job they
 reported must read back as the engine showed it right after its last reported
-op, the op in flight either way) and, for a ``networked`` engine
+op, the op in flight either way), ``at_ack`` (workers kill themselves and their
+engine processes right after the acknowledgement of a write, with no read
+before it; what the suite was told must read back) and, for a ``networked`` engine
 only, ``server_crash`` (the same churn while the engine's *server* is killed -9
-and restarted, through the adapter's server-crash hook; an engine whose
+and restarted right after the acknowledgement of a write, through the adapter's
+server-crash hook; an engine whose
 storage lives in its own process is crashed by the kill leg already). Each
-module's docstring says what its leg does. The expectation is always the
-engine's own read before the close, kill or crash, never what an op should have
-done: whether a retry, fail or cancel did what R1, D1 or B2 demand is checked by
+module's docstring says what its leg does. The expectation is the engine's
+own read before the close or the kill, or, where the kill follows an
+acknowledgement, what the op returned; never what an op should have done:
+whether a retry, fail or cancel did what R1, D1 or B2 demand is checked by
 the rows of those clauses, so P3 fails only on a write the engine showed and
 then lost (or a removal it showed and then undid).
 
@@ -34,6 +38,7 @@ from __future__ import annotations
 from alkstore_contract.adapter import Capability
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.row import row
+from alkstore_contract.suite.rows.durability.at_ack import leg_kill_at_ack
 from alkstore_contract.suite.rows.durability.kill import leg_kill
 from alkstore_contract.suite.rows.durability.reopen import leg_close_and_reopen
 from alkstore_contract.suite.rows.durability.server_crash import leg_server_crash
@@ -45,6 +50,7 @@ async def durability(ctx: RowContext) -> None:
     """P3: every committed enqueue, ack, retry, fail and cancel survives a close, a kill -9, a server crash."""
     await ctx.leg("close and reopen", (CLAUSE,), leg_close_and_reopen)
     await ctx.leg("kill -9 and reopen", (CLAUSE,), leg_kill)
+    await ctx.leg("kill -9 at the acknowledgement", (CLAUSE,), leg_kill_at_ack)
     if ctx.has(Capability.NETWORKED):
         await ctx.leg("server crash and restart", (CLAUSE,), leg_server_crash)
 

@@ -10,16 +10,19 @@ about what the server keeps. This leg runs only on an engine that declares
 engine's ``durable`` cannot be checked without crashing its server, and a
 declaration the suite cannot check is not certified.
 
-A churn worker process (the kill leg's: a seeded mix of enqueue, claim, ack,
-retry, fail and cancel, each reported once it returned) writes to a location
-on a server the adapter owns (``create_crashable_location``). Right after a
-seeded number of reported ops the suite crashes the server
-(``crash_server``: every server process SIGKILLed at once), kills the worker,
-restarts the server (``restart_server``, within the adapter's
-``restart_within_s`` and ``RESTART_SLACK_S``), reopens the location and checks
-every reported job as the kill leg does: exactly as the engine's own
-``get_job`` showed it right after its last reported op (gone if it was gone),
-the op in flight at the crash either way, nothing else stored.
+A burst worker process (the ``at_ack`` leg's: a seeded mix of writes, each
+reported by what it returned, no read in between) writes to a location on a
+server the adapter owns (``create_crashable_location``). Right after the
+acknowledgement of its last write (of a kind the seed picks) the worker
+stops its own process group (SIGSTOP: the engine's processes with it), so
+nothing of the engine runs until the suite has crashed the server
+(``crash_server``: every server process SIGKILLed at once); then the worker
+is killed, the server restarted (``restart_server``, within the adapter's
+``restart_within_s`` and ``RESTART_SLACK_S``) and the location reopened: every
+job must read back as the suite was told (``at_ack.told_problem``), nothing
+else stored. A commit the server acknowledged but did not keep, or a write the
+engine answered before its commit reached the server, shows as a job lost or
+undone.
 
 When it fails, check that the server keeps what it committed (no unlogged or
 in-memory tables, no persistence switched off: a Redis without AOF or RDB
@@ -36,15 +39,15 @@ from typing import Any
 from alkstore_contract.adapter import CrashableServerAdapter
 from alkstore_contract.suite.checks import expect
 from alkstore_contract.suite.harness import RowContext
-from alkstore_contract.suite.rows.durability.kill import (
+from alkstore_contract.suite.rows.durability.at_ack import (
     CLAUSE,
-    churn_until,
-    kill_worker,
-    verify_round,
+    OPS_BEFORE,
+    WRITE_KINDS,
+    a_write,
+    judge_told,
+    run_burst,
 )
 
-CRASH_AFTER_OPS = (10, 60)
-"""The server is crashed right after the worker reported this many ops (a seeded draw)."""
 RESTART_SLACK_S = 10.0
 """Allowance over the adapter's ``restart_within_s`` for a busy machine (a bound, not a benchmark)."""
 CRASH_TIMEOUT_S = 30.0
@@ -82,22 +85,26 @@ async def _bounded(what: str, operation: Any, limit_s: float) -> None:
 
 
 async def leg_server_crash(ctx: RowContext) -> None:
-    """One churn worker on a crashable location; its server crashes at a seeded moment, restarts, and is checked."""
+    """One burst worker on a crashable location, stopped at an acknowledgement; its server crashes, restarts."""
     adapter = crashable(ctx)
     location = await adapter.create_crashable_location()
     ctx.adopt_location(location)
-    crash_after = random.Random(ctx.seed).randint(*CRASH_AFTER_OPS)
-    churn = await churn_until(ctx, location, WORKER, ctx.seed * 37 + 1, crash_after, "the server crash")
-    await _bounded("crash_server()", adapter.crash_server(location), CRASH_TIMEOUT_S)
-    await kill_worker(churn.process, churn.reader)
-    replay = churn.replay()
+    rng = random.Random(ctx.seed * 37)
+    last = WRITE_KINDS[rng.randrange(len(WRITE_KINDS))]
+    stopped = await run_burst(
+        ctx, location, worker=WORKER, churn_seed=ctx.seed * 37 + 1, ops=rng.randint(*OPS_BEFORE), last=last, then="stop"
+    )
+    try:
+        await _bounded("crash_server()", adapter.crash_server(location), CRASH_TIMEOUT_S)
+    finally:
+        await stopped.kill()
     limit_s = adapter.restart_within_s + RESTART_SLACK_S
     loop = asyncio.get_running_loop()
     restarted_at = loop.time()
     await _bounded("restart_server()", adapter.restart_server(location), limit_s)
     took_s = loop.time() - restarted_at
-    await verify_round(ctx, "server crash (kill -9 of the server) and restart", replay, location)
+    await judge_told(ctx, "server crash (kill -9 of the server) and restart", stopped.burst, location)
     ctx.note(
-        f"server crash leg: the server was killed -9 after {replay.reported} reported ops and back in {took_s:.1f} s; "
-        f"op in flight at the crash: {replay.in_flight['op'] if replay.in_flight else 'none'}"
+        f"server crash leg: the server was killed -9 right after the engine acknowledged {a_write(last)} "
+        f"({stopped.burst.ops} told ops) and back in {took_s:.1f} s"
     )

@@ -1,6 +1,6 @@
 """The API listings of docs/certify-your-engine.md, generated from the code.
 
-``python -m tests.api_reference`` rewrites every block of that page between
+``python -m tools.api_reference`` rewrites every block of that page between
 ``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->`` from the
 classes themselves: the storage driver's methods, ``NewJobs`` and the kit's
 helpers; the public surface's protocols; ``Job``'s fields. Signatures come

@@ -1,6 +1,6 @@
 """docs/api.md, generated from the code: every public name with its module, by part, and what is deprecated.
 
-``python -m tests.public_api`` rewrites the page's generated blocks and adds
+``python -m tools.public_api`` rewrites the page's generated blocks and adds
 names that became public to the pin, ``tests/public_api_names.txt``; it never
 takes a name out of the pin. ``tests/test_public_api.py`` fails when the page
 drifts from the code and when a pinned name no longer imports, so a name
@@ -12,7 +12,7 @@ every name a module lists in ``__all__``, or without ``__all__`` every name
 not starting with ``_`` that the module defines itself at its top level (not
 the names it imports, not type variables); in the suite and the report, the
 entry points and the few names ``CURATED`` lists, since their modules are the
-machinery that judges engines; and the engines' packages' ``__all__``.
+machinery that judges engines; the engines' packages' ``__all__``, and the worker runtime's.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from alkstore_contract._moved import new_path
 
 REPO = Path(__file__).resolve().parents[1]
 PAGE = REPO / "docs" / "api.md"
-PIN = Path(__file__).with_name("public_api_names.txt")
+PIN = REPO / "tests" / "public_api_names.txt"
 BLOCK = re.compile(r"(<!-- generated: (\w+) -->\n)(.*?)(<!-- end generated: \2 -->)", re.DOTALL)
 
 CONTRACT = (
@@ -50,8 +50,14 @@ CONTRACT = (
     "alkstore_contract.types",
     "alkstore_contract.validation",
 )
-KIT = ("alkstore_contract.kit", "alkstore_contract.kit.driver", "alkstore_contract.kit.front")
+KIT = (
+    "alkstore_contract.kit",
+    "alkstore_contract.kit.driver",
+    "alkstore_contract.kit.fast",
+    "alkstore_contract.kit.front",
+)
 ENGINES = ("alkstore_sqlite", "alkstore_mem", "alkstore_postgres")
+WORKER = ("alkstore_worker",)
 CURATED: dict[str, tuple[str, ...]] = {
     "alkstore_contract.suite.plugin": (),
     "alkstore_contract.suite.registry": (
@@ -72,6 +78,7 @@ PARTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("suite", "The pytest plugin and the engine registry (the rest of the suite is its own machinery).", ()),
     ("report", "The JSON report's schema and readers, and the `alkstore` command.", ()),
     ("engines", "The engines shipped in the alkstore distribution.", ENGINES),
+    ("worker", "The worker runtime: tasks, `defer` and workers over any certified Python engine.", WORKER),
 )
 
 

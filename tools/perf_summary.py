@@ -1,0 +1,142 @@
+"""README's performance summary, generated from the committed benchmark runs (docs/benchmarks/runs/*.json).
+
+``python -m tools.perf_summary`` rewrites the block between ``<!-- perf-summary -->``
+and ``<!-- /perf-summary -->`` in README.md; ``tests/test_readme.py`` fails when the
+block and the runs disagree, so a figure in the README is always one a committed run
+measured. The summary quotes the latest runs only: the two latest ``throughput.py``
+runs of Postgres (each ratio as the two values), the latest run of SQLite and of mem,
+and the latest ``many_workers.py`` run. A new run is committed as JSON beside the
+others (docs/benchmarks.md, "How to reproduce"), and this script is run again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RUNS = REPO / "docs" / "benchmarks" / "runs"
+README = REPO / "README.md"
+BLOCK = re.compile(r"(<!-- perf-summary -->\n)(.*?)(<!-- /perf-summary -->)", re.DOTALL)
+THROUGHPUT = ["engine", "path", "workers", "implementation", "jobs/s (median)"]
+MANY_WORKERS = ["engine", "path", "workers", "alkstore (jobs/s)"]
+WIDTH = 100
+"""The README's line length."""
+PATHS = ("enqueue", "enqueue_many", "claim_one+ack", "claim_batch+ack_batch")
+LABELS = {
+    "enqueue": "`enqueue`",
+    "enqueue_many": "`enqueue_many` (100)",
+    "claim_one+ack": "`claim_one` + `ack`",
+    "claim_batch+ack_batch": "`claim_batch` + `ack_batch` (100)",
+}
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of a committed run, its rows as dicts by column, and when and how the run was taken."""
+
+    started: str
+    command: str
+    rows: list[dict[str, str]]
+
+
+def tables(columns: list[str]) -> list[Table]:
+    """Every committed table whose columns begin with ``columns``, oldest run first."""
+    found: list[Table] = []
+    for path in sorted(RUNS.glob("*.json")):
+        record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        runs = record["runs"]
+        for index, table in enumerate(record["tables"]):
+            if table["columns"][: len(columns)] != columns or index >= len(runs):
+                continue
+            rows = [dict(zip(table["columns"], row, strict=True)) for row in table["rows"]]
+            found.append(Table(runs[index]["started"], runs[index]["command"], rows))
+    return sorted(found, key=lambda table: table.started)
+
+
+def latest(found: list[Table], engine: str, count: int) -> list[Table]:
+    """The ``count`` latest tables that hold ``engine``'s rows."""
+    return [table for table in found if any(row["engine"] == engine for row in table.rows)][-count:]
+
+
+def _row(table: Table, engine: str, path: str, workers: str, implementation: str) -> dict[str, str]:
+    wanted = [engine, path, workers, implementation]
+    for row in table.rows:
+        if [row["engine"], row["path"], row["workers"], row["implementation"]] == wanted:
+            return row
+    raise LookupError(f"run of {table.started}: no {engine} {path} {workers}-worker row of {implementation}")
+
+
+def ratio(table: Table, engine: str, path: str, workers: str, implementation: str) -> str:
+    """alkstore's jobs/s over ``implementation``'s on one path, as the run's last column wrote it."""
+    return _row(table, engine, path, workers, implementation)["alkstore ÷ this"]
+
+
+def jobs_per_s(table: Table, engine: str, path: str, workers: str) -> str:
+    """alkstore's jobs/s (the median of the run) on one path."""
+    return _row(table, engine, path, workers, "alkstore")["jobs/s (median)"]
+
+
+def _span(values: list[str]) -> str:
+    """``0.95×`` for one value or equal values, ``0.95–0.98×`` for a range (smallest first)."""
+    numbers = sorted({float(value.rstrip("×")) for value in values})
+    if len(numbers) == 1:
+        return f"{numbers[0]:.2f}×"
+    return f"{numbers[0]:.2f}–{numbers[-1]:.2f}×"
+
+
+def summary() -> str:
+    """The README's block, from the committed runs."""
+    runs = tables(THROUGHPUT)
+    pg = latest(runs, "postgres", 2)
+    dates = ", ".join(table.started[:16].replace("T", " ") for table in pg)
+    per_path = "; ".join(
+        f"{LABELS[path]} "
+        + " / ".join(_span([ratio(t, "postgres", path, w, "asyncpg (raw)") for t in pg]) for w in ("1", "4"))
+        for path in PATHS
+    )
+    pgq = [_span([ratio(t, "postgres", "enqueue_many", w, "pgqueuer") for t in pg]) for w in ("1", "4")]
+    consume = _span([ratio(t, "postgres", "consume", "4", "pgqueuer (batch_size=100)") for t in pg])
+    (lite,) = latest(runs, "sqlite", 1)
+    sqlite = _span(
+        [
+            row["alkstore ÷ this"]
+            for row in lite.rows
+            if row["engine"] == "sqlite" and row["implementation"] == "aiosqlite (raw)"
+        ]
+    )
+    (mem,) = latest(runs, "mem", 1)
+    (many,) = latest(tables(MANY_WORKERS), "postgres", 1)
+    lines = [
+        f"Postgres (`{pg[-1].command}`, the latest {len(pg)} runs: {dates} UTC), the engine ÷ bare asyncpg "
+        f"running the same statements, 1 worker / 4 workers: {per_path}.",
+        f"Against pgqueuer on the same server: `enqueue_many` {pgq[0]} (1 worker) and {pgq[1]} (4); "
+        f"4 workers' batched claims {consume} its best consume.",
+        f"16 workers (one process, or 4 × 4; {many.started[:10]}): {_span([row['ratio'] for row in many.rows])} "
+        "the bare driver's.",
+        f"SQLite ({lite.started[:10]}): {sqlite} its bare aiosqlite on every path; mem: "
+        f"{jobs_per_s(mem, 'mem', 'enqueue', '1')} `enqueue`s and {jobs_per_s(mem, 'mem', 'claim_one+ack', '1')} "
+        "`claim_one` + `ack`s a second, 1 worker.",
+        "Method, the latest tables and how to reproduce them: [docs/benchmarks.md](docs/benchmarks.md); every "
+        "run as JSON: [docs/benchmarks/runs/](docs/benchmarks/runs); scale: [docs/scale.md](docs/scale.md).",
+    ]
+    return textwrap.fill(" ".join(lines), width=WIDTH, break_long_words=False, break_on_hyphens=False) + "\n"
+
+
+def regenerate(text: str) -> str:
+    """``text`` (README.md) with its summary block rewritten from the committed runs."""
+    return BLOCK.sub(lambda match: match.group(1) + summary() + match.group(3), text)
+
+
+def main() -> None:
+    README.write_text(regenerate(README.read_text(encoding="utf-8")), encoding="utf-8")
+    sys.stderr.write(f"{README} performance summary regenerated from {RUNS}\n")
+
+
+if __name__ == "__main__":
+    main()
