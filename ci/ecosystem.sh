@@ -74,4 +74,5 @@ for engine in $ENGINES; do
     esac
 done
 alkstore matrix || status=1
+bash ci/faults.sh install && bash ci/faults.sh full || status=1 # runtime faults (docs/runtime-faults.md)
 exit $status

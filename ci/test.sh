@@ -64,7 +64,7 @@ if [ ! -x "$VENV/bin/python" ]; then
     fi
 fi
 # --no-compile: a module's bytecode is written when it is first imported, and most installed modules never are.
-"$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test]'
+"$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test,faults]' # faults: the runtime-faults short run
 bash ci/node.sh install # the Node.js engine's npm packages, when node_modules lacks them
 bash ci/rust.sh install # the Rust engine's crates (Debian's) when missing, and its release build
 ALKSTORE_PG_DSN="$(bash ci/postgres.sh)"
@@ -85,7 +85,7 @@ bash ci/rust.sh check
 "$VENV/bin/ruff" format --check .
 # ecosystem/: typed against pgqueuer and procrastinate where the venv has the ecosystem extra; '.[test]' alone
 # lacks them, so their imports are Any there (pyproject's mypy overrides) and the adapters' own code is still checked.
-"$VENV/bin/mypy" alkstore_contract alkstore_worker reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres ecosystem tests tools
+"$VENV/bin/mypy" alkstore_contract alkstore_worker alkstore_faults reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres ecosystem tests tools
 phase_done
 
 phase 3 "the contract suite on both clocks and the mutant catalog, all at once: [system] sqlite, postgres (the server's clock), node, rust; [manual] sqlite, mem, postgres, sqlite-ms, postgres-base64, node, rust; [mutants] each mutant in its own pytest process, stopped at its first failing row"
@@ -109,6 +109,8 @@ rm -f "$ALKSTORE_MANUAL_CLOCK_SLEEPS" "$ALKSTORE_SUITE_MANUAL_REPORT"
 SYSTEM_RUN=$!
 "${PYTEST[@]}" -v --maxschedchunk=1 --durations=5 tests/test_mutants.py 2>&1 | sed -u 's/^/[mutants] /' &
 MUTANTS_RUN=$!
+bash ci/faults.sh short 2>&1 | sed -u 's/^/[faults] /' & # huey, each runtime fault once (docs/runtime-faults.md)
+FAULTS_RUN=$!
 MANUAL_OK=1
 "${PYTEST[@]}" -v --alkstore-require --alkstore-engine="sqlite,mem,postgres,$MS_ENGINE,$B64_ENGINE,$NODE_ENGINE,$RUST_ENGINE" \
     -p tests.manual_clock_sleeps --alkstore-sleep-record="$ALKSTORE_MANUAL_CLOCK_SLEEPS" \
@@ -118,6 +120,7 @@ SYSTEM_OK=1
 wait "$SYSTEM_RUN" || SYSTEM_OK=0
 MUTANTS_OK=1
 wait "$MUTANTS_RUN" || MUTANTS_OK=0
+wait "$FAULTS_RUN" || MUTANTS_OK=0 # counted with the mutants: both judge a broken runtime
 if [ "$SYSTEM_OK$MANUAL_OK$MUTANTS_OK" != 111 ]; then
     verdict() { [ "$1" = 1 ] && echo passed || echo FAILED; }
     echo "== failed: the suite on the system clock $(verdict $SYSTEM_OK), on the manual clock $(verdict $MANUAL_OK);" \

@@ -25,6 +25,7 @@ from alkstore_contract.report.ecosystem import NotesFileError, build
 from alkstore_contract.report.read import ReportFileError, read_report
 from alkstore_contract.report.render import render_html, render_markdown
 from alkstore_contract.suite import UnknownEngine, load_adapter
+from alkstore_faults import cli as faults_cli
 
 DESCRIPTION = "Certify an alkstore engine against the contract, or render reports into a conformance matrix."
 CERTIFY_EPILOG = """\
@@ -177,7 +178,7 @@ def _matrix(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="alkstore", description=DESCRIPTION)
-    commands = top.add_subparsers(dest="command", required=True, metavar="{certify,report,matrix,worker,jobs}")
+    commands = top.add_subparsers(dest="command", required=True, metavar="{certify,report,matrix,worker,jobs,faults}")
     certify = commands.add_parser(
         "certify",
         help="run the contract suite on an engine and write its report",
@@ -235,6 +236,10 @@ def parser() -> argparse.ArgumentParser:
     matrix.add_argument("--markdown", default="docs/ecosystem.md", metavar="PATH", help="the Markdown page")
     matrix.add_argument("--html", default="docs/ecosystem.html", metavar="PATH", help="the HTML page")
     matrix.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page is stale")
+    faults = commands.add_parser(
+        "faults", help="judge a queue library through its own workers under real faults (docs/runtime-faults.md)"
+    )
+    faults_cli.add_arguments(faults)
     return top
 
 
@@ -254,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
         return _certify(args, passthrough)
     if args.command == "matrix":
         return _matrix(args)
+    if args.command == "faults":
+        return faults_cli.run(args)
     return _report(args)
 
 

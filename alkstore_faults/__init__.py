@@ -1,0 +1,11 @@
+"""Runtime faults: judge a queue library through its own worker runtime (workload, nemesis, checker).
+
+Beside ``alkstore_contract`` rather than inside it: this mode drives whole programs (a library's runner, its
+workers, a throwaway broker), never an adapter, so it is none of the parts an engine author imports. The
+runner protocol, the faults and the checker's outcomes are specified in docs/runtime-faults.md.
+"""
+
+from __future__ import annotations
+
+PROTOCOL = 1
+"""The runner protocol's version (docs/runtime-faults.md): a manifest naming another is refused."""

@@ -1,0 +1,334 @@
+"""Throwaway brokers the harness starts, crashes and restarts: never the machine's shared servers.
+
+Redis: a ``redis-server`` of our own on a free port, in a directory and a process group of its own, with AOF
+(``appendfsync always``: an acknowledged write is on disk) or with no persistence at all (a restart forgets
+everything). RabbitMQ: a node of our own (``RabbitBroker``), its durable queues kept across a crash. Postgres: a
+cluster of ``engines_under_test/alkstore_postgres/throwaway.py``. ``dir``: a scratch directory, for a runtime
+that keeps its queue in a file. Each is removed by ``close``, and every server still running when the process
+exits is killed there."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Protocol
+
+from alkstore_faults.processes import signal_tree
+
+START_TIMEOUT_S = 20.0
+_RUNNING: set[subprocess.Popen[bytes]] = set()
+
+
+class Broker(Protocol):
+    """What the harness needs of a broker: its address, a crash with a restart, and its removal."""
+
+    @property
+    def address(self) -> str: ...
+
+    @property
+    def port(self) -> int | None: ...
+
+    async def crash_and_restart(self, down_s: float) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class RedisBroker:
+    """A throwaway ``redis-server``; ``aof`` makes every acknowledged write durable across a crash."""
+
+    def __init__(self, aof: bool) -> None:
+        self.aof = aof
+        self._port = free_port()
+        self.base = Path(tempfile.mkdtemp(prefix="alkstore-faults-redis."))
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"redis://127.0.0.1:{self._port}/0"
+
+    @property
+    def port(self) -> int | None:
+        return self._port
+
+    def _argv(self) -> list[str]:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise RuntimeError("redis-server is not on PATH: the runtime-faults mode needs it for a Redis library")
+        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.aof else ["--appendonly", "no"]
+        return [
+            binary,
+            "--port",
+            str(self._port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--dir",
+            str(self.base),
+            "--daemonize",
+            "no",
+            "--logfile",
+            str(self.base / "redis.log"),
+            *persistence,
+        ]
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            self._argv(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    async def start(self) -> None:
+        self._process = await asyncio.to_thread(self._spawn)
+        _RUNNING.add(self._process)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + START_TIMEOUT_S
+        while not await _answers_ping(self._port):
+            if self._process.poll() is not None or loop.time() > deadline:
+                log = (
+                    (self.base / "redis.log").read_text(errors="replace")[-1500:]
+                    if (self.base / "redis.log").exists()
+                    else "(no log)"
+                )
+                raise RuntimeError(f"the throwaway redis-server on port {self._port} did not answer: {log}")
+            await asyncio.sleep(0.05)
+
+    async def kill(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        _kill_group(process)
+        await asyncio.to_thread(process.wait, 10)
+        _RUNNING.discard(process)
+        self._process = None
+
+    async def crash_and_restart(self, down_s: float) -> None:
+        await self.kill()
+        await asyncio.sleep(down_s)
+        await self.start()
+
+    async def close(self) -> None:
+        await self.kill()
+        await asyncio.to_thread(shutil.rmtree, self.base, True)
+
+
+async def _answers_ping(port: int) -> bool:
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 1)
+    except (OSError, TimeoutError):
+        return False
+    try:
+        writer.write(b"PING\r\n")
+        await writer.drain()
+        return (await asyncio.wait_for(reader.readline(), 1)).startswith(b"+PONG")
+    except (OSError, TimeoutError):
+        return False
+    finally:
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+
+
+RABBITMQ_START_TIMEOUT_S = 90.0
+EPMD_PORT = 4369
+
+
+class RabbitBroker:
+    """A throwaway RabbitMQ node: its own name, ports, data and log directories, no plugins.
+
+    It registers with the machine's ``epmd`` when one runs; when none did before it started, the one its start
+    launched is stopped at ``close`` (``epmd -kill``), so the machine is left as it was found.
+    """
+
+    def __init__(self) -> None:
+        self._port = free_port()
+        self._dist = free_port()
+        self.base = Path(tempfile.mkdtemp(prefix="alkstore-faults-rabbitmq."))
+        self._process: subprocess.Popen[bytes] | None = None
+        self._epmd_was_running = False
+        (self.base / "enabled_plugins").write_text("[].\n", encoding="utf-8")
+        (self.base / "rabbitmq.conf").write_text(
+            f"loopback_users = none\nlisteners.tcp.default = 127.0.0.1:{self._port}\n", encoding="utf-8"
+        )
+
+    @property
+    def address(self) -> str:
+        return f"amqp://guest:guest@127.0.0.1:{self._port}//"
+
+    @property
+    def port(self) -> int | None:
+        return self._port
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        # Debian's /usr/sbin/rabbitmq-server drops root to the rabbitmq user, who cannot write our directory;
+        # the script it wraps runs the node as the caller.
+        wrapped = Path("/usr/lib/rabbitmq/bin/rabbitmq-server")
+        binary = str(wrapped) if wrapped.exists() else shutil.which("rabbitmq-server") or str(wrapped)
+        if not Path(binary).exists():
+            raise RuntimeError("rabbitmq-server is not installed: the runtime-faults mode needs it for an AMQP library")
+        env = {
+            **os.environ,
+            "HOME": str(self.base),
+            "RABBITMQ_NODENAME": f"alkstore{self._port}@localhost",
+            "RABBITMQ_NODE_PORT": str(self._port),
+            "RABBITMQ_DIST_PORT": str(self._dist),
+            "RABBITMQ_MNESIA_BASE": str(self.base / "mnesia"),
+            "RABBITMQ_LOG_BASE": str(self.base / "log"),
+            "RABBITMQ_ENABLED_PLUGINS_FILE": str(self.base / "enabled_plugins"),
+            "RABBITMQ_CONFIG_FILE": str(self.base / "rabbitmq.conf"),
+            "RABBITMQ_PID_FILE": str(self.base / "pid"),
+        }
+        with open(self.base / "server.log", "ab") as log:
+            return subprocess.Popen(
+                [binary],
+                env=env,
+                cwd=self.base,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+            )
+
+    async def start(self) -> None:
+        self._epmd_was_running = self._epmd_was_running or await _answers_tcp(EPMD_PORT)
+        self._process = await asyncio.to_thread(self._spawn)
+        _RUNNING.add(self._process)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + RABBITMQ_START_TIMEOUT_S
+        while not await _answers_tcp(self._port):
+            if self._process.poll() is not None or loop.time() > deadline:
+                log = (self.base / "server.log").read_text(errors="replace")[-1500:]
+                raise RuntimeError(f"the throwaway RabbitMQ node on port {self._port} did not answer: {log}")
+            await asyncio.sleep(0.2)
+
+    async def kill(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        signal_tree(process.pid, signal.SIGKILL)
+        await asyncio.to_thread(process.wait, 10)
+        _RUNNING.discard(process)
+        self._process = None
+
+    async def crash_and_restart(self, down_s: float) -> None:
+        await self.kill()
+        await asyncio.sleep(down_s)
+        await self.start()
+
+    async def close(self) -> None:
+        await self.kill()
+        if not self._epmd_was_running and shutil.which("epmd"):
+            await asyncio.to_thread(subprocess.run, ["epmd", "-kill"], capture_output=True, timeout=10, check=False)
+        await asyncio.to_thread(shutil.rmtree, self.base, True)
+
+
+async def _answers_tcp(port: int) -> bool:
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 1)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
+class DirBroker:
+    """A scratch directory for a runtime over a file: it cannot crash apart from its workers."""
+
+    def __init__(self) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix="alkstore-faults-dir."))
+
+    @property
+    def address(self) -> str:
+        return str(self.base)
+
+    @property
+    def port(self) -> int | None:
+        return None
+
+    async def crash_and_restart(self, down_s: float) -> None:
+        raise RuntimeError("a dir broker has no server to crash")
+
+    async def close(self) -> None:
+        await asyncio.to_thread(shutil.rmtree, self.base, True)
+
+
+class PostgresBroker:
+    """A throwaway Postgres cluster; its crash is a ``SIGKILL`` of the postmaster's group, then recovery."""
+
+    def __init__(self) -> None:
+        from alkstore_postgres.throwaway import ThrowawayCluster
+
+        self._cluster: ThrowawayCluster | None = None
+
+    async def start(self) -> None:
+        from alkstore_postgres.throwaway import ThrowawayCluster
+
+        self._cluster = await ThrowawayCluster.create()
+
+    @property
+    def address(self) -> str:
+        assert self._cluster is not None
+        return self._cluster.dsn
+
+    @property
+    def port(self) -> int | None:
+        assert self._cluster is not None
+        return self._cluster.port
+
+    async def crash_and_restart(self, down_s: float) -> None:
+        assert self._cluster is not None
+        await self._cluster.kill()
+        await asyncio.sleep(down_s)
+        await self._cluster.start()
+
+    async def close(self) -> None:
+        if self._cluster is not None:
+            await self._cluster.destroy()
+
+
+async def start_broker(kind: str, *, aof: bool = False) -> RedisBroker | RabbitBroker | DirBroker | PostgresBroker:
+    """A fresh broker of ``kind`` (a manifest's ``broker``), started; nothing is left behind if it fails to start."""
+    broker: RedisBroker | RabbitBroker | DirBroker | PostgresBroker
+    if kind in ("redis", "amqp"):
+        broker = RedisBroker(aof) if kind == "redis" else RabbitBroker()
+        try:
+            await broker.start()
+        except BaseException:
+            await broker.close()
+            raise
+        return broker
+    if kind == "postgres":
+        broker = PostgresBroker()
+        await broker.start()
+        return broker
+    return DirBroker()
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    signal_tree(process.pid, signal.SIGKILL)
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    """A harness that ends without closing its brokers leaves no server running."""
+    for process in list(_RUNNING):
+        _kill_group(process)

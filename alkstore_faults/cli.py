@@ -1,0 +1,127 @@
+"""``alkstore faults LIBRARY``: run the workload under every fault against a library's runner, and judge it.
+
+Prints, per run of a fault, the lost / twice / concurrent / stale counts and the recovery delays, and the
+promises of the library's docs that a run broke. Exit code: 0 every fault reached a job and no promise was
+broken; 1 a promise was broken, or a fault reached no job or could not be run (a check that did not run is no
+pass); 2 the runner cannot be found or does not describe itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import signal
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from alkstore_faults.checker import OUTCOMES
+from alkstore_faults.report import broken_promises, build_report, replay_command, write_report
+from alkstore_faults.runner import FAULTS, RunnerError, find_runner
+from alkstore_faults.scenario import FaultRun, run_fault
+
+ROUNDS = 3
+
+
+def _say(text: str, stream: TextIO = sys.stdout) -> None:
+    """One line out, at once: a run lasts minutes, and its lines show progress."""
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("library", help="a runner's name under ecosystem/runners/, or a directory with runner.json")
+    parser.add_argument("--short", action="store_true", help="each fault once (the full mode runs each three times)")
+    parser.add_argument("--fault", choices=FAULTS, action="append", help="only this fault (repeatable)")
+    parser.add_argument("--seed", type=int, help="the run's seed (default: a random one, printed)")
+    parser.add_argument("--round", type=int, dest="round_", help="only this round (with --seed: a replay)")
+    parser.add_argument("--report", type=Path, help="where to write the JSON report (default: reports/faults-LIB.json)")
+
+
+def _line(run: FaultRun) -> str:
+    if run.verdict is None:
+        return f"  {run.fault:<24} round {run.round}: NOT RUN: {(run.error or '').splitlines()[0]}"
+    counts = " ".join(f"{outcome} {run.verdict.count(outcome)}" for outcome in OUTCOMES)
+    delays = sorted(run.verdict.recovery_delays)
+    shown = ", ".join(f"{delay:.2f}" for delay in delays) or "none"
+    lost = f", never went on after the fault: {', '.join(run.verdict.unrecovered)}" if run.verdict.unrecovered else ""
+    return f"  {run.fault:<24} round {run.round}: {counts}; recovery delays (s): {shown}{lost} [{run.seconds:.0f} s]"
+
+
+async def _run_all(args: argparse.Namespace) -> int:
+    try:
+        runner = find_runner(args.library)
+        description = await asyncio.to_thread(runner.describe)
+    except RunnerError as exc:
+        _say(f"alkstore faults: {exc}", sys.stderr)
+        return 2
+    seed = args.seed if args.seed is not None else random.randrange(1 << 31)
+    faults = [fault for fault in description.faults if not args.fault or fault in args.fault]
+    if args.fault and not faults:
+        _say(
+            f"alkstore faults: runner {runner.name!r} takes none of {args.fault}; it takes "
+            f"{', '.join(description.faults)}",
+            sys.stderr,
+        )
+        return 2
+    rounds = [args.round_] if args.round_ is not None else range(1 if args.short else ROUNDS)
+    _say(
+        f"{description.library} {description.version} through runner {runner.name!r} ({runner.language}, "
+        f"{runner.broker}); lease {description.lease_s} s, recovery window {description.recovery_window_s} s; "
+        f"seed {seed}",
+    )
+    runs: list[FaultRun] = []
+    for round_ in rounds:
+        for fault in faults:
+            run = await run_fault(runner, description, fault, seed, round_)
+            runs.append(run)
+            _say(_line(run))
+    report = build_report(runner, description, runs, seed)
+    path = args.report or Path("reports") / f"faults-{runner.name}.json"
+    write_report(report, path)
+    status = 0
+    for run in runs:
+        if run.verdict is None:
+            status = 1
+        for promise in broken_promises(description, run):
+            status = 1
+            _say(
+                f"BROKEN PROMISE under {run.fault} (round {run.round}): {promise['outcome']} "
+                f'{promise["observed"]} > {promise["max"]}; the docs say: "{promise["quote"]}" ({promise["doc"]})'
+            )
+            for finding in run.verdict.findings if run.verdict else []:
+                if finding.outcome == promise["outcome"]:
+                    _say(f"    {finding.outcome} {finding.job} workers {', '.join(finding.workers)}: {finding.detail}")
+            _say(f"    replay: {replay_command(runner, run)}")
+    for caveat in description.caveats:
+        seen = sum(run.verdict.count(caveat.outcome) for run in runs if run.verdict and caveat.covers(run.fault))
+        _say(f'documented caveat: {caveat.outcome} observed {seen}; the docs say: "{caveat.quote}" ({caveat.doc})')
+    _say(f"report: {path}; {'promises kept' if status == 0 else 'NOT KEPT or not run'}")
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="alkstore faults", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+def _interrupted(signum: int, _frame: object) -> None:
+    """``SIGTERM``/``SIGHUP`` end the run as Ctrl+C does: the running fault's ``finally`` stops what it started."""
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def run(args: argparse.Namespace) -> int:
+    previous = {sig: signal.signal(sig, _interrupted) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return asyncio.run(_run_all(args))
+    except KeyboardInterrupt as exc:
+        _say(
+            f"alkstore faults: interrupted ({exc or 'Ctrl+C'}); every worker and broker it started is stopped",
+            sys.stderr,
+        )
+        return 130
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

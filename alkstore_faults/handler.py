@@ -1,0 +1,62 @@
+"""The job handler of every Python runner: the ledger records around a real sleep (docs/runtime-faults.md).
+
+A runner's task function calls ``perform`` with the job's arguments; it appends ``start``, sleeps the job's
+duration (a killed or paused process stops in it), appends ``end``, and raises ``JobFailed`` when the job was
+told to fail, so the library sees its ordinary failure. Each record is one ``write`` of one line to a file
+opened in append mode, flushed at once: records of the processes of one worker interleave whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from typing import Any
+
+
+class JobFailed(Exception):
+    """The failure a job told to fail raises, after its ``end`` record."""
+
+
+def record(ev: str, job: str, attempt: int | None = None, ok: bool | None = None) -> None:
+    line: dict[str, Any] = {
+        "ev": ev,
+        "job": job,
+        "worker": os.environ["ALKSTORE_FAULTS_WORKER"],
+        "pid": os.getpid(),
+        "attempt": attempt,
+        "mono": time.monotonic(),
+        "wall": time.time(),
+    }
+    if ev == "end":
+        line["ok"] = ok
+    with open(os.environ["ALKSTORE_FAULTS_LEDGER"], "a", encoding="utf-8") as ledger:
+        ledger.write(json.dumps(line) + "\n")
+        ledger.flush()
+
+
+def perform(job: str, duration_s: float, fail: bool, attempt: int | None = None) -> str:
+    """Run one job's handler: ``start``, the sleep, ``end``; ``JobFailed`` when told to fail."""
+    record("start", job, attempt)
+    time.sleep(duration_s)
+    record("end", job, attempt, ok=not fail)
+    if fail:
+        raise JobFailed(f"job {job} was told to fail")
+    return job
+
+
+def read_jobs(path: str) -> list[dict[str, Any]]:
+    """The jobs of an ``enqueue`` call: one JSON object a line (``id``, ``duration_s``, ``fail``)."""
+    with open(path, encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+async def perform_async(job: str, duration_s: float, fail: bool, attempt: int | None = None) -> str:
+    """``perform`` for an asyncio runtime: the sleep yields to the loop, and the library may cancel it."""
+    record("start", job, attempt)
+    await asyncio.sleep(duration_s)
+    record("end", job, attempt, ok=not fail)
+    if fail:
+        raise JobFailed(f"job {job} was told to fail")
+    return job

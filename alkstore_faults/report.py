@@ -1,0 +1,98 @@
+"""The runtime-faults report: one JSON document per ``alkstore faults`` run, checked against its JSON Schema.
+
+It holds what the runner declared (library, version, settings with their docs, promises and caveats with their
+quotes), and per run of a fault: the counts, every finding (job, workers, times), the recovery delays, the seed
+and the command that replays it, and whether the fault reached a job at all (one that did not is no pass).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from alkstore_faults.checker import OUTCOMES, distribution
+from alkstore_faults.runner import Description, Runner
+from alkstore_faults.scenario import FaultRun
+
+SCHEMA = Path(__file__).with_name("report.schema.json")
+
+
+def replay_command(runner: Runner, run: FaultRun) -> str:
+    return f"alkstore faults {runner.spec} --fault {run.fault} --seed {run.seed} --round {run.round}"
+
+
+def broken_promises(description: Description, run: FaultRun) -> list[dict[str, Any]]:
+    """Each promise of the library's docs this run broke, with the count that broke it."""
+    if run.verdict is None:
+        return []
+    broken = []
+    for promise in description.promises:
+        count = run.verdict.count(promise.outcome)
+        if promise.covers(run.fault) and promise.limit is not None and count > promise.limit:
+            broken.append({**promise.as_json(), "observed": count})
+    return broken
+
+
+def run_json(runner: Runner, description: Description, run: FaultRun) -> dict[str, Any]:
+    verdict = run.verdict
+    return {
+        "fault": run.fault,
+        "round": run.round,
+        "seed": run.seed,
+        "reached": run.reached,
+        "error": run.error,
+        "seconds": round(run.seconds, 2),
+        "jobs": len(run.jobs),
+        "runs": len(run.runs),
+        "ledger": [
+            [r.job, r.worker, r.pid, round(r.start, 3), None if r.end is None else round(r.end, 3), r.ok]
+            for r in run.runs
+        ],
+        "counts": {outcome: (verdict.count(outcome) if verdict else None) for outcome in OUTCOMES},
+        "findings": [finding.as_json() for finding in verdict.findings] if verdict else [],
+        "recovery_delay_s": distribution(verdict.recovery_delays if verdict else []),
+        "unrecovered": verdict.unrecovered if verdict else [],
+        "events": [
+            {
+                "kind": e.kind,
+                "at": round(e.at, 3),
+                "until": round(e.until, 3),
+                "worker": e.worker,
+                "jobs": e.jobs,
+                "detail": e.detail,
+            }
+            for e in run.events
+        ],
+        "skipped_ledger_lines": run.skipped_lines,
+        "broken_promises": broken_promises(description, run),
+        "replay": replay_command(runner, run),
+    }
+
+
+def build_report(runner: Runner, description: Description, runs: list[FaultRun], seed: int) -> dict[str, Any]:
+    return {
+        "kind": "alkstore-runtime-faults",
+        "version": 1,
+        "library": description.library,
+        "library_version": description.version,
+        "runner": runner.name,
+        "language": runner.language,
+        "broker": runner.broker,
+        "seed": seed,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {"python": platform.python_version(), "system": platform.platform()},
+        "settings": description.settings,
+        "lease_s": description.lease_s,
+        "recovery_window_s": description.recovery_window_s,
+        "promises": [promise.as_json() for promise in description.promises],
+        "caveats": [caveat.as_json() for caveat in description.caveats],
+        "runs": [run_json(runner, description, run) for run in runs],
+    }
+
+
+def write_report(report: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

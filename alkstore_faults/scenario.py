@@ -1,0 +1,226 @@
+"""One run of the workload under one fault: broker, workers, the fault, the wait for recovery, the checker.
+
+The workload and the choice among in-flight runs come from the seed; the library's own scheduling does not,
+so a replay repeats the same jobs, the same fault and the same timing, not necessarily the same job faulted.
+Everything started here is stopped in ``finally``, whatever fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from alkstore_contract.suite.fault_proxy import FaultProxy
+from alkstore_faults.brokers import start_broker
+from alkstore_faults.checker import FaultEvent, Job, Verdict, check
+from alkstore_faults.ledger import Run, read_ledgers, runs_of
+from alkstore_faults.runner import Description, Runner
+from alkstore_faults.workers import WorkerPool
+
+WORKERS = 2
+JOBS = 6
+IN_FLIGHT_TIMEOUT_S = 60.0
+POLL_S = 0.05
+SETTLE_S = 1.0
+BROKER_DOWN_S = 1.0
+
+
+@dataclass
+class FaultRun:
+    """What one run saw: the fault events, the runs, the verdict, and what could not be done."""
+
+    fault: str
+    round: int
+    seed: int
+    jobs: list[Job]
+    events: list[FaultEvent] = field(default_factory=list)
+    runs: list[Run] = field(default_factory=list)
+    verdict: Verdict | None = None
+    reached: bool = False
+    error: str | None = None
+    skipped_lines: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    pids: list[int] = field(default_factory=list)
+    """The process-group leaders of the run's workers, so a test can see that none is left running."""
+
+
+def workload(rng: random.Random, fault: str, description: Description) -> list[Job]:
+    """The jobs of a run: ``JOBS`` of 0.5–1.5 s; under ``slow_handler`` the first outlives the lease."""
+    jobs = [Job(f"j{index:04d}", round(rng.uniform(0.5, 1.5), 3)) for index in range(JOBS)]
+    if fault == "slow_handler":
+        jobs[0] = Job(jobs[0].id, round(description.lease_s * 1.25 + 1, 3))
+    return jobs
+
+
+def pause_s(description: Description) -> float:
+    """How long a worker stays stopped: past its lease, with slack for a loaded machine."""
+    return description.lease_s * 1.25 + 2
+
+
+def _open_runs(ledgers: Path, pool: WorkerPool) -> list[Run]:
+    records, _ = read_ledgers(ledgers)
+    return [run for run in runs_of(records) if run.end is None and pool.alive(run.worker)]
+
+
+async def _wait_in_flight(ledgers: Path, pool: WorkerPool, job: str | None = None) -> list[Run]:
+    """The runs in flight on live workers (of ``job`` when given), as soon as there is one; ``[]`` on timeout."""
+    deadline = time.monotonic() + IN_FLIGHT_TIMEOUT_S
+    while time.monotonic() < deadline:
+        runs = [run for run in _open_runs(ledgers, pool) if job is None or run.job == job]
+        if runs:
+            return runs
+        await asyncio.sleep(POLL_S)
+    return []
+
+
+def _done(ledgers: Path, pool: WorkerPool, jobs: list[Job]) -> bool:
+    """Every job meant to succeed completed, and no live worker is still in a handler."""
+    records, _ = read_ledgers(ledgers)
+    runs = runs_of(records)
+    completed = {run.job for run in runs if run.ok}
+    if any(job.id not in completed for job in jobs if not job.fail):
+        return False
+    return not any(run.end is None and pool.alive(run.worker) for run in runs)
+
+
+def _hit(event: FaultEvent, runs: list[Run]) -> list[str]:
+    """The jobs of ``event`` whose run was really in flight when it struck (on its worker, for a worker's fault).
+
+    The harness reads the ledger a moment before it strikes; a run that ended in that moment was not hit, and a
+    fault that hit no run reached nothing: the run of the workload is then no evidence either way.
+    """
+    return [
+        job
+        for job in event.jobs
+        if any(
+            run.job == job
+            and (event.worker is None or run.worker == event.worker)
+            and run.start < event.at
+            and (run.end is None or run.end > event.at)
+            for run in runs
+        )
+    ]
+
+
+async def _settle(ledgers: Path, pool: WorkerPool, jobs: list[Job], deadline: float) -> None:
+    """Wait until the run is done (``_done``) or the recovery window has passed: the ledger is a file to poll."""
+    while time.monotonic() < deadline:
+        if _done(ledgers, pool, jobs):
+            return
+        await asyncio.sleep(POLL_S * 4)
+
+
+async def _inject(
+    fault: str,
+    rng: random.Random,
+    description: Description,
+    pool: WorkerPool,
+    ledgers: Path,
+    jobs: list[Job],
+    broker: Any,
+    proxy: FaultProxy | None,
+) -> FaultEvent | None:
+    """Inject ``fault`` once a job is in flight; ``None`` when no job ever was (the fault reached nothing)."""
+    target_job = jobs[0].id if fault == "slow_handler" else None
+    await asyncio.sleep(rng.uniform(0.0, 0.5))
+    runs = await _wait_in_flight(ledgers, pool, target_job)
+    if not runs:
+        return None
+    victim = rng.choice(sorted(runs, key=lambda run: (run.job, run.worker)))
+    in_flight = sorted({run.job for run in runs})
+    if fault == "kill9":
+        at = pool.kill9(victim.worker)
+        pool.start()
+        return FaultEvent(fault, at, at, victim.worker, [victim.job], "SIGKILL of the worker's process group")
+    if fault == "pause":
+        at = pool.pause(victim.worker)
+        await asyncio.sleep(pause_s(description))
+        until = pool.resume(victim.worker)
+        return FaultEvent(fault, at, until, victim.worker, [victim.job], f"SIGSTOP for {pause_s(description)} s")
+    if fault in ("broker_restart", "broker_restart_aof", "broker_restart_volatile"):
+        at = time.monotonic()
+        await broker.crash_and_restart(BROKER_DOWN_S)
+        return FaultEvent(fault, at, time.monotonic(), None, in_flight, "SIGKILL of the broker, restart")
+    if fault == "net_cut":
+        assert proxy is not None
+        at = time.monotonic()
+        cut = proxy.reset()
+        return FaultEvent(fault, at, at, None, in_flight, f"reset {cut} connection(s) through the fault proxy")
+    slow = runs[0]
+    return FaultEvent(
+        fault,
+        slow.start + description.lease_s,
+        slow.start + description.lease_s,
+        slow.worker,
+        [],
+        f"handler of {slow.job} runs {jobs[0].duration_s} s, lease {description.lease_s} s",
+    )
+
+
+async def run_fault(runner: Runner, description: Description, fault: str, seed: int, round_: int) -> FaultRun:
+    """Run the workload under ``fault`` once, on a fresh broker and queue, and check what happened."""
+    rng = random.Random(f"{seed}:{fault}:{round_}")
+    jobs = workload(rng, fault, description)
+    result = FaultRun(fault, round_, seed, jobs)
+    started = time.monotonic()
+    scratch = Path(tempfile.mkdtemp(prefix=f"alkstore-faults-{runner.name}-{fault}."))
+    ledgers, logs = scratch / "ledgers", scratch / "logs"
+    ledgers.mkdir()
+    logs.mkdir()
+    queue = f"alkf-{seed}-{fault}-{round_}-{random.randrange(1 << 30):x}"
+    broker: Any = None
+    proxy: FaultProxy | None = None
+    pool: WorkerPool | None = None
+    try:
+        broker = await start_broker(runner.broker, aof=fault == "broker_restart_aof")
+        address = broker.address
+        if fault == "net_cut":
+            proxy = FaultProxy("127.0.0.1", broker.port)
+            await proxy.start()
+            address = address.replace(f":{broker.port}", f":{proxy.address[1]}")
+        jobs_file = scratch / "jobs.jsonl"
+        jobs_file.write_text("".join(json.dumps(job.__dict__) + "\n" for job in jobs), encoding="utf-8")
+        # Enqueue first: a library over a database creates its schema with its client, before any worker.
+        await asyncio.to_thread(runner.enqueue, broker.address, queue, jobs_file)
+        pool = WorkerPool(runner, address, queue, ledgers, logs)
+        for _ in range(WORKERS):
+            pool.start()
+        event = await _inject(fault, rng, description, pool, ledgers, jobs, broker, proxy)
+        if event is not None:
+            result.reached = True
+            result.events.append(event)
+            deadline = event.until + description.recovery_window_s + max(job.duration_s for job in jobs) + 2
+            await _settle(ledgers, pool, jobs, deadline)
+            await asyncio.sleep(SETTLE_S)
+    except Exception as exc:  # a runner or a broker that fails is reported, never a traceback
+        result.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        finished = time.monotonic()
+        if pool is not None:
+            await asyncio.to_thread(pool.stop_all)
+            result.pids = [process.pid for process in pool.processes.values()]
+        if proxy is not None:
+            await proxy.close()
+        if broker is not None:
+            await broker.close()
+    records, result.skipped_lines = read_ledgers(ledgers)
+    result.runs = runs_of(records)
+    for event in result.events:
+        event.jobs = _hit(event, result.runs)
+        result.reached = result.reached and (bool(event.jobs) or event.kind == "slow_handler")
+    if result.reached:
+        result.verdict = check(jobs, result.runs, result.events, pool.deaths if pool else {}, finished)
+    if result.error is not None or not result.reached:
+        tails = [f"{path.name}: {path.read_text(errors='replace')[-600:]}" for path in sorted(logs.glob("*.log"))]
+        missed = "the fault reached no job: none was in flight when it struck"
+        result.error = (result.error or missed) + "\n" + "\n".join(tails)
+    shutil.rmtree(scratch, ignore_errors=True)
+    result.seconds = time.monotonic() - started
+    return result

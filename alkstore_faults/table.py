@@ -1,0 +1,114 @@
+"""The results table of docs/runtime-faults.md, rebuilt from the committed reports (docs/runtime-faults/*.json).
+
+One row per fault, one column per library; a cell gives each non-zero outcome's count in every run of that fault
+(``lost 1·0·1``: three runs), or ``0`` when every run was clean, and the median recovery delay. Below the table,
+per library, what its docs say beside what was observed, and a command that replays each run with a non-zero
+count. ``python -m alkstore_faults.table`` rewrites the part of the page between its markers; ``--check``
+writes nothing and exits 1 when the page disagrees with the reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+from alkstore_faults.checker import OUTCOMES
+from alkstore_faults.runner import FAULTS
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORTS = ROOT / "docs" / "runtime-faults"
+PAGE = ROOT / "docs" / "runtime-faults.md"
+START, END = "<!-- results:start -->", "<!-- results:end -->"
+
+
+def _cell(runs: list[dict[str, Any]]) -> str:
+    if not runs:
+        return "not taken"
+    if any(run["counts"]["lost"] is None for run in runs):
+        return f"NOT RUN in {sum(run['counts']['lost'] is None for run in runs)} of {len(runs)}"
+    shown = [
+        f"{outcome} {'·'.join(str(run['counts'][outcome]) for run in runs)}"
+        for outcome in OUTCOMES
+        if any(run["counts"][outcome] for run in runs)
+    ]
+    medians = [run["recovery_delay_s"]["median"] for run in runs if run["recovery_delay_s"]["median"] is not None]
+    delay = f"; restart {statistics.median(medians):.1f} s" if medians else ""
+    return (", ".join(shown) or "0") + delay
+
+
+def render(reports: list[dict[str, Any]]) -> str:
+    """The Markdown between the page's markers, from ``reports`` (one per library)."""
+    reports = sorted(reports, key=lambda report: str(report["runner"]))
+    lines = [
+        "| fault | " + " | ".join(f"{r['runner']} ({r['language']})" for r in reports) + " |",
+        "|---|" + "---|" * len(reports),
+    ]
+    for fault in FAULTS:
+        cells = [_cell([run for run in r["runs"] if run["fault"] == fault]) for r in reports]
+        if any(cell != "not taken" for cell in cells):
+            lines.append(f"| {fault} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Versions, settings and seeds: "
+        + "; ".join(
+            f"{r['runner']}: {r['library_version']}, lease {r['lease_s']} s, window {r['recovery_window_s']} s, "
+            f"seed {r['seed']} ([report](runtime-faults/{r['runner']}.json))"
+            for r in reports
+        )
+        + ".",
+    ]
+    for report in reports:
+        lines += ["", f"**{report['runner']}**"]
+        for promise in [*report["promises"], *report["caveats"]]:
+            runs = [run for run in report["runs"] if "*" in promise["faults"] or run["fault"] in promise["faults"]]
+            observed = sum(run["counts"][promise["outcome"]] or 0 for run in runs)
+            kind = f"promise (≤ {promise['max']})" if promise["max"] is not None else "caveat"
+            lines.append(
+                f"- {kind}, {promise['outcome']} under {', '.join(promise['faults'])}: observed {observed} in "
+                f"{len(runs)} runs. The docs: “{promise['quote']}” ({promise['doc']})"
+            )
+        for fault in FAULTS:
+            hit = [
+                run
+                for run in report["runs"]
+                if run["fault"] == fault
+                and run["counts"]["lost"] is not None
+                and any(run["counts"][outcome] for outcome in OUTCOMES)
+            ]
+            if hit:
+                rounds = ", ".join(str(run["round"]) for run in hit)
+                replay = str(hit[0]["replay"]).rsplit(" --round ", 1)[0] + " --round R"
+                lines.append(f"- reproduce {fault} (round R = {rounds}): `{replay}`")
+    return "\n".join(lines)
+
+
+def load(directory: Path = REPORTS) -> list[dict[str, Any]]:
+    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(directory.glob("*.json"))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the page is stale")
+    args = parser.parse_args(argv)
+    page = PAGE.read_text(encoding="utf-8")
+    head, rest = page.split(START, 1)
+    _, tail = rest.split(END, 1)
+    fresh = f"{head}{START}\n{render(load())}\n{END}{tail}"
+    if args.check:
+        if fresh != page:
+            sys.stderr.write(
+                "docs/runtime-faults.md disagrees with docs/runtime-faults/*.json: rerun "
+                "python -m alkstore_faults.table\n"
+            )
+            return 1
+        return 0
+    PAGE.write_text(fresh, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The runtime-faults mode (docs/runtime-faults.md): judge queue libraries through their own workers.
+#
+#   ci/faults.sh install   the runners' libraries: the '.[faults]' extra in the venv (RQ, huey, Dramatiq, arq),
+#                          Celery in .venv-celery (celery[redis] needs redis>=6.4, arq needs redis<6, so they
+#                          cannot share a venv; the Celery manifests name it as {python:celery}), and
+#                          BullMQ's npm packages (npm ci in ecosystem/runners/bullmq)
+#   ci/faults.sh short     each fault once on huey (a Redis library: a throwaway redis-server of its own) and on
+#                          our SQLite engine through `alkstore worker`, both at once (they mostly wait)
+#   ci/faults.sh full      the whole matrix, every fault three times per library, reports in reports/faults/
+#
+# Needs redis-server and rabbitmq-server on the machine: the harness starts throwaway ones of its own and
+# never touches the shared services.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="${ALKSTORE_VENV:-.venv}"
+CELERY_VENV=".venv-celery"
+LIBRARIES=(alkstore_sqlite huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer)
+case "${1:-}" in
+install)
+    "$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test,faults,ecosystem]'
+    if [ ! -x "$CELERY_VENV/bin/python" ]; then
+        python3 -m venv "$CELERY_VENV"
+    fi
+    "$CELERY_VENV/bin/python" -m pip install --quiet --no-compile -e '.[faults-celery]'
+    (cd ecosystem/runners/bullmq && npm ci --no-audit --no-fund --loglevel=error)
+    ;;
+short)
+    "$VENV/bin/alkstore" faults alkstore_sqlite --short --report reports/faults/alkstore_sqlite-short.json 2>&1 |
+        sed -u 's/^/[alkstore_sqlite] /' &
+    sqlite_run=$!
+    status=0
+    "$VENV/bin/alkstore" faults huey --short --report reports/faults/huey-short.json 2>&1 | sed -u 's/^/[huey] /' ||
+        status=1
+    wait "$sqlite_run" || status=1
+    exit "$status"
+    ;;
+full)
+    status=0
+    for library in "${LIBRARIES[@]}"; do
+        "$VENV/bin/alkstore" faults "$library" --report "reports/faults/$library.json" || status=1
+    done
+    exit "$status"
+    ;;
+*)
+    echo "usage: ci/faults.sh install|short|full" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,76 @@
+"""Our SQLite engine through its worker runtime (docs/worker.md), judged as any library is (docs/runtime-faults.md).
+
+The worker is ``alkstore worker tasks:app`` with one job at a time and a sweep every second; the queue's
+visibility timeout is 3 s, so a worker's heartbeat (a third of it) keeps a live lease and a dead worker's job is
+claimed again 3 s after its last heartbeat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+WORKER = "docs/worker.md"
+DESCRIPTION = {
+    "library": "alkstore worker + sqlite",
+    "version": version("alkstore"),
+    "settings": [
+        {"name": "QueueOpts(visibility_timeout_s=...)", "value": 3.0, "doc": WORKER + "#an-app-and-its-tasks"},
+        {"name": "alkstore worker --concurrency", "value": 1, "doc": WORKER + "#alkstore-worker"},
+        {"name": "alkstore worker --sweep-interval", "value": 1, "doc": WORKER + "#alkstore-worker"},
+    ],
+    "lease_s": 3.0,
+    "recovery_window_s": 10.0,
+    "faults": ["kill9", "pause", "slow_handler"],
+    "promises": [
+        {
+            "outcome": "lost",
+            "faults": ["kill9", "pause", "slow_handler"],
+            "max": 0,
+            "quote": "the unfinished jobs come back when their leases lapse, as after a crash",
+            "doc": WORKER + "#stopping-sigterm-and-sigint",
+        },
+        {
+            "outcome": "concurrent",
+            "faults": ["slow_handler"],
+            "max": 0,
+            "quote": "keeps its lease: a heartbeat every third of the job's visibility timeout (H3).",
+            "doc": WORKER + "#how-a-job-runs",
+        },
+    ],
+    "caveats": [],
+}
+
+
+async def enqueue(path: str) -> None:
+    from tasks import app, run_job
+
+    from alkstore_faults.handler import read_jobs
+
+    async with app:
+        for job in read_jobs(path):
+            await run_job.defer(job)
+
+
+def main() -> int:
+    command = sys.argv[1]
+    if command == "describe":
+        sys.stdout.write(json.dumps(DESCRIPTION) + "\n")
+    elif command == "enqueue":
+        asyncio.run(enqueue(sys.argv[2]))
+    elif command == "worker":
+        alkstore = Path(sys.executable).parent / "alkstore"
+        argv = [str(alkstore), "worker", "tasks:app", "--concurrency", "1", "--sweep-interval", "1"]
+        os.execv(alkstore, [*argv, "--queue", os.environ["ALKSTORE_FAULTS_QUEUE"]])
+    else:
+        sys.stderr.write(f"unknown command {command!r}: describe, enqueue JOBS_FILE or worker\n")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+'use strict';
+// The BullMQ runner of alkstore's runtime-faults mode (docs/runtime-faults.md): describe, enqueue JOBS_FILE,
+// worker. The worker is one BullMQ Worker in its own Node process, as BullMQ's guide runs workers, with a 5 s
+// lock (default 30 s) renewed by the worker, and a stalled-job check every 2 s (default 30 s), so a dead
+// worker's job is found within seconds; its handler writes the ledger (one appendFileSync per record) around a
+// real timer.
+const fs = require('node:fs');
+const { Queue, Worker } = require('bullmq');
+const IORedis = require('ioredis');
+
+const LOCK_MS = 5000;
+const STALLED_MS = 2000;
+const STALLED = 'https://docs.bullmq.io/guide/workers/stalled-jobs';
+const OPTIONS = 'https://api.docs.bullmq.io/interfaces/v5.WorkerOptions.html';
+
+function describe() {
+  return {
+    library: 'bullmq',
+    version: `bullmq ${require('bullmq/package.json').version}, ioredis ${require('ioredis/package.json').version}`,
+    settings: [
+      { name: 'WorkerOptions.lockDuration', value: LOCK_MS, doc: OPTIONS },
+      { name: 'WorkerOptions.stalledInterval', value: STALLED_MS, doc: OPTIONS },
+      { name: 'WorkerOptions.maxStalledCount', value: 1, doc: OPTIONS },
+      { name: 'WorkerOptions.concurrency', value: 1, doc: OPTIONS },
+      { name: 'ioredis maxRetriesPerRequest', value: null, doc: 'https://docs.bullmq.io/guide/connections' },
+    ],
+    lease_s: (LOCK_MS + STALLED_MS) / 1000,
+    recovery_window_s: 20,
+    faults: ['kill9', 'pause', 'broker_restart_aof', 'broker_restart_volatile', 'net_cut', 'slow_handler'],
+    promises: [
+      {
+        outcome: 'lost',
+        faults: ['kill9'],
+        max: 0,
+        quote: 'A stalled job is moved back to the waiting status and will be processed again by another worker, ' +
+          'or if it has reached its maximum number of stalls, it will be moved to the failed set.',
+        doc: STALLED,
+      },
+    ],
+    caveats: [],
+  };
+}
+
+function connection() {
+  return new IORedis(process.env.ALKSTORE_FAULTS_BROKER, { maxRetriesPerRequest: null });
+}
+
+function record(ev, job, attempt, ok) {
+  const line = {
+    ev, job, worker: process.env.ALKSTORE_FAULTS_WORKER, pid: process.pid, attempt,
+    mono: Number(process.hrtime.bigint()) / 1e9, // CLOCK_MONOTONIC on Linux, the clock of every other ledger
+    wall: Date.now() / 1000,
+  };
+  if (ev === 'end') line.ok = ok;
+  fs.appendFileSync(process.env.ALKSTORE_FAULTS_LEDGER, JSON.stringify(line) + '\n');
+}
+
+async function enqueue(path) {
+  const jobs = fs.readFileSync(path, 'utf8').split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line));
+  const redis = connection();
+  const queue = new Queue(process.env.ALKSTORE_FAULTS_QUEUE, { connection: redis });
+  for (const job of jobs) {
+    await queue.add('run', job, { jobId: job.id });
+  }
+  await queue.close();
+  await redis.quit();
+}
+
+function worker() {
+  const worker = new Worker(
+    process.env.ALKSTORE_FAULTS_QUEUE,
+    async (job) => {
+      const attempt = job.attemptsMade + 1;
+      record('start', job.data.id, attempt);
+      await new Promise((resolve) => setTimeout(resolve, job.data.duration_s * 1000));
+      record('end', job.data.id, attempt, !job.data.fail);
+      if (job.data.fail) throw new Error(`job ${job.data.id} was told to fail`);
+      return job.data.id;
+    },
+    { connection: connection(), concurrency: 1, lockDuration: LOCK_MS, stalledInterval: STALLED_MS, maxStalledCount: 1 },
+  );
+  worker.on('error', (error) => process.stderr.write(`worker error: ${error}\n`));
+  process.on('SIGTERM', () => worker.close().then(() => process.exit(0)));
+}
+
+const [command, argument] = process.argv.slice(2);
+if (command === 'describe') {
+  process.stdout.write(JSON.stringify(describe()) + '\n');
+} else if (command === 'enqueue') {
+  enqueue(argument).catch((error) => {
+    process.stderr.write(`enqueue failed: ${error.stack || error}\n`);
+    process.exit(1);
+  });
+} else if (command === 'worker') {
+  worker();
+} else {
+  process.stderr.write(`unknown command ${command}: describe, enqueue JOBS_FILE or worker\n`);
+  process.exit(2);
+}

@@ -1,0 +1,40 @@
+"""Celery's side of the Celery runners: the app and the one task, with the settings Celery's docs give for
+jobs that must survive a worker's death (``acks_late``, ``task_reject_on_worker_lost``), one job at a time.
+
+Shared by both transports: the broker URL decides (``redis://`` or ``amqp://``). On Redis the visibility
+timeout is 10 s (default one hour), the time after which an unacknowledged job is given to another worker, and
+kombu's sweep for such jobs runs every second (by default every 10 × 10 s). On RabbitMQ the connection's
+heartbeat is 5 s (default 120 s): a silent worker's connection, and with it its unacknowledged job, is dropped
+after two missed heartbeats.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from celery import Celery
+
+from alkstore_faults.handler import perform
+
+VISIBILITY_TIMEOUT_S = 10
+
+app = Celery("alkstore_faults", broker=os.environ.get("ALKSTORE_FAULTS_BROKER") or "memory://")
+app.conf.update(
+    task_default_queue=os.environ.get("ALKSTORE_FAULTS_QUEUE", "celery"),
+    task_acks_late=True,
+    task_reject_on_worker_lost=True,
+    worker_prefetch_multiplier=1,
+    broker_transport_options={
+        "visibility_timeout": VISIBILITY_TIMEOUT_S,
+        "unacked_restore_interval": 1,
+        "unacked_restore_throttle": 1,
+    },
+    broker_connection_retry_on_startup=True,
+    broker_heartbeat=5,
+)
+
+
+@app.task(bind=True)
+def run_job(self: Any, job: str, duration_s: float, fail: bool) -> str:
+    return perform(job, duration_s, fail, self.request.retries + 1)

@@ -1,0 +1,99 @@
+"""The runtime-faults harness end to end on toyq (tests/fault_runtimes/toyq), a real runtime of OS processes.
+
+Correct, toyq keeps its promises under every fault it takes. Each of its three mutants breaks one way a real
+runtime breaks, and ``alkstore faults`` must say NOT KEPT citing the promise it broke, with the finding that
+shows it: a worker that acks before the handler runs and one that never re-delivers after a crash lose the
+job a ``kill -9`` hit; one that re-delivers to a live worker runs a slow job on two workers at once. The mutants
+run as three ``alkstore faults`` processes at once: the runs mostly wait for leases to expire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+
+from alkstore_faults import scenario
+from alkstore_faults.report import SCHEMA
+from alkstore_faults.runner import find_runner
+
+RUNTIMES = Path(__file__).resolve().parent / "fault_runtimes"
+MUTANTS = [
+    ("toyq_ack_first", "kill9", "lost"),
+    ("toyq_no_redeliver", "kill9", "lost"),
+    ("toyq_redeliver_live", "slow_handler", "concurrent"),
+]
+
+
+def _faults(runtime: str, report: Path, *options: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "alkstore_contract.report.cli", "faults", str(RUNTIMES / runtime), "--short"]
+    return subprocess.Popen(
+        [*command, "--seed", "7", "--report", str(report), *options],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _report(path: Path) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    jsonschema.validate(report, json.loads(SCHEMA.read_text(encoding="utf-8")))
+    return report
+
+
+def test_correct_toyq_keeps_its_promises_under_every_fault(tmp_path: Path) -> None:
+    process = _faults("toyq", tmp_path / "toyq.json")
+    output, _ = process.communicate(timeout=240)
+    assert process.returncode == 0, output
+    report = _report(tmp_path / "toyq.json")
+    runs = report["runs"]
+    assert isinstance(runs, list)
+    assert [run["fault"] for run in runs] == ["kill9", "pause", "slow_handler"]
+    assert all(run["reached"] and run["counts"]["lost"] == 0 for run in runs), output
+    kill = runs[0]
+    assert kill["recovery_delay_s"]["n"] == 1, output  # the killed job started again, after its lease
+    assert kill["replay"] == f"alkstore faults {RUNTIMES / 'toyq'} --fault kill9 --seed 7 --round 0"
+
+
+def test_each_broken_runtime_is_caught_citing_the_promise_it_breaks(tmp_path: Path) -> None:
+    processes = {name: _faults(name, tmp_path / f"{name}.json", "--fault", fault) for name, fault, _ in MUTANTS}
+    outputs = {name: process.communicate(timeout=240)[0] for name, process in processes.items()}
+    for name, fault, outcome in MUTANTS:
+        assert processes[name].returncode == 1, outputs[name]
+        assert f"BROKEN PROMISE under {fault} (round 0): {outcome}" in outputs[name]
+        [run] = _report(tmp_path / f"{name}.json")["runs"]
+        assert outcome in [promise["outcome"] for promise in run["broken_promises"]]
+        finding = next(finding for finding in run["findings"] if finding["outcome"] == outcome)
+        assert finding["job"].startswith("j")
+        assert f"--fault {fault} --seed 7 --round 0" in run["replay"]
+
+
+def test_no_process_outlives_a_run_whose_workers_ignore_sigterm_and_never_run_a_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner = find_runner(str(RUNTIMES / "stubborn"))
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("STUBBORN_PIDS", str(pids))
+    monkeypatch.setattr(scenario, "IN_FLIGHT_TIMEOUT_S", 2.0)
+    run = asyncio.run(scenario.run_fault(runner, runner.describe(), "kill9", 7, 0))
+    assert not run.reached
+    assert run.error is not None
+    assert "the fault reached no job" in run.error
+    started = [int(pid) for pid in pids.read_text(encoding="utf-8").split()]
+    assert len(started) == 4  # two workers, each with its child in a process group of its own
+    assert [pid for pid in started if _running(pid)] == []
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs: a zombie (dead, waiting for this machine's init to reap it) does not."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

@@ -1,0 +1,40 @@
+"""docs/runtime-faults.md's results agree with the committed runtime-faults reports, and each report is valid.
+
+A report edited by hand, or a page not rebuilt after a new run, fails here; so does a report its schema refuses.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+
+from alkstore_faults import table
+from alkstore_faults.report import SCHEMA
+
+REPORTS = sorted(table.REPORTS.glob("*.json"))
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda path: path.stem)
+def test_a_committed_report_is_valid_and_ran_every_fault_three_times(path: Path) -> None:
+    report = json.loads(path.read_text(encoding="utf-8"))
+    jsonschema.validate(report, json.loads(SCHEMA.read_text(encoding="utf-8")))
+    faults = {run["fault"] for run in report["runs"]}
+    assert all(sum(run["fault"] == fault for run in report["runs"]) == 3 for fault in faults), path
+
+
+def test_the_page_agrees_with_the_reports() -> None:
+    assert REPORTS, "no committed runtime-faults report"
+    assert table.main(["--check"]) == 0, "rerun python -m alkstore_faults.table"
+
+
+def test_a_cell_shows_each_outcome_per_run_and_a_clean_fault_as_zero() -> None:
+    def run(lost: int | None, twice: int, delay: float | None) -> dict[str, object]:
+        counts = {"lost": lost, "twice": twice, "concurrent": 0, "stale": 0}
+        return {"counts": counts, "recovery_delay_s": {"median": delay}}
+
+    assert table._cell([run(1, 0, 2.0), run(0, 1, None), run(0, 0, 4.0)]) == "lost 1·0·0, twice 0·1·0; restart 3.0 s"
+    assert table._cell([run(0, 0, None)] * 3) == "0"
+    assert table._cell([run(None, 0, None), run(0, 0, None)]) == "NOT RUN in 1 of 2"
