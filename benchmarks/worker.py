@@ -474,9 +474,9 @@ async def latency(system: System, samples: int, scratch: Path) -> Latency:
         await _until_marks(marks, "w", 1, workers, READY_TIMEOUT_S)
         for sample in range(samples):
             await asyncio.sleep(random.uniform(0.05, 0.1))
-            await system.enqueue([{"t": time.time()}])
+            await system.enqueue([{"t": time.time(), "i": sample}])
             await _until_marks(marks, "l", sample + 1, workers, 30)
-    seconds = sorted(float(line) for line in _lines(marks, "l"))
+    seconds = sorted(float(line.split()[1]) for line in _lines(marks, "l"))
     return Latency(system.name, samples, 1000 * _quantile(seconds, 0.5), 1000 * _quantile(seconds, 0.99))
 
 

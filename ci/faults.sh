@@ -9,8 +9,8 @@
 #                          our SQLite engine through `alkstore worker`, both at once (they mostly wait)
 #   ci/faults.sh full      the whole matrix, every fault three times per library, reports in reports/faults/
 #
-# Needs redis-server and rabbitmq-server on the machine: the harness starts throwaway ones of its own and
-# never touches the shared services.
+# Needs redis-server and rabbitmq-server on the machine (short installs Debian's redis-server when missing):
+# the harness starts throwaway ones of its own and never touches the shared services.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${ALKSTORE_VENV:-.venv}"
@@ -26,6 +26,15 @@ install)
     (cd ecosystem/runners/bullmq && npm ci --no-audit --no-fund --loglevel=error)
     ;;
 short)
+    if ! command -v redis-server >/dev/null 2>&1; then # huey's throwaway broker: Debian's redis-server
+        log() { echo "ci/faults.sh: $*" >&2; }
+        ROOT_HINT="apt-get install redis-server"
+        # shellcheck source=ci/as_root.sh
+        source ci/as_root.sh
+        as_root apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+            --no-install-recommends redis-server >/dev/null
+    fi
     "$VENV/bin/alkstore" faults alkstore_sqlite --short --report reports/faults/alkstore_sqlite-short.json 2>&1 |
         sed -u 's/^/[alkstore_sqlite] /' &
     sqlite_run=$!

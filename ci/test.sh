@@ -88,7 +88,7 @@ bash ci/rust.sh check
 "$VENV/bin/mypy" alkstore_contract alkstore_worker alkstore_faults reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres ecosystem tests tools
 phase_done
 
-phase 3 "the contract suite on both clocks and the mutant catalog, all at once: [system] sqlite, postgres (the server's clock), node, rust; [manual] sqlite, mem, postgres, sqlite-ms, postgres-base64, node, rust; [mutants] each mutant in its own pytest process, stopped at its first failing row"
+phase 3 "the contract suite on both clocks, the mutant catalog and the runtime-faults short run, all at once: [system] sqlite, postgres (the server's clock), node, rust; [manual] sqlite, mem, postgres, sqlite-ms, postgres-base64, node, rust; [mutants] each mutant in its own pytest process, stopped at its first failing row; [faults] huey and our SQLite worker, each runtime fault once"
 # The system-clock run mostly waits for real time to pass, and the three runs need nothing from each other,
 # so the manual-clock run and the mutants use the CPU meanwhile.
 # The sleeps each manual-clock row asked for are recorded: tests/test_manual_clock_does_not_sleep.py (phase 4)
@@ -120,11 +120,12 @@ SYSTEM_OK=1
 wait "$SYSTEM_RUN" || SYSTEM_OK=0
 MUTANTS_OK=1
 wait "$MUTANTS_RUN" || MUTANTS_OK=0
-wait "$FAULTS_RUN" || MUTANTS_OK=0 # counted with the mutants: both judge a broken runtime
-if [ "$SYSTEM_OK$MANUAL_OK$MUTANTS_OK" != 111 ]; then
+FAULTS_OK=1
+wait "$FAULTS_RUN" || FAULTS_OK=0
+if [ "$SYSTEM_OK$MANUAL_OK$MUTANTS_OK$FAULTS_OK" != 1111 ]; then
     verdict() { [ "$1" = 1 ] && echo passed || echo FAILED; }
     echo "== failed: the suite on the system clock $(verdict $SYSTEM_OK), on the manual clock $(verdict $MANUAL_OK);" \
-        "the mutant catalog $(verdict $MUTANTS_OK)"
+        "the mutant catalog $(verdict $MUTANTS_OK); the runtime-faults short run $(verdict $FAULTS_OK)"
     exit 1
 fi
 phase_done

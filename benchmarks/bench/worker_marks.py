@@ -26,13 +26,14 @@ def sleeps() -> bool:
 def started(payload: object) -> str:
     """The mark of one job, taken when its handler starts.
 
-    ``l SECONDS`` for a latency job (it carries its enqueue instant ``t``),
+    ``l I SECONDS`` for latency job ``I`` (it carries its enqueue instant ``t``; numbered, since two
+    samples' latencies may be equal to the microsecond and the parent counts distinct lines),
     ``d N`` for throughput job ``N``, ``w N`` for a warm-up job: numbered, so
     the parent counts each job once and sees a job run twice.
     """
     if isinstance(payload, dict):
         if isinstance(payload.get("t"), float):
-            return f"l {time.time() - payload['t']:.6f}\n"
+            return f"l {payload.get('i')} {time.time() - payload['t']:.6f}\n"
         if isinstance(payload.get("n"), int):
             return f"d {payload['n']}\n"
         if isinstance(payload.get("warm"), int):
