@@ -6,7 +6,9 @@
 // again; the worker itself also gives up on a handler that outlives the expiration (its promise is raced against
 // a timer) and fails the job, while the handler's own promise keeps running. The queue is created by the client,
 // with its expiration and retry policy, before any worker starts; the handler writes the ledger (one
-// appendFileSync per record) around a real timer.
+// appendFileSync per record) around a real timer. The runner adds no unhandledRejection handler of its own: work()
+// calls complete() without awaiting it (pg-boss 10.4.2 src/manager.js), so a completion that meets a database
+// that is down rejects unhandled and Node's default ends the worker process, as a user's worker would end.
 const fs = require('node:fs');
 const PgBoss = require('pg-boss');
 
