@@ -8,7 +8,9 @@
 // outlive its lease (pause, slow_handler) cannot happen within a run and are not taken, and a kill -9's job is not
 // recovered within the run: the library's documented caveat, quoted below. The client installs graphile-worker's
 // schema (WorkerUtils.migrate) before it enqueues; the handler writes the ledger (one appendFileSync per record)
-// around a real timer.
+// around a real timer. The runner adds no unhandledRejection handler of its own: a completion that still meets a
+// database that is down after graphile-worker's retries rejects unhandled (dist/sql/completeJobs.js,
+// batchCompleteJobs) and Node's default ends the worker process, as a user's worker would end.
 const fs = require('node:fs');
 const { makeWorkerUtils, run } = require('graphile-worker');
 
