@@ -30,6 +30,8 @@ FAULTS = (
     "slow_handler",
 )
 OUTCOMES = ("lost", "twice", "concurrent", "stale")
+OUTLIVE_LEASE = ("pause", "slow_handler")  # they last lease_s × 1.25 and more: a run of minutes needs a short lease
+MAX_LEASE_S = 24 * 60 * 60.0  # a lock of hours (graphile-worker's 4) is declared as it is, with no fault outliving it
 DESCRIBE_TIMEOUT_S = 60.0
 ENQUEUE_TIMEOUT_S = 60.0
 
@@ -148,12 +150,21 @@ def parse_description(data: dict[str, Any]) -> Description:
     """Check a runner's ``describe`` output against docs/runtime-faults.md; a ``ValueError`` names what is wrong."""
     lease = float(data["lease_s"])
     window = float(data["recovery_window_s"])
-    if not 0 < lease <= 600 or not 0 < window <= 600:
-        raise ValueError(f"lease_s and recovery_window_s must be in (0, 600] seconds, got {lease} and {window}")
+    if not 0 < lease <= MAX_LEASE_S or not 0 < window <= 600:
+        raise ValueError(
+            f"lease_s and recovery_window_s must be in (0, 600] seconds (lease_s up to {MAX_LEASE_S:.0f} s for a "
+            f"runner that takes no fault outliving its lease), got {lease} and {window}"
+        )
     faults = tuple(data["faults"])
     unknown = [fault for fault in faults if fault not in FAULTS]
     if unknown:
         raise ValueError(f"faults names unknown faults {unknown}; known: {', '.join(FAULTS)}")
+    outliving = [fault for fault in faults if fault in OUTLIVE_LEASE]
+    if lease > 600 and outliving:
+        raise ValueError(
+            f"faults {outliving} outlive the lease, and a lease_s of {lease} s is longer than a run may last "
+            "(600 s): take neither pause nor slow_handler"
+        )
     settings = list(data["settings"])
     for setting in settings:
         if not {"name", "value", "doc"} <= set(setting):

@@ -4,7 +4,7 @@
 #   ci/faults.sh install   the runners' libraries: the '.[faults]' extra in the venv (RQ, huey, Dramatiq, arq),
 #                          Celery in .venv-celery (celery[redis] needs redis>=6.4, arq needs redis<6, so they
 #                          cannot share a venv; the Celery manifests name it as {python:celery}), and
-#                          BullMQ's npm packages (npm ci in ecosystem/runners/bullmq)
+#                          the Node runners' npm packages (npm ci in ecosystem/runners/{bullmq,pgboss,graphile_worker})
 #   ci/faults.sh short     each fault once on huey (a Redis library: a throwaway redis-server of its own) and on
 #                          our SQLite engine through `alkstore worker`, both at once (they mostly wait)
 #   ci/faults.sh full      the whole matrix, every fault three times per library, reports in reports/faults/
@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${ALKSTORE_VENV:-.venv}"
 CELERY_VENV=".venv-celery"
-LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer)
+LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer pgboss graphile_worker)
 case "${1:-}" in
 install)
     "$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test,faults,ecosystem]'
@@ -23,7 +23,9 @@ install)
         python3 -m venv "$CELERY_VENV"
     fi
     "$CELERY_VENV/bin/python" -m pip install --quiet --no-compile -e '.[faults-celery]'
-    (cd ecosystem/runners/bullmq && npm ci --no-audit --no-fund --loglevel=error)
+    for runner in bullmq pgboss graphile_worker; do
+        (cd "ecosystem/runners/$runner" && npm ci --no-audit --no-fund --loglevel=error)
+    done
     ;;
 short)
     if ! command -v redis-server >/dev/null 2>&1; then # huey's throwaway broker: Debian's redis-server

@@ -1,0 +1,115 @@
+'use strict';
+// The pg-boss runner of alkstore's runtime-faults mode (docs/runtime-faults.md): describe, enqueue JOBS_FILE,
+// worker. The worker is one PgBoss instance in its own Node process calling boss.work(queue, handler), as pg-boss's
+// README runs workers, one job per fetch. pg-boss has no heartbeat: an active job whose expireInSeconds has passed
+// is failed by the maintenance of any instance (every second here; default 120 s) and, with retries left, fetched
+// again; the worker itself also gives up on a handler that outlives the expiration (its promise is raced against
+// a timer) and fails the job, while the handler's own promise keeps running. The queue is created by the client,
+// with its expiration and retry policy, before any worker starts; the handler writes the ledger (one
+// appendFileSync per record) around a real timer. The runner adds no unhandledRejection handler of its own: work()
+// calls complete() without awaiting it (pg-boss 10.4.2 src/manager.js), so a completion that meets a database
+// that is down rejects unhandled and Node's default ends the worker process, as a user's worker would end.
+const fs = require('node:fs');
+const PgBoss = require('pg-boss');
+
+const EXPIRE_S = 3;
+const MAINTENANCE_S = 1;
+const POLLING_S = 0.5;
+const RETRY_LIMIT = 2;
+const README = 'node_modules/pg-boss/README.md (https://github.com/timgit/pg-boss/blob/10.4.2/README.md)';
+const TYPES = 'node_modules/pg-boss/types.d.ts (https://github.com/timgit/pg-boss/blob/10.4.2/types.d.ts)';
+
+function describe() {
+  return {
+    library: 'pg-boss',
+    version: `pg-boss ${require('pg-boss/package.json').version}`,
+    settings: [
+      { name: 'createQueue(name, { expireInSeconds })', value: EXPIRE_S, doc: `${TYPES}: ExpirationOptions` },
+      { name: 'createQueue(name, { retryLimit })', value: RETRY_LIMIT, doc: `${TYPES}: RetryOptions` },
+      { name: 'createQueue(name, { retryDelay, retryBackoff })', value: '0, false', doc: `${TYPES}: RetryOptions` },
+      { name: 'new PgBoss({ maintenanceIntervalSeconds })', value: MAINTENANCE_S, doc: `${TYPES}: MaintenanceOptions` },
+      { name: 'new PgBoss({ supervise })', value: true, doc: `${TYPES}: MaintenanceOptions` },
+      { name: 'boss.work(name, { batchSize })', value: 1, doc: `${TYPES}: JobPollingOptions` },
+      { name: 'boss.work(name, { pollingIntervalSeconds })', value: POLLING_S, doc: `${TYPES}: JobPollingOptions` },
+    ],
+    lease_s: EXPIRE_S + MAINTENANCE_S,
+    recovery_window_s: 15,
+    faults: ['kill9', 'pause', 'broker_restart', 'net_cut', 'slow_handler'],
+    promises: [
+      {
+        outcome: 'twice',
+        faults: ['*'],
+        max: 0,
+        quote: 'pg-boss relies on SKIP LOCKED, a feature built specifically for message queues to resolve record ' +
+          'locking challenges inherent with relational databases. This provides exactly-once delivery and the ' +
+          'safety of guaranteed atomic commits to asynchronous job processing.',
+        doc: README,
+      },
+    ],
+    caveats: [],
+  };
+}
+
+function boss() {
+  const instance = new PgBoss({ connectionString: process.env.ALKSTORE_FAULTS_BROKER, maintenanceIntervalSeconds: MAINTENANCE_S, supervise: true });
+  instance.on('error', (error) => process.stderr.write(`pg-boss error: ${error.message || error}\n`));
+  return instance;
+}
+
+function record(ev, job, attempt, ok) {
+  const line = {
+    ev, job, worker: process.env.ALKSTORE_FAULTS_WORKER, pid: process.pid, attempt,
+    mono: Number(process.hrtime.bigint()) / 1e9, // CLOCK_MONOTONIC on Linux, the clock of every other ledger
+    wall: Date.now() / 1000,
+  };
+  if (ev === 'end') line.ok = ok;
+  fs.appendFileSync(process.env.ALKSTORE_FAULTS_LEDGER, JSON.stringify(line) + '\n');
+}
+
+async function enqueue(path) {
+  const jobs = fs.readFileSync(path, 'utf8').split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line));
+  const client = boss();
+  await client.start(); // installs pg-boss's schema on the throwaway cluster, before any worker
+  const queue = process.env.ALKSTORE_FAULTS_QUEUE;
+  await client.createQueue(queue, { expireInSeconds: EXPIRE_S, retryLimit: RETRY_LIMIT, retryDelay: 0, retryBackoff: false });
+  for (const job of jobs) {
+    await client.send(queue, job);
+  }
+  await client.stop({ graceful: false, wait: true });
+}
+
+async function worker() {
+  const instance = boss();
+  await instance.start();
+  await instance.work(
+    process.env.ALKSTORE_FAULTS_QUEUE,
+    { batchSize: 1, pollingIntervalSeconds: POLLING_S, includeMetadata: true },
+    async ([job]) => {
+      const attempt = job.retryCount + 1;
+      record('start', job.data.id, attempt);
+      await new Promise((resolve) => setTimeout(resolve, job.data.duration_s * 1000));
+      record('end', job.data.id, attempt, !job.data.fail);
+      if (job.data.fail) throw new Error(`job ${job.data.id} was told to fail`);
+      return { id: job.data.id };
+    },
+  );
+  process.on('SIGTERM', () => instance.stop({ wait: true, timeout: 3000 }).then(() => process.exit(0)));
+}
+
+const [command, argument] = process.argv.slice(2);
+function failed(what) {
+  return (error) => {
+    process.stderr.write(`${what} failed: ${error.stack || error}\n`);
+    process.exit(1);
+  };
+}
+if (command === 'describe') {
+  process.stdout.write(JSON.stringify(describe()) + '\n');
+} else if (command === 'enqueue') {
+  enqueue(argument).catch(failed('enqueue'));
+} else if (command === 'worker') {
+  worker().catch(failed('worker'));
+} else {
+  process.stderr.write(`unknown command ${command}: describe, enqueue JOBS_FILE or worker\n`);
+  process.exit(2);
+}
