@@ -46,7 +46,9 @@ def _line(run: FaultRun) -> str:
     delays = sorted(run.verdict.recovery_delays)
     shown = ", ".join(f"{delay:.2f}" for delay in delays) or "none"
     lost = f", never went on after the fault: {', '.join(run.verdict.unrecovered)}" if run.verdict.unrecovered else ""
-    return f"  {run.fault:<24} round {run.round}: {counts}; recovery delays (s): {shown}{lost} [{run.seconds:.0f} s]"
+    exits = f"; {len(run.restarts)} worker(s) exited on their own, restarted" if run.restarts else ""
+    took = f"[{run.seconds:.0f} s]"
+    return f"  {run.fault:<24} round {run.round}: {counts}; recovery delays (s): {shown}{lost}{exits} {took}"
 
 
 async def _run_all(args: argparse.Namespace) -> int:

@@ -67,6 +67,7 @@ def run_json(runner: Runner, description: Description, run: FaultRun) -> dict[st
             for e in run.events
         ],
         "skipped_ledger_lines": run.skipped_lines,
+        "restarts": run.restarts,
         "broken_promises": broken_promises(description, run),
         "replay": replay_command(runner, run),
     }

@@ -49,6 +49,8 @@ class FaultRun:
     seconds: float = 0.0
     pids: list[int] = field(default_factory=list)
     """The process-group leaders of the run's workers, so a test can see that none is left running."""
+    restarts: list[dict[str, object]] = field(default_factory=list)
+    """The workers that exited on their own during the run and were restarted (``WorkerPool.supervise``)."""
 
 
 def workload(rng: random.Random, fault: str, description: Description) -> list[Job]:
@@ -112,6 +114,7 @@ def _hit(event: FaultEvent, runs: list[Run]) -> list[str]:
 async def _settle(ledgers: Path, pool: WorkerPool, jobs: list[Job], deadline: float) -> None:
     """Wait until the run is done (``_done``) or the recovery window has passed: the ledger is a file to poll."""
     while time.monotonic() < deadline:
+        pool.supervise()
         if _done(ledgers, pool, jobs):
             return
         await asyncio.sleep(POLL_S * 4)
@@ -206,6 +209,7 @@ async def run_fault(runner: Runner, description: Description, fault: str, seed: 
         if pool is not None:
             await asyncio.to_thread(pool.stop_all)
             result.pids = [process.pid for process in pool.processes.values()]
+            result.restarts = pool.restarts
         if proxy is not None:
             await proxy.close()
         if broker is not None:

@@ -36,7 +36,9 @@ class WorkerPool:
         self.logs = logs
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.deaths: dict[str, float] = {}
-        """When each killed worker was killed (monotonic)."""
+        """When each worker died (monotonic): killed by a fault, or found exited by ``supervise``."""
+        self.restarts: list[dict[str, object]] = []
+        """Each worker that exited on its own: its id, when it was found gone, its exit code, its replacement."""
         self._next = 1
 
     def start(self) -> str:
@@ -60,6 +62,22 @@ class WorkerPool:
         _LIVE.add(process.pid)
         self.processes[worker] = process
         return worker
+
+    def supervise(self) -> None:
+        """Restart every worker that exited on its own, as a process supervisor (systemd, Kubernetes) would.
+
+        A worker that dies of a fault it could have survived (an unhandled rejection when its database went
+        away) leaves its queue's jobs waiting, not lost: its users run it under a supervisor that starts it
+        again. So the run goes on with a replacement, and the exit is reported beside the counts, never
+        folded into them.
+        """
+        for worker, process in list(self.processes.items()):
+            if worker in self.deaths or process.poll() is None:
+                continue
+            self.deaths[worker] = time.monotonic()
+            _LIVE.discard(process.pid)
+            replacement = self.start()
+            self.restarts.append({"worker": worker, "returncode": process.returncode, "replacement": replacement})
 
     def alive(self, worker: str) -> bool:
         return worker not in self.deaths and self.processes[worker].poll() is None
