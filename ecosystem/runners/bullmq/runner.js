@@ -39,6 +39,14 @@ function describe() {
           'or if it has reached its maximum number of stalls, it will be moved to the failed set.',
         doc: STALLED,
       },
+      {
+        outcome: 'stale',
+        faults: ['pause', 'slow_handler'],
+        max: 0,
+        quote: 'An error that can be thrown by the workers has the following structure: “Missing lock for job 1234. ' +
+          'moveToFinished.” This error occurs when a job being processed by a worker unexpectedly loses its “lock.”',
+        doc: 'https://docs.bullmq.io/guide/troubleshooting',
+      },
     ],
     caveats: [],
   };
