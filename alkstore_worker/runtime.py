@@ -20,6 +20,9 @@ Each claimed job runs as its own asyncio task:
   the last attempt ``retry`` dead-letters (R4);
 - a job whose payload is not a task envelope, or names a task this app does
   not register, is dead-lettered with the reason; the worker keeps running.
+- however it ends, the app's ``on_settled`` hooks hear which handle operation
+  settled it and whether the store accepted it (``Settlement``): a refused
+  ack is how a program learns its late completion did not count.
 
 Stop (``stop()``; the CLI calls it on SIGTERM/SIGINT): the loops stop
 claiming, running jobs get ``grace_s`` to finish, and each one still running
