@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${ALKSTORE_VENV:-.venv}"
 CELERY_VENV=".venv-celery"
-LIBRARIES=(alkstore_sqlite huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer)
+LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer)
 case "${1:-}" in
 install)
     "$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test,faults,ecosystem]'

@@ -5,7 +5,7 @@ and ``<!-- /perf-summary -->`` in README.md; ``tests/test_readme.py`` fails when
 block and the runs disagree, so a figure in the README is always one a committed run
 measured. The summary quotes the latest runs only: the two latest ``throughput.py``
 runs of Postgres (each ratio as the two values), the latest run of SQLite and of mem,
-and the latest ``many_workers.py`` run. A new run is committed as JSON beside the
+the latest ``many_workers.py`` run and the latest ``worker.py`` run. A new run is committed as JSON beside the
 others (docs/benchmarks.md, "How to reproduce"), and this script is run again.
 """
 
@@ -25,6 +25,8 @@ README = REPO / "README.md"
 BLOCK = re.compile(r"(<!-- perf-summary -->\n)(.*?)(<!-- /perf-summary -->)", re.DOTALL)
 THROUGHPUT = ["engine", "path", "workers", "implementation", "jobs/s (median)"]
 MANY_WORKERS = ["engine", "path", "workers", "alkstore (jobs/s)"]
+WORKER = ["system", "handler", "processes", "jobs", "seconds", "jobs/s"]
+LATENCY = ["system", "samples", "enqueue-to-start p50 (ms)"]
 WIDTH = 100
 """The README's line length."""
 PATHS = ("enqueue", "enqueue_many", "claim_one+ack", "claim_batch+ack_batch")
@@ -82,6 +84,32 @@ def jobs_per_s(table: Table, engine: str, path: str, workers: str) -> str:
     return _row(table, engine, path, workers, "alkstore")["jobs/s (median)"]
 
 
+def _worker_rate(table: Table, system: str, handler: str, processes: str) -> float:
+    """One system's end-to-end jobs/s in a ``worker.py`` run."""
+    for row in table.rows:
+        if [row["system"], row["handler"], row["processes"]] == [system, handler, processes]:
+            return float(row["jobs/s"].replace(",", ""))
+    raise LookupError(f"run of {table.started}: no {system} {handler} row at {processes} processes")
+
+
+def workers_sentence() -> str:
+    """The latest ``worker.py`` run: alkstore's worker end to end beside the peers' own workers."""
+    work = tables(WORKER)[-1]
+    (wait,) = [table for table in tables(LATENCY) if table.started == work.started]
+    ours = _worker_rate(work, "alkstore-postgres", "noop", "4")
+    peers = ", ".join(
+        f"{ours / _worker_rate(work, peer, 'noop', '4'):.2f}× {label}"
+        for peer, label in (("pgqueuer", "pgqueuer's"), ("procrastinate", "procrastinate's"), ("celery", "Celery's"))
+    )
+    p50 = {row["system"]: row["enqueue-to-start p50 (ms)"] for row in wait.rows}
+    return (
+        f"End to end through `alkstore worker` (`{work.command.split(' --json')[0]}`, {work.started[:10]}; "
+        f"4 processes, a no-op handler): Postgres {ours:,.0f} jobs/s, {peers} own workers (Celery on Redis); "
+        f"enqueue-to-start p50 {p50['alkstore-postgres']} ms on Postgres with NOTIFY, {p50['alkstore-sqlite']} ms "
+        f"on SQLite (polling)."
+    )
+
+
 def _span(values: list[str]) -> str:
     """``0.95×`` for one value or equal values, ``0.95–0.98×`` for a range (smallest first)."""
     numbers = sorted({float(value.rstrip("×")) for value in values})
@@ -122,6 +150,7 @@ def summary() -> str:
         f"SQLite ({lite.started[:10]}): {sqlite} its bare aiosqlite on every path; mem: "
         f"{jobs_per_s(mem, 'mem', 'enqueue', '1')} `enqueue`s and {jobs_per_s(mem, 'mem', 'claim_one+ack', '1')} "
         "`claim_one` + `ack`s a second, 1 worker.",
+        workers_sentence(),
         "Method, the latest tables and how to reproduce them: [docs/benchmarks.md](docs/benchmarks.md); every "
         "run as JSON: [docs/benchmarks/runs/](docs/benchmarks/runs); scale: [docs/scale.md](docs/scale.md).",
     ]

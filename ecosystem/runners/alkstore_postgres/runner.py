@@ -1,0 +1,87 @@
+"""Our Postgres engine through its worker runtime (docs/worker.md), judged as any library is (docs/runtime-faults.md).
+
+The worker is ``alkstore worker tasks:app`` on a throwaway Postgres cluster, with one job at a time, a sweep
+every second and LISTEN/NOTIFY wake-ups; the queue's visibility timeout is 3 s, so a worker's heartbeat (a third
+of it) keeps a live lease and a dead worker's job is claimed again 3 s after its last heartbeat. Beside the
+SQLite runner's faults it takes the server's crash and restart and a cut of every connection: the store's pool
+reconnects, a heartbeat or ack that fails meanwhile is logged, and the lease decides who runs the job next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+WORKER = "docs/worker.md"
+LOST = "the unfinished jobs come back when their leases lapse, as after a crash"
+DESCRIPTION = {
+    "library": "alkstore worker + postgres",
+    "version": version("alkstore"),
+    "settings": [
+        {"name": "QueueOpts(visibility_timeout_s=...)", "value": 3.0, "doc": WORKER + "#an-app-and-its-tasks"},
+        {"name": "PostgresSource(notify=...)", "value": True, "doc": WORKER + "#waking-up-and-sweeping"},
+        {"name": "alkstore worker --concurrency", "value": 1, "doc": WORKER + "#alkstore-worker"},
+        {"name": "alkstore worker --sweep-interval", "value": 1, "doc": WORKER + "#alkstore-worker"},
+    ],
+    "lease_s": 3.0,
+    "recovery_window_s": 15.0,
+    "faults": ["kill9", "pause", "broker_restart", "net_cut", "slow_handler"],
+    "promises": [
+        {
+            "outcome": "lost",
+            "faults": ["kill9", "pause", "broker_restart", "net_cut", "slow_handler"],
+            "max": 0,
+            "quote": LOST,
+            "doc": WORKER + "#stopping-sigterm-and-sigint",
+        },
+        {
+            "outcome": "concurrent",
+            "faults": ["slow_handler"],
+            "max": 0,
+            "quote": "keeps its lease: a heartbeat every third of the job's visibility timeout (H3).",
+            "doc": WORKER + "#how-a-job-runs",
+        },
+    ],
+    "caveats": [
+        {
+            "outcome": "twice",
+            "faults": ["broker_restart", "net_cut"],
+            "quote": "the job runs again once its lease lapses, so a handler must tolerate a second run",
+            "doc": WORKER + "#how-a-job-runs",
+        }
+    ],
+}
+
+
+async def enqueue(path: str) -> None:
+    from tasks import app, run_job
+
+    from alkstore_faults.handler import read_jobs
+
+    async with app:
+        for job in read_jobs(path):
+            await run_job.defer(job)
+
+
+def main() -> int:
+    command = sys.argv[1]
+    if command == "describe":
+        sys.stdout.write(json.dumps(DESCRIPTION) + "\n")
+    elif command == "enqueue":
+        asyncio.run(enqueue(sys.argv[2]))
+    elif command == "worker":
+        alkstore = Path(sys.executable).parent / "alkstore"
+        argv = [str(alkstore), "worker", "tasks:app", "--concurrency", "1", "--sweep-interval", "1"]
+        os.execv(alkstore, [*argv, "--queue", os.environ["ALKSTORE_FAULTS_QUEUE"]])
+    else:
+        sys.stderr.write(f"unknown command {command!r}: describe, enqueue JOBS_FILE or worker\n")
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
