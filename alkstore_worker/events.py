@@ -38,7 +38,8 @@ class Settlement:
     heartbeat found the lease gone and the run was cancelled before any.
     ``accepted`` is whether the store took it: ``False`` when the lease had
     lapsed and the claim's token no longer held the job (contract H5), so
-    another claim's outcome stands; always ``False`` for ``none``.
+    another claim's outcome stands; always ``False`` for ``none``. An operation
+    that raised is not reported: whether it took effect is unknown (N3).
     """
 
     job: Job
