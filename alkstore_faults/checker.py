@@ -2,7 +2,8 @@
 
 Pure: it takes the runs, the faults, the jobs and when each worker died, and returns findings; nothing here
 knows which library ran. The outcomes are docs/runtime-faults.md's "The checker": ``lost``, ``twice``,
-``concurrent``, ``stale``, and the recovery delay of every run a fault interrupted.
+``concurrent``, the late completions split by what the library did with them (``stale_accepted``,
+``stale_refused``, ``stale_unobserved``), and the recovery delay of every run a fault interrupted.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from typing import Any
 
 from alkstore_faults.ledger import Run
 
-OUTCOMES = ("lost", "twice", "concurrent", "stale")
+STALE = ("stale_accepted", "stale_refused", "stale_unobserved")
+"""A late completion (a run ended ok after another worker had started the job), by the ``accepted`` of its
+``ack`` record: the library took it, refused it, or the runner could not see which."""
+OUTCOMES = ("lost", "twice", "concurrent", *STALE)
 
 
 @dataclass(frozen=True)
@@ -118,18 +122,26 @@ def check(
                     )
                 )
                 if first.ok and first.end is not None:
-                    findings.append(
-                        Finding(
-                            "stale",
-                            job.id,
-                            [first.worker, second.worker],
-                            [second.start, first.end],
-                            f"{first.worker} completed it at {first.end:.3f}, after {second.worker} was given it "
-                            f"at {second.start:.3f}",
-                        )
-                    )
+                    findings.append(_stale(job.id, first, second, first.end))
     delays, unrecovered = _recovery(by_job, faults)
     return Verdict(findings, delays, unrecovered)
+
+
+def _stale(job: str, first: Run, second: Run, end: float) -> Finding:
+    """``first`` ended ok at ``end``, after ``second`` had started the job: which stale outcome, by its ack."""
+    if first.accepted is None:
+        outcome, fate = "stale_unobserved", "the runner did not see what the library did with it"
+    elif first.accepted:
+        outcome, fate = "stale_accepted", "and the library accepted the completion"
+    else:
+        outcome, fate = "stale_refused", "and the library refused the completion"
+    return Finding(
+        outcome,
+        job,
+        [first.worker, second.worker],
+        [second.start, end],
+        f"{first.worker} completed it at {end:.3f}, after {second.worker} was given it at {second.start:.3f}; {fate}",
+    )
 
 
 def _recovery(by_job: dict[str, list[Run]], faults: list[FaultEvent]) -> tuple[list[float], list[str]]:

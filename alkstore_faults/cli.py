@@ -1,9 +1,10 @@
 """``alkstore faults LIBRARY``: run the workload under every fault against a library's runner, and judge it.
 
-Prints, per run of a fault, the lost / twice / concurrent / stale counts and the recovery delays, and the
-promises of the library's docs that a run broke. Exit code: 0 every fault reached a job and no promise was
-broken; 1 a promise was broken, or a fault reached no job or could not be run (a check that did not run is no
-pass); 2 the runner cannot be found or does not describe itself.
+Prints, per run of a fault, the lost / twice / concurrent counts, the late completions the library accepted,
+refused or was not seen to settle (stale_accepted / stale_refused / stale_unobserved), the recovery delays, and
+the promises of the library's docs that a run broke or could not judge. Exit code: 0 every fault reached a job
+and every promise was judged and kept; 1 a promise was broken or not judged, or a fault reached no job or could
+not be run (a check that did not run is no pass); 2 the runner cannot be found or does not describe itself.
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ from pathlib import Path
 from typing import TextIO
 
 from alkstore_faults.checker import OUTCOMES
-from alkstore_faults.report import broken_promises, build_report, replay_command, write_report
+from alkstore_faults.promises import judged
+from alkstore_faults.report import (
+    broken_promises,
+    build_report,
+    counts,
+    replay_command,
+    unjudged_promises,
+    write_report,
+)
 from alkstore_faults.runner import FAULTS, RunnerError, find_runner
 from alkstore_faults.scenario import FaultRun, run_fault
 
@@ -42,13 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _line(run: FaultRun) -> str:
     if run.verdict is None:
         return f"  {run.fault:<24} round {run.round}: NOT RUN: {(run.error or '').splitlines()[0]}"
-    counts = " ".join(f"{outcome} {run.verdict.count(outcome)}" for outcome in OUTCOMES)
+    tally = " ".join(f"{outcome} {run.verdict.count(outcome)}" for outcome in OUTCOMES)
     delays = sorted(run.verdict.recovery_delays)
     shown = ", ".join(f"{delay:.2f}" for delay in delays) or "none"
     lost = f", never went on after the fault: {', '.join(run.verdict.unrecovered)}" if run.verdict.unrecovered else ""
     exits = f"; {len(run.restarts)} worker(s) exited on their own, restarted" if run.restarts else ""
     took = f"[{run.seconds:.0f} s]"
-    return f"  {run.fault:<24} round {run.round}: {counts}; recovery delays (s): {shown}{lost}{exits} {took}"
+    return f"  {run.fault:<24} round {run.round}: {tally}; recovery delays (s): {shown}{lost}{exits} {took}"
 
 
 async def _run_all(args: argparse.Namespace) -> int:
@@ -96,10 +105,21 @@ async def _run_all(args: argparse.Namespace) -> int:
                 if finding.outcome == promise["outcome"]:
                     _say(f"    {finding.outcome} {finding.job} workers {', '.join(finding.workers)}: {finding.detail}")
             _say(f"    replay: {replay_command(runner, run)}")
+        for promise in unjudged_promises(description, run):
+            status = 1
+            _say(
+                f"PROMISE NOT JUDGED under {run.fault} (round {run.round}): {promise['outcome']}: "
+                f"{promise['observed']} late completion(s) whose fate the runner did not record (no ack record); "
+                f'the docs say: "{promise["quote"]}" ({promise["doc"]})'
+            )
     for caveat in description.caveats:
-        seen = sum(run.verdict.count(caveat.outcome) for run in runs if run.verdict and caveat.covers(run.fault))
+        seen = sum(
+            judged(caveat.outcome, counts(run), promise=False)[0] or 0
+            for run in runs
+            if run.verdict and caveat.covers(run.fault)
+        )
         _say(f'documented caveat: {caveat.outcome} observed {seen}; the docs say: "{caveat.quote}" ({caveat.doc})')
-    _say(f"report: {path}; {'promises kept' if status == 0 else 'NOT KEPT or not run'}")
+    _say(f"report: {path}; {'promises kept' if status == 0 else 'NOT KEPT, not judged or not run'}")
     return status
 
 

@@ -2,7 +2,8 @@
 
 A runner's task function calls ``perform`` with the job's arguments; it appends ``start``, sleeps the job's
 duration (a killed or paused process stops in it), appends ``end``, and raises ``JobFailed`` when the job was
-told to fail, so the library sees its ordinary failure. Each record is one ``write`` of one line to a file
+told to fail, so the library sees its ordinary failure. A runner that can see what the library did with a
+completed run's acknowledgement appends ``ack`` with ``record_ack``. Each record is one ``write`` of one line to a file
 opened in append mode, flushed at once: records of the processes of one worker interleave whole.
 """
 
@@ -19,7 +20,8 @@ class JobFailed(Exception):
     """The failure a job told to fail raises, after its ``end`` record."""
 
 
-def record(ev: str, job: str, attempt: int | None = None, ok: bool | None = None) -> None:
+def record(ev: str, job: str, attempt: int | None = None, ok: bool | None = None, accepted: bool | None = None) -> None:
+    """Append one ledger record: ``start``, ``end`` (with ``ok``) or ``ack`` (with ``accepted``)."""
     line: dict[str, Any] = {
         "ev": ev,
         "job": job,
@@ -31,6 +33,8 @@ def record(ev: str, job: str, attempt: int | None = None, ok: bool | None = None
     }
     if ev == "end":
         line["ok"] = ok
+    if ev == "ack":
+        line["accepted"] = accepted
     with open(os.environ["ALKSTORE_FAULTS_LEDGER"], "a", encoding="utf-8") as ledger:
         ledger.write(json.dumps(line) + "\n")
         ledger.flush()
@@ -44,6 +48,11 @@ def perform(job: str, duration_s: float, fail: bool, attempt: int | None = None)
     if fail:
         raise JobFailed(f"job {job} was told to fail")
     return job
+
+
+def record_ack(job: str, attempt: int | None, accepted: bool) -> None:
+    """After the library settled the completion of a run of ``job`` in this process: whether it accepted it."""
+    record("ack", job, attempt, accepted=accepted)
 
 
 def read_jobs(path: str) -> list[dict[str, Any]]:

@@ -2,7 +2,8 @@
 
 A record is appended per line and flushed at once, so a worker killed mid-write leaves at most one torn last
 line: that line is skipped (and counted), never a reason to refuse the rest. A run is one handler execution
-of one job by one process: its ``start`` record and, when the handler got that far, its ``end`` record.
+of one job by one process: its ``start`` record and, when the handler got that far, its ``end`` record, and,
+when the runner can see it, an ``ack`` record saying whether the library accepted the run's completion.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+EVENTS = ("start", "end", "ack")
 
 
 @dataclass(frozen=True)
@@ -25,11 +28,18 @@ class Record:
     mono: float
     wall: float
     ok: bool | None
+    accepted: bool | None = None
+    """For an ``ack`` record: whether the library took the completion (``None`` for the other records)."""
 
 
 @dataclass
 class Run:
-    """One execution of a job's handler: ``end`` is ``None`` while it runs, or when its process died in it."""
+    """One execution of a job's handler: ``end`` is ``None`` while it runs, or when its process died in it.
+
+    ``accepted`` is what the library did with the completion of a run that ended: ``True`` it took it, ``False``
+    it refused it (a fence: the lease or lock had gone to another worker), ``None`` unobserved (no ``ack``
+    record: the runner cannot see it, or the process died before the library settled).
+    """
 
     job: str
     worker: str
@@ -39,12 +49,15 @@ class Run:
     start_wall: float
     end: float | None = None
     ok: bool | None = None
+    accepted: bool | None = None
 
 
 def _record(line: dict[str, Any]) -> Record:
     ev = line["ev"]
-    if ev not in ("start", "end"):
-        raise ValueError(f"ev must be 'start' or 'end', got {ev!r}")
+    if ev not in EVENTS:
+        raise ValueError(f"ev must be one of {', '.join(map(repr, EVENTS))}, got {ev!r}")
+    if ev == "ack" and not isinstance(line["accepted"], bool):
+        raise ValueError(f"an ack record's accepted must be true or false, got {line['accepted']!r}")
     attempt = line.get("attempt")
     return Record(
         ev=ev,
@@ -54,7 +67,8 @@ def _record(line: dict[str, Any]) -> Record:
         attempt=None if attempt is None else int(attempt),
         mono=float(line["mono"]),
         wall=float(line["wall"]),
-        ok=None if ev == "start" else bool(line["ok"]),
+        ok=bool(line["ok"]) if ev == "end" else None,
+        accepted=line["accepted"] if ev == "ack" else None,
     )
 
 
@@ -75,8 +89,11 @@ def read_ledgers(directory: Path) -> tuple[list[Record], list[str]]:
 
 
 def runs_of(records: list[Record]) -> list[Run]:
-    """Pair each ``start`` with the next ``end`` of the same job in the same process; unpaired starts stay open."""
+    """Pair each ``start`` with the next ``end`` of the same job in the same process, and each ``ack`` with the
+    run of that job in that process that ended last before it; unpaired starts stay open, an ``ack`` with no
+    ended run (or one already acked) is ignored."""
     open_runs: dict[tuple[str, str, int], Run] = {}
+    ended: dict[tuple[str, str, int], Run] = {}
     runs: list[Run] = []
     for record in records:
         key = (record.job, record.worker, record.pid)
@@ -84,8 +101,11 @@ def runs_of(records: list[Record]) -> list[Run]:
             run = Run(record.job, record.worker, record.pid, record.attempt, record.mono, record.wall)
             open_runs[key] = run
             runs.append(run)
-        elif key in open_runs:
+        elif record.ev == "end" and key in open_runs:
             run = open_runs.pop(key)
             run.end = record.mono
             run.ok = record.ok
+            ended[key] = run
+        elif record.ev == "ack" and key in ended:
+            ended.pop(key).accepted = record.accepted
     return runs

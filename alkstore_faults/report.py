@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from alkstore_faults.checker import OUTCOMES, distribution
+from alkstore_faults.promises import judged
 from alkstore_faults.runner import Description, Runner
 from alkstore_faults.scenario import FaultRun
 
@@ -24,16 +25,34 @@ def replay_command(runner: Runner, run: FaultRun) -> str:
     return f"alkstore faults {runner.spec} --fault {run.fault} --seed {run.seed} --round {run.round}"
 
 
+def counts(run: FaultRun) -> dict[str, int | None]:
+    """The run's count of each outcome; ``None`` each when the checker did not run."""
+    return {outcome: (run.verdict.count(outcome) if run.verdict else None) for outcome in OUTCOMES}
+
+
 def broken_promises(description: Description, run: FaultRun) -> list[dict[str, Any]]:
-    """Each promise of the library's docs this run broke, with the count that broke it."""
+    """Each promise of the library's docs this run broke, with the count that broke it (alkstore_faults.promises)."""
     if run.verdict is None:
         return []
     broken = []
     for promise in description.promises:
-        count = run.verdict.count(promise.outcome)
-        if promise.covers(run.fault) and promise.limit is not None and count > promise.limit:
+        count, _ = judged(promise.outcome, counts(run), promise=True)
+        if promise.covers(run.fault) and promise.limit is not None and count is not None and count > promise.limit:
             broken.append({**promise.as_json(), "observed": count})
     return broken
+
+
+def unjudged_promises(description: Description, run: FaultRun) -> list[dict[str, Any]]:
+    """Each promise this run could not judge: a fencing claim (``stale``) with late completions whose fate the
+    runner did not see, with how many (``observed``)."""
+    if run.verdict is None:
+        return []
+    unjudged = []
+    for promise in description.promises:
+        _, unseen = judged(promise.outcome, counts(run), promise=True)
+        if promise.covers(run.fault) and unseen:
+            unjudged.append({**promise.as_json(), "observed": unseen})
+    return unjudged
 
 
 def run_json(runner: Runner, description: Description, run: FaultRun) -> dict[str, Any]:
@@ -48,10 +67,10 @@ def run_json(runner: Runner, description: Description, run: FaultRun) -> dict[st
         "jobs": len(run.jobs),
         "runs": len(run.runs),
         "ledger": [
-            [r.job, r.worker, r.pid, round(r.start, 3), None if r.end is None else round(r.end, 3), r.ok]
+            [r.job, r.worker, r.pid, round(r.start, 3), None if r.end is None else round(r.end, 3), r.ok, r.accepted]
             for r in run.runs
         ],
-        "counts": {outcome: (verdict.count(outcome) if verdict else None) for outcome in OUTCOMES},
+        "counts": counts(run),
         "findings": [finding.as_json() for finding in verdict.findings] if verdict else [],
         "recovery_delay_s": distribution(verdict.recovery_delays if verdict else []),
         "unrecovered": verdict.unrecovered if verdict else [],
@@ -69,6 +88,7 @@ def run_json(runner: Runner, description: Description, run: FaultRun) -> dict[st
         "skipped_ledger_lines": run.skipped_lines,
         "restarts": run.restarts,
         "broken_promises": broken_promises(description, run),
+        "unjudged_promises": unjudged_promises(description, run),
         "replay": replay_command(runner, run),
     }
 

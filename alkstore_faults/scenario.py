@@ -29,6 +29,8 @@ JOBS = 6
 IN_FLIGHT_TIMEOUT_S = 60.0
 POLL_S = 0.05
 SETTLE_S = 1.0
+ACK_WAIT_S = 3.0
+"""How long after a run ended ok the harness waits for its ``ack`` record, for a runner that writes them."""
 BROKER_DOWN_S = 1.0
 
 
@@ -83,13 +85,24 @@ async def _wait_in_flight(ledgers: Path, pool: WorkerPool, job: str | None = Non
 
 
 def _done(ledgers: Path, pool: WorkerPool, jobs: list[Job]) -> bool:
-    """Every job meant to succeed completed, and no live worker is still in a handler."""
+    """Every job meant to succeed completed, no live worker is still in a handler, and, when the runner writes
+    ``ack`` records (one is in the ledger), no run of a live worker that ended ok in the last ``ACK_WAIT_S``
+    still waits for its own: a late completion's ack comes after the run of the workload looks done."""
     records, _ = read_ledgers(ledgers)
     runs = runs_of(records)
     completed = {run.job for run in runs if run.ok}
     if any(job.id not in completed for job in jobs if not job.fail):
         return False
-    return not any(run.end is None and pool.alive(run.worker) for run in runs)
+    if any(run.end is None and pool.alive(run.worker) for run in runs):
+        return False
+    if not any(record.ev == "ack" for record in records):
+        return True
+    now = time.monotonic()
+    return not any(
+        run.ok and run.accepted is None and run.end is not None and now - run.end < ACK_WAIT_S
+        for run in runs
+        if pool.alive(run.worker)
+    )
 
 
 def _hit(event: FaultEvent, runs: list[Run]) -> list[str]:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from alkstore_faults.checker import OUTCOMES
+from alkstore_faults.promises import judged, normalised
 from alkstore_faults.runner import FAULTS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,14 +31,37 @@ def _cell(runs: list[dict[str, Any]]) -> str:
         return "not taken"
     if any(run["counts"]["lost"] is None for run in runs):
         return f"NOT RUN in {sum(run['counts']['lost'] is None for run in runs)} of {len(runs)}"
+    counts = [normalised(run["counts"]) for run in runs]
     shown = [
-        f"{outcome} {'·'.join(str(run['counts'][outcome]) for run in runs)}"
+        f"{outcome} {'·'.join(str(count[outcome]) for count in counts)}"
         for outcome in OUTCOMES
-        if any(run["counts"][outcome] for run in runs)
+        if any(count[outcome] for count in counts)
     ]
     medians = [run["recovery_delay_s"]["median"] for run in runs if run["recovery_delay_s"]["median"] is not None]
     delay = f"; restart {statistics.median(medians):.1f} s" if medians else ""
     return (", ".join(shown) or "0") + delay
+
+
+def _promise_line(promise: dict[str, Any], all_runs: list[dict[str, Any]]) -> str:
+    """What a promise or caveat says beside what was observed, held as alkstore_faults.promises says."""
+    runs = [run for run in all_runs if "*" in promise["faults"] or run["fault"] in promise["faults"]]
+    is_promise = promise["max"] is not None
+    held = [judged(promise["outcome"], run["counts"], promise=is_promise) for run in runs]
+    observed = sum(count or 0 for count, _ in held)
+    unjudged = sum(unseen for _, unseen in held)
+    kind = f"promise (≤ {promise['max']})" if is_promise else "caveat"
+    what = promise["outcome"]
+    if what == "stale":
+        refused = sum(normalised(run["counts"])["stale_refused"] or 0 for run in runs)
+        what = "stale (accepted)" if is_promise else "stale (accepted or unobserved)"
+        not_judged = f", NOT JUDGED in {unjudged} (unobserved)" if unjudged else ""
+        observed_text = f"{observed}, refused {refused}{not_judged}"
+    else:
+        observed_text = str(observed)
+    return (
+        f"- {kind}, {what} under {', '.join(promise['faults'])}: observed {observed_text} in {len(runs)} runs. "
+        f"The docs: “{promise['quote']}” ({promise['doc']})"
+    )
 
 
 def render(reports: list[dict[str, Any]]) -> str:
@@ -64,20 +88,14 @@ def render(reports: list[dict[str, Any]]) -> str:
     for report in reports:
         lines += ["", f"**{report['runner']}**"]
         for promise in [*report["promises"], *report["caveats"]]:
-            runs = [run for run in report["runs"] if "*" in promise["faults"] or run["fault"] in promise["faults"]]
-            observed = sum(run["counts"][promise["outcome"]] or 0 for run in runs)
-            kind = f"promise (≤ {promise['max']})" if promise["max"] is not None else "caveat"
-            lines.append(
-                f"- {kind}, {promise['outcome']} under {', '.join(promise['faults'])}: observed {observed} in "
-                f"{len(runs)} runs. The docs: “{promise['quote']}” ({promise['doc']})"
-            )
+            lines.append(_promise_line(promise, report["runs"]))
         for fault in FAULTS:
             hit = [
                 run
                 for run in report["runs"]
                 if run["fault"] == fault
                 and run["counts"]["lost"] is not None
-                and any(run["counts"][outcome] for outcome in OUTCOMES)
+                and any(normalised(run["counts"]).values())
             ]
             if hit:
                 rounds = ", ".join(str(run["round"]) for run in hit)

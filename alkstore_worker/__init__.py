@@ -8,7 +8,7 @@ docs/worker.md is its guide.
 """
 
 from alkstore_worker.app import App, JobContext, Task, TaskOptions
-from alkstore_worker.events import Counters
+from alkstore_worker.events import Counters, Settlement
 from alkstore_worker.runtime import Worker, WorkerOptions
 from alkstore_worker.sources import DeadJob, MemSource, PostgresSource, SqliteSource, StoreSource
 
@@ -19,6 +19,7 @@ __all__ = [
     "JobContext",
     "MemSource",
     "PostgresSource",
+    "Settlement",
     "SqliteSource",
     "StoreSource",
     "Task",

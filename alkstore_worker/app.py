@@ -27,6 +27,7 @@ from alkstore_contract.surface import Queue, Store
 from alkstore_contract.types import Duration, Job, JobId, QueueOpts
 from alkstore_contract.validation import describe_value, validate_max_attempts, validate_queue_name
 from alkstore_worker.envelope import Envelope
+from alkstore_worker.events import Settlement
 from alkstore_worker.sources import StoreSource
 
 P = ParamSpec("P")
@@ -118,7 +119,20 @@ class App:
             )
         self.source = source
         self.tasks: dict[str, Task[Any, Any]] = {}
+        self.settled_hooks: list[Callable[[Settlement], object]] = []
         self._store: Store | None = None
+
+    def on_settled(self, hook: Callable[[Settlement], object]) -> Callable[[Settlement], object]:
+        """Register ``hook`` (a decorator): every worker of this app calls it once per claim it settles, with a
+        ``Settlement`` saying which operation it called and whether the store accepted it.
+
+        Called in the worker's event loop, so it must be quick and must not block; an exception it raises is
+        logged (``hook_error``) and does not stop the worker.
+        """
+        if not callable(hook):
+            raise InvalidArgument(f"hook={describe_value(hook)}: must be a callable taking a Settlement")
+        self.settled_hooks.append(hook)
+        return hook
 
     def task(
         self,

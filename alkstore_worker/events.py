@@ -6,7 +6,9 @@ it to stderr), so a log shipper parses it without a pattern: ``{"event":
 Events per job: ``start``, ``success``, ``retry`` (with ``delay_s``), ``dead``
 (with ``error``), ``handed_back``, ``lease_lost``. The counters are plain
 numbers a user exports however they like (``Counters.snapshot()``; the CLI's
-``--progress`` prints them on one line).
+``--progress`` prints them on one line). A ``Settlement`` is what an app's
+``on_settled`` hooks get after each claim is settled, in the process that ran
+it: the same facts as the log line, as an object (a log line is no API).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import json
 import logging
 from dataclasses import dataclass
 
+from alkstore_contract.types import Job
+
 LOG = logging.getLogger("alkstore_worker")
 
 
@@ -22,6 +26,30 @@ def emit(event: str, level: int = logging.INFO, /, **fields: object) -> None:
     """Log one structured line: ``event`` first, then ``fields`` (values that are not JSON are shown by repr)."""
     if LOG.isEnabledFor(level):
         LOG.log(level, "%s", json.dumps({"event": event, **fields}, default=repr))
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """How the worker settled one claim (docs/worker.md, "Hooks").
+
+    ``action`` is the handle operation the worker called: ``ack`` after the
+    handler returned, ``retry`` or ``fail`` after it raised (or timed out, or
+    the job could not run), ``hand_back`` on a stop, ``none`` when a
+    heartbeat found the lease gone and the run was cancelled before any.
+    ``accepted`` is whether the store took it: ``False`` when the lease had
+    lapsed and the claim's token no longer held the job (contract H5), so
+    another claim's outcome stands; always ``False`` for ``none``. An operation
+    that raised is not reported: whether it took effect is unknown (N3).
+    """
+
+    job: Job
+    """The job as this worker claimed it (its ``attempts`` is this run's attempt)."""
+    task: str | None
+    """The task's name, ``None`` when the payload named none."""
+    payload: object
+    """The task's payload (the envelope's), ``None`` when the job's payload was no envelope."""
+    action: str
+    accepted: bool
 
 
 @dataclass

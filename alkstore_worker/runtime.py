@@ -20,6 +20,9 @@ Each claimed job runs as its own asyncio task:
   the last attempt ``retry`` dead-letters (R4);
 - a job whose payload is not a task envelope, or names a task this app does
   not register, is dead-lettered with the reason; the worker keeps running.
+- however it ends, the app's ``on_settled`` hooks hear which handle operation
+  settled it and whether the store accepted it (``Settlement``): a refused
+  ack is how a program learns its late completion did not count.
 
 Stop (``stop()``; the CLI calls it on SIGTERM/SIGINT): the loops stop
 claiming, running jobs get ``grace_s`` to finish, and each one still running
@@ -56,7 +59,7 @@ from alkstore_contract.types import Job, QueueOpts
 from alkstore_contract.validation import describe_value
 from alkstore_worker.app import App, Task
 from alkstore_worker.envelope import Envelope, EnvelopeError, open_envelope
-from alkstore_worker.events import Counters, emit
+from alkstore_worker.events import Counters, Settlement, emit
 from alkstore_worker.wakeup import Waker
 
 POLL_MIN_S = 0.005
@@ -115,6 +118,9 @@ class _Run:
     task: asyncio.Task[None] | None = None
     handing_back: bool = False
     lease_lost: bool = False
+    task_name: str | None = None
+    payload: object = None
+    """The envelope's task and payload, once opened: what a ``Settlement`` reports."""
 
 
 @dataclass
@@ -269,6 +275,7 @@ class Worker:
             except EnvelopeError as exc:
                 await self._dead(run, job, None, str(exc))
                 return
+            run.task_name, run.payload = envelope.task, envelope.payload
             task = self.app.tasks.get(envelope.task)
             if task is None:
                 known = ", ".join(sorted(self.app.tasks)) or "none"
@@ -300,6 +307,7 @@ class Worker:
             heart.cancel()
             if run.lease_lost:
                 emit("lease_lost", logging.WARNING, job=job.id, task=task.name, queue=job.queue)
+                self._settled(run, "none", False)
                 return
             if run.handing_back:
                 await self._hand_back(run, job, envelope)
@@ -318,11 +326,37 @@ class Worker:
         if timed_out:
             await self._retry(run, job, task.name, f"timed out after {task.options.timeout_s:g} s")
             return
-        if await run.handle.ack():
+        if await self._ack_after_success(run):
             self.counters.done += 1
             emit("success", job=job.id, task=task.name, queue=job.queue, seconds=round(time.perf_counter() - began, 6))
         else:
             emit("lease_lost", logging.WARNING, job=job.id, task=task.name, queue=job.queue, at="ack")
+
+    async def _ack_after_success(self, run: _Run) -> bool:
+        """Ack a run whose handler returned; ``False`` when the lease was gone: the ack refused it, or a heartbeat
+        that found the lease lapsed cancelled the run before the ack could tell (after the handler returned)."""
+        try:
+            accepted = await run.handle.ack()
+        except asyncio.CancelledError:
+            if not run.lease_lost:
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            accepted = False
+        self._settled(run, "ack", accepted)
+        return accepted
+
+    def _settled(self, run: _Run, action: str, accepted: bool) -> None:
+        """Tell the app's ``on_settled`` hooks how this claim was settled; a hook that raises is logged, not fatal."""
+        if not self.app.settled_hooks:
+            return
+        settlement = Settlement(run.handle.job, run.task_name, run.payload, action, accepted)
+        for hook in self.app.settled_hooks:
+            try:
+                hook(settlement)
+            except Exception as exc:
+                emit("hook_error", logging.WARNING, job=run.handle.job.id, hook=repr(hook), error=repr(exc))
 
     async def _heartbeat(self, run: _Run, job: Job) -> None:
         interval = job.visibility_timeout_s / 3
@@ -348,14 +382,18 @@ class Worker:
 
     async def _retry(self, run: _Run, job: Job, task: str, error: str) -> None:
         if job.attempts >= job.max_attempts:
-            if await run.handle.retry(error=error):
+            accepted = await run.handle.retry(error=error)
+            self._settled(run, "retry", accepted)
+            if accepted:
                 self.counters.failed += 1
                 emit("dead", logging.WARNING, job=job.id, task=task, queue=job.queue, attempt=job.attempts, error=error)
             else:
                 emit("lease_lost", logging.WARNING, job=job.id, task=task, queue=job.queue, at="retry")
             return
         delay = backoff_delay_s(job.attempts, job.backoff_base_s, self._rng)
-        if await run.handle.retry(error=error, delay=delay):
+        accepted = await run.handle.retry(error=error, delay=delay)
+        self._settled(run, "retry", accepted)
+        if accepted:
             self.counters.retried += 1
             emit(
                 "retry",
@@ -370,7 +408,9 @@ class Worker:
             emit("lease_lost", logging.WARNING, job=job.id, task=task, queue=job.queue, at="retry")
 
     async def _dead(self, run: _Run, job: Job, task: str | None, error: str) -> None:
-        if await run.handle.fail(error=error):
+        accepted = await run.handle.fail(error=error)
+        self._settled(run, "fail", accepted)
+        if accepted:
             self.counters.failed += 1
             emit("dead", logging.WARNING, job=job.id, task=task, queue=job.queue, attempt=job.attempts, error=error)
         else:
@@ -382,7 +422,8 @@ class Worker:
         if job.expires_at is not None:
             expires = (job.expires_at - datetime.now(UTC)).total_seconds()
             if expires <= 0:
-                await run.handle.retry(error="worker stopped; the job had expired", delay=0)
+                accepted = await run.handle.retry(error="worker stopped; the job had expired", delay=0)
+                self._settled(run, "retry", accepted)
                 return
         stamps = QueueOpts(
             visibility_timeout_s=job.visibility_timeout_s,
@@ -397,7 +438,9 @@ class Worker:
             priority=job.priority,
             expires=expires,
         )
-        if await run.handle.ack():
+        accepted = await run.handle.ack()
+        self._settled(run, "hand_back", accepted)
+        if accepted:
             self.counters.handed_back += 1
             emit("handed_back", job=job.id, new_job=new_id, task=envelope.task, queue=job.queue, attempt=job.attempts)
         else:

@@ -3,8 +3,10 @@
 Correct, toyq keeps its promises under every fault it takes. Each of its three mutants breaks one way a real
 runtime breaks, and ``alkstore faults`` must say NOT KEPT citing the promise it broke, with the finding that
 shows it: a worker that acks before the handler runs and one that never re-delivers after a crash lose the
-job a ``kill -9`` hit; one that re-delivers to a live worker runs a slow job on two workers at once. The mutants
-run as three ``alkstore faults`` processes at once: the runs mostly wait for leases to expire.
+job a ``kill -9`` hit; one that re-delivers to a live worker runs a slow job on two workers at once; one whose
+ack ignores the claim's token lets a worker paused past its lease complete a job another worker was given (a
+late completion the library accepted, against toyq's fencing promise). The mutants run as four ``alkstore
+faults`` processes at once: the runs mostly wait for leases to expire.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ from alkstore_faults.report import SCHEMA
 from alkstore_faults.runner import find_runner
 
 RUNTIMES = Path(__file__).resolve().parent / "fault_runtimes"
-MUTANTS = [
-    ("toyq_ack_first", "kill9", "lost"),
-    ("toyq_no_redeliver", "kill9", "lost"),
-    ("toyq_redeliver_live", "slow_handler", "concurrent"),
+MUTANTS = [  # the runtime, the fault, the promise it breaks, the finding that shows it
+    ("toyq_ack_first", "kill9", "lost", "lost"),
+    ("toyq_no_redeliver", "kill9", "lost", "lost"),
+    ("toyq_redeliver_live", "slow_handler", "concurrent", "concurrent"),
+    ("toyq_unfenced_ack", "pause", "stale", "stale_accepted"),
 ]
 
 
@@ -56,20 +59,21 @@ def test_correct_toyq_keeps_its_promises_under_every_fault(tmp_path: Path) -> No
     assert isinstance(runs, list)
     assert [run["fault"] for run in runs] == ["kill9", "pause", "slow_handler"]
     assert all(run["reached"] and run["counts"]["lost"] == 0 for run in runs), output
-    kill = runs[0]
+    kill, pause = runs[0], runs[1]
     assert kill["recovery_delay_s"]["n"] == 1, output  # the killed job started again, after its lease
+    assert (pause["counts"]["stale_accepted"], pause["counts"]["stale_unobserved"]) == (0, 0), output
     assert kill["replay"] == f"alkstore faults {RUNTIMES / 'toyq'} --fault kill9 --seed 7 --round 0"
 
 
 def test_each_broken_runtime_is_caught_citing_the_promise_it_breaks(tmp_path: Path) -> None:
-    processes = {name: _faults(name, tmp_path / f"{name}.json", "--fault", fault) for name, fault, _ in MUTANTS}
+    processes = {name: _faults(name, tmp_path / f"{name}.json", "--fault", fault) for name, fault, _, _ in MUTANTS}
     outputs = {name: process.communicate(timeout=240)[0] for name, process in processes.items()}
-    for name, fault, outcome in MUTANTS:
+    for name, fault, outcome, found in MUTANTS:
         assert processes[name].returncode == 1, outputs[name]
         assert f"BROKEN PROMISE under {fault} (round 0): {outcome}" in outputs[name]
         [run] = _report(tmp_path / f"{name}.json")["runs"]
         assert outcome in [promise["outcome"] for promise in run["broken_promises"]]
-        finding = next(finding for finding in run["findings"] if finding["outcome"] == outcome)
+        finding = next(finding for finding in run["findings"] if finding["outcome"] == found)
         assert finding["job"].startswith("j")
         assert f"--fault {fault} --seed 7 --round 0" in run["replay"]
 

@@ -38,3 +38,25 @@ def test_a_cell_shows_each_outcome_per_run_and_a_clean_fault_as_zero() -> None:
     assert table._cell([run(1, 0, 2.0), run(0, 1, None), run(0, 0, 4.0)]) == "lost 1·0·0, twice 0·1·0; restart 3.0 s"
     assert table._cell([run(0, 0, None)] * 3) == "0"
     assert table._cell([run(None, 0, None), run(0, 0, None)]) == "NOT RUN in 1 of 2"
+
+
+def test_a_cell_reads_an_older_reports_stale_as_unobserved_and_shows_the_split() -> None:
+    old = {"counts": {"lost": 0, "twice": 1, "concurrent": 1, "stale": 1}, "recovery_delay_s": {"median": None}}
+    split = {"lost": 0, "twice": 1, "concurrent": 1, "stale_accepted": 0, "stale_refused": 1, "stale_unobserved": 0}
+    new = {"counts": split, "recovery_delay_s": {"median": None}}
+    assert table._cell([old, new]) == "twice 1·1, concurrent 1·1, stale_refused 0·1, stale_unobserved 1·0"
+
+
+def test_a_fencing_promise_line_counts_accepted_and_says_what_it_could_not_judge() -> None:
+    promise = {"outcome": "stale", "faults": ["pause"], "max": 0, "quote": "refused", "doc": "README"}
+    split = {"lost": 0, "twice": 1, "concurrent": 1, "stale_accepted": 0, "stale_refused": 1, "stale_unobserved": 0}
+    runs = [
+        {"fault": "pause", "counts": split},
+        {"fault": "pause", "counts": {**split, "stale_accepted": 1, "stale_refused": 0}},
+        {"fault": "pause", "counts": {"lost": 0, "twice": 1, "concurrent": 1, "stale": 1}},
+        {"fault": "kill9", "counts": {**split, "stale_accepted": 5}},
+    ]
+    line = table._promise_line(promise, runs)
+    assert line.startswith("- promise (≤ 0), stale (accepted) under pause: observed 1, refused 1, NOT JUDGED in 1 ")
+    caveat = table._promise_line({**promise, "max": None}, runs)
+    assert caveat.startswith("- caveat, stale (accepted or unobserved) under pause: observed 2, refused 1 in 3 runs")

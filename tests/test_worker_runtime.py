@@ -19,7 +19,16 @@ import pytest_asyncio
 
 from alkstore_contract import InvalidArgument, InvalidName, JobState, PayloadError, QueueOpts
 from alkstore_contract.report.cli import main as alkstore_main
-from alkstore_worker import App, JobContext, MemSource, SqliteSource, StoreSource, Worker, WorkerOptions
+from alkstore_worker import (
+    App,
+    JobContext,
+    MemSource,
+    Settlement,
+    SqliteSource,
+    StoreSource,
+    Worker,
+    WorkerOptions,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "alkstore_worker"
@@ -277,6 +286,56 @@ async def test_a_lost_lease_cancels_the_run_and_settles_nothing(caplog: pytest.L
     assert finished == []
     assert (worker.counters.done, worker.counters.retried, worker.counters.failed) == (0, 0, 0)
     assert any('"event": "lease_lost"' in record.getMessage() for record in caplog.records)
+
+
+@pytest.mark.asyncio
+async def test_on_settled_hears_each_claims_settlement_and_whether_the_store_took_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An ack refused because another party completed the job first (H5) is heard as refused, not as done."""
+    app = App(MemSource(f"settled-{id(object())}"))
+    heard: list[tuple[object, str | None, str, bool, int]] = []
+
+    @app.on_settled
+    def hear(settlement: Settlement) -> None:
+        heard.append(
+            (settlement.payload, settlement.task, settlement.action, settlement.accepted, settlement.job.attempts)
+        )
+
+    @app.on_settled
+    def broken(settlement: Settlement) -> None:
+        raise RuntimeError("a hook that fails")
+
+    @app.task(queue="settled", queue_opts=QueueOpts(visibility_timeout_s=0.3), fail_on=(ValueError,))
+    async def work(payload: str, context: JobContext) -> None:
+        if payload in ("taken", "lapsed"):
+            assert await (await app.store()).queue("settled").ack_batch([context.job.id]) == 1
+        if payload == "lapsed":
+            await asyncio.sleep(5)  # the next heartbeat finds the lease gone and cancels the run
+        if payload == "fails":
+            raise ValueError(payload)
+
+    try:
+        for payload in ("ok", "taken", "lapsed", "fails"):
+            await work.defer(payload)
+    finally:
+        await app.close()
+    worker = Worker(app, WorkerOptions(concurrency=4, stop_when_idle=True, sweep_interval_s=0))
+    with caplog.at_level("INFO", logger="alkstore_worker"):
+        await asyncio.wait_for(worker.run(), 10)
+    assert sorted(heard, key=str) == sorted(
+        [
+            ("ok", "work", "ack", True, 1),
+            ("taken", "work", "ack", False, 1),
+            ("lapsed", "work", "none", False, 1),
+            ("fails", "work", "fail", True, 1),
+        ],
+        key=str,
+    )
+    assert worker.counters.done == 1
+    assert sum('"event": "hook_error"' in record.getMessage() for record in caplog.records) == 4
+    with pytest.raises(InvalidArgument, match="hook=42"):
+        app.on_settled(42)  # type: ignore[arg-type]
 
 
 @pytest.mark.asyncio

@@ -5,6 +5,9 @@ every second and LISTEN/NOTIFY wake-ups; the queue's visibility timeout is 3 s, 
 of it) keeps a live lease and a dead worker's job is claimed again 3 s after its last heartbeat. Beside the
 SQLite runner's faults it takes the server's crash and restart and a cut of every connection: the store's pool
 reconnects, a heartbeat or ack that fails meanwhile is logged, and the lease decides who runs the job next.
+Its app's ``on_settled`` hook (tasks.py) writes the ledger's ``ack`` records. Its fencing promise (``stale``)
+covers the faults where an ack cannot be in doubt; under a server restart or a cut an ack may raise, and whether
+it took effect is then unknown (contract N3), so a late completion there may stay unobserved.
 """
 
 from __future__ import annotations
@@ -44,6 +47,13 @@ DESCRIPTION = {
             "max": 0,
             "quote": "keeps its lease: a heartbeat every third of the job's visibility timeout (H3).",
             "doc": WORKER + "#how-a-job-runs",
+        },
+        {
+            "outcome": "stale",
+            "faults": ["kill9", "pause", "slow_handler"],
+            "max": 0,
+            "quote": "After a lapse and a reclaim, the old handle's ops return `False` and the new holder's succeed.",
+            "doc": "docs/contract.md#h--handle-operations",
         },
     ],
     "caveats": [

@@ -2,7 +2,8 @@
 
 The worker is ``alkstore worker tasks:app`` with one job at a time and a sweep every second; the queue's
 visibility timeout is 3 s, so a worker's heartbeat (a third of it) keeps a live lease and a dead worker's job is
-claimed again 3 s after its last heartbeat.
+claimed again 3 s after its last heartbeat. Its app's ``on_settled`` hook (tasks.py) writes the ledger's ``ack``
+record, so a late completion is seen accepted or refused.
 """
 
 from __future__ import annotations
@@ -40,6 +41,13 @@ DESCRIPTION = {
             "max": 0,
             "quote": "keeps its lease: a heartbeat every third of the job's visibility timeout (H3).",
             "doc": WORKER + "#how-a-job-runs",
+        },
+        {
+            "outcome": "stale",
+            "faults": ["kill9", "pause", "slow_handler"],
+            "max": 0,
+            "quote": "After a lapse and a reclaim, the old handle's ops return `False` and the new holder's succeed.",
+            "doc": "docs/contract.md#h--handle-operations",
         },
     ],
     "caveats": [],

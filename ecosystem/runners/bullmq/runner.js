@@ -3,7 +3,10 @@
 // worker. The worker is one BullMQ Worker in its own Node process, as BullMQ's guide runs workers, with a 5 s
 // lock (default 30 s) renewed by the worker, and a stalled-job check every 2 s (default 30 s), so a dead
 // worker's job is found within seconds; its handler writes the ledger (one appendFileSync per record) around a
-// real timer.
+// real timer. After a run ends ok, BullMQ's moveToCompleted either succeeds (the worker emits 'completed') or is
+// refused because the job's lock is no longer this run's token (it throws "Missing lock for job ID" or "Lock
+// mismatch for job ID", which the worker emits as 'error'; node_modules/bullmq/dist/cjs/classes/worker.js,
+// handleCompleted and retryIfFailed): the runner writes the ledger's ack record from those two events.
 const fs = require('node:fs');
 const { Queue, Worker } = require('bullmq');
 const IORedis = require('ioredis');
@@ -36,6 +39,14 @@ function describe() {
           'or if it has reached its maximum number of stalls, it will be moved to the failed set.',
         doc: STALLED,
       },
+      {
+        outcome: 'stale',
+        faults: ['pause', 'slow_handler'],
+        max: 0,
+        quote: 'An error that can be thrown by the workers has the following structure: “Missing lock for job 1234. ' +
+          'moveToFinished.” This error occurs when a job being processed by a worker unexpectedly loses its “lock.”',
+        doc: 'https://docs.bullmq.io/guide/troubleshooting',
+      },
     ],
     caveats: [],
   };
@@ -45,13 +56,14 @@ function connection() {
   return new IORedis(process.env.ALKSTORE_FAULTS_BROKER, { maxRetriesPerRequest: null });
 }
 
-function record(ev, job, attempt, ok) {
+function record(ev, job, attempt, ok, accepted) {
   const line = {
     ev, job, worker: process.env.ALKSTORE_FAULTS_WORKER, pid: process.pid, attempt,
     mono: Number(process.hrtime.bigint()) / 1e9, // CLOCK_MONOTONIC on Linux, the clock of every other ledger
     wall: Date.now() / 1000,
   };
   if (ev === 'end') line.ok = ok;
+  if (ev === 'ack') line.accepted = accepted;
   fs.appendFileSync(process.env.ALKSTORE_FAULTS_LEDGER, JSON.stringify(line) + '\n');
 }
 
@@ -66,7 +78,17 @@ async function enqueue(path) {
   await redis.quit();
 }
 
+// The refusals of a completion, by BullMQ's finishedErrors (classes/finished-errors.js): the lock gone or taken by
+// another run's token, the job gone, or the job no longer active.
+const REFUSED = /^(?:Missing lock for job|Lock mismatch for job|Missing key for job) (\S+?)\.|^Job (\S+) is not in the \S+ state/;
+
 function worker() {
+  const awaiting = new Map(); // job id → attempt of a run in this process that ended ok, its completion unsettled
+  const settle = (id, accepted) => {
+    if (!awaiting.has(id)) return;
+    record('ack', id, awaiting.get(id), undefined, accepted);
+    awaiting.delete(id);
+  };
   const worker = new Worker(
     process.env.ALKSTORE_FAULTS_QUEUE,
     async (job) => {
@@ -75,11 +97,17 @@ function worker() {
       await new Promise((resolve) => setTimeout(resolve, job.data.duration_s * 1000));
       record('end', job.data.id, attempt, !job.data.fail);
       if (job.data.fail) throw new Error(`job ${job.data.id} was told to fail`);
+      awaiting.set(job.data.id, attempt);
       return job.data.id;
     },
     { connection: connection(), concurrency: 1, lockDuration: LOCK_MS, stalledInterval: STALLED_MS, maxStalledCount: 1 },
   );
-  worker.on('error', (error) => process.stderr.write(`worker error: ${error}\n`));
+  worker.on('completed', (job) => settle(job.data.id, true));
+  worker.on('error', (error) => {
+    process.stderr.write(`worker error: ${error}\n`);
+    const refused = REFUSED.exec(String(error && error.message));
+    if (refused) settle(refused[1] || refused[2], false);
+  });
   process.on('SIGTERM', () => worker.close().then(() => process.exit(0)));
 }
 

@@ -2,12 +2,15 @@
 
 It exists to test the runtime-faults harness (docs/runtime-faults.md): correct, it loses no job to a killed
 or paused worker (leases expire and the job is claimed again) and keeps a live worker's job (a heartbeat
-thread renews the lease; the ack is fenced by the claim's token). ``--mutant`` breaks one of those, each a way a
-real runtime breaks, and the harness's tests show that the checker catches each:
+thread renews the lease; the ack is fenced by the claim's token, so a worker that resumes after its lease lapsed
+cannot complete a job another claim holds). Its worker writes the ledger's ``ack`` record: whether its ack
+updated the job. ``--mutant`` breaks one of those, each a way a real runtime breaks, and the harness's tests show
+that the checker catches each:
 
 - ``ack_first``: the job is marked done when it is claimed, before the handler runs (a crash loses it);
 - ``no_redeliver``: an expired lease is never claimed again (a crash strands the job);
-- ``redeliver_live``: a job is claimed again 0.3 s after its claim, whatever its heartbeat says.
+- ``redeliver_live``: a job is claimed again 0.3 s after its claim, whatever its heartbeat says;
+- ``unfenced_ack``: the ack ignores the claim's token, so a late completion overwrites another claim's job.
 
 Usage: ``runner.py [--mutant NAME] describe | enqueue JOBS_FILE | worker``.
 """
@@ -29,7 +32,7 @@ LEASE_S = 2.0
 HEARTBEAT_S = 0.4
 POLL_S = 0.05
 REDELIVER_LIVE_AFTER_S = 0.3
-MUTANTS = ("ack_first", "no_redeliver", "redeliver_live")
+MUTANTS = ("ack_first", "no_redeliver", "redeliver_live", "unfenced_ack")
 HERE = "tests/fault_runtimes/toyq/runner.py"
 
 
@@ -58,6 +61,13 @@ def describe(mutant: str | None) -> dict[str, Any]:
                 "faults": ["slow_handler"],
                 "max": 0,
                 "quote": "keeps a live worker's job (a heartbeat thread renews the lease",
+                "doc": HERE,
+            },
+            {
+                "outcome": "stale",
+                "faults": ["pause"],
+                "max": 0,
+                "quote": "a worker that resumes after its lease lapsed cannot complete a job another claim holds",
                 "doc": HERE,
             },
         ],
@@ -113,7 +123,7 @@ def claim(db: sqlite3.Connection, mutant: str | None) -> tuple[str, float, bool,
         db.execute("COMMIT")
 
 
-def record(ledger: Any, ev: str, job: str, attempt: int, ok: bool | None = None) -> None:
+def record(ledger: Any, ev: str, job: str, attempt: int, ok: bool | None = None, accepted: bool | None = None) -> None:
     line: dict[str, Any] = {
         "ev": ev,
         "job": job,
@@ -125,6 +135,8 @@ def record(ledger: Any, ev: str, job: str, attempt: int, ok: bool | None = None)
     }
     if ev == "end":
         line["ok"] = ok
+    if ev == "ack":
+        line["accepted"] = accepted
     ledger.write(json.dumps(line) + "\n")
     ledger.flush()
 
@@ -154,9 +166,12 @@ def worker(mutant: str | None) -> None:
             record(ledger, "end", job, attempt, ok=not fail)
             stop.set()
             beats.join()
-            db.execute(
-                "UPDATE jobs SET state = ? WHERE id = ? AND token = ?", ("failed" if fail else "done", job, token)
-            )
+            fence, values = ("", ()) if mutant == "unfenced_ack" else (" AND token = ?", (token,))
+            acked = db.execute(
+                f"UPDATE jobs SET state = ? WHERE id = ?{fence}", ("failed" if fail else "done", job, *values)
+            ).rowcount
+            if not fail:
+                record(ledger, "ack", job, attempt, accepted=acked == 1)
 
 
 def main() -> int:
