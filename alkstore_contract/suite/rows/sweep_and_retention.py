@@ -394,6 +394,19 @@ SETTLE_S = 0.2
 (the Postgres vacuum) ends first; one more round and a sweep follow the wait."""
 
 
+CHURN_OPTS = QueueOpts(visibility_timeout_s=CHURN_LEASE_S, max_attempts=1)
+"""The churn's jobs: every claim is a last attempt, which the in-memory engine files for its sweep."""
+
+
+async def churn_through(queue: Queue, jobs: int) -> None:
+    """Put ``jobs`` jobs through ``queue`` (a multiple of ``CHURN_ENQUEUE``): enqueued, claimed, acked, swept."""
+    for start in range(0, jobs, CHURN_ENQUEUE):
+        await queue.enqueue_many([{"churn": i} for i in range(start, start + CHURN_ENQUEUE)])
+        for _ in range(CHURN_ENQUEUE // CHURN_BATCH):
+            await _churn_round(queue, CHURN_BATCH)
+        expect_equal(await queue.sweep_expired(), 0, "X2", "the count of a churn sweep with nothing to move")
+
+
 async def _churn_round(queue: Queue, batch: int) -> None:
     """Claim ``batch`` jobs and ack them all in one ``ack_batch``."""
     handles = await queue.claim_batch("churn", batch)
@@ -420,12 +433,8 @@ async def _leg_kept_through_churn(ctx: RowContext, store: Store) -> None:
     assert handle is not None
     expect(await handle.fail("kept forever") is True, "X2", did=f"refused fail() of job {kept_id}", demands="True")
     kept = await _snapshot(kept_q, kept_id, "X2", "just failed, retention None")
-    churn = store.queue(name, QueueOpts(visibility_timeout_s=CHURN_LEASE_S, max_attempts=1))
-    for start in range(0, CHURN_JOBS, CHURN_ENQUEUE):
-        await churn.enqueue_many([{"churn": i} for i in range(start, start + CHURN_ENQUEUE)])
-        for _ in range(CHURN_ENQUEUE // CHURN_BATCH):
-            await _churn_round(churn, CHURN_BATCH)
-        expect_equal(await churn.sweep_expired(), 0, "X2", "the count of a churn sweep with nothing to move")
+    churn = store.queue(name, CHURN_OPTS)
+    await churn_through(churn, CHURN_JOBS)
     await asyncio.sleep(SETTLE_S)
     await churn.enqueue_many([{"churn": "last"}])
     await _churn_round(churn, 1)
