@@ -439,12 +439,15 @@ async def _leg_kept_through_churn(ctx: RowContext, store: Store) -> None:
     await churn.enqueue_many([{"churn": "last"}])
     await _churn_round(churn, 1)
     expect_equal(await churn.sweep_expired(), 0, "X2", "the count of a churn sweep with nothing to move")
-    expect_equal(
-        await kept_q.get_job(kept_id),
-        kept,
+    after = f"after {CHURN_JOBS} jobs went through its queue and its sweeps"
+    now = await kept_q.get_job(kept_id)
+    expect(
+        now is not None,
         "X2",
-        f"job {kept_id} (dead, retention None) after {CHURN_JOBS} jobs went through its queue and its sweeps",
+        did=f"lost job {kept_id}, dead with retention None, {after}",
+        demands="the dead job kept forever: retention None is never purged, by a sweep or by the engine's upkeep",
     )
+    expect_equal(now, kept, "X2", f"job {kept_id} (dead, retention None) {after}")
 
 
 async def _fill_race(ctx: RowContext, store: Store, name: str) -> list[JobId]:
