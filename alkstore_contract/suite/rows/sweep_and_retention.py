@@ -378,7 +378,8 @@ The suite knows no engine's internals, so the length is read off their docs (mea
 the Postgres engine vacuums its jobs table from a task of its own once its statements left 10,000 dead
 row versions (two per job: the claim's update and the ack's delete) and its claims have stepped over them
 for as long as a small table's vacuum takes, which for claims of ``CHURN_BATCH`` or fewer is at the
-5,000th job (claims of 100 would need some 14,200); SQLite engines (the reference one, the Node.js and Rust
+5,000th job (claims of 100 would need some 14,200), so the last 1,000 jobs, some 200 statements, run while
+the vacuum's task does; SQLite engines (the reference one, the Node.js and Rust
 ones) checkpoint their WAL every 1,000 pages, which a few hundred of the churn's transactions write; the
 in-memory engine compacts its lease heap and rebuilds its heaps once stale entries outnumber twice its live
 jobs and 1,024 more (each claim of a last attempt files one). An engine whose upkeep waits for more is
@@ -390,8 +391,10 @@ CHURN_ENQUEUE = 500
 CHURN_LEASE_S = 3600.0
 """The churn's lease: longer than any churn takes on the real clock, so each ack finds its lease live."""
 SETTLE_S = 0.2
-"""Real seconds the churn leg waits before its check, so upkeep that an engine runs in a task of its own
-(the Postgres vacuum) ends first; one more round and a sweep follow the wait."""
+"""Real seconds the churn leg waits on the real clock before its check, so upkeep an engine runs in a task of
+its own (the Postgres vacuum) surely ended; one more round and a sweep follow. Never on the manual clock,
+where no row waits for real time (tests/test_manual_clock_does_not_sleep.py): there the statements the
+churn runs after such upkeep started, and that last round, are its time to end."""
 
 
 CHURN_OPTS = QueueOpts(visibility_timeout_s=CHURN_LEASE_S, max_attempts=1)
@@ -421,9 +424,9 @@ async def _leg_kept_through_churn(ctx: RowContext, store: Store) -> None:
     Retention ``None`` keeps a dead job forever, and an engine's own housekeeping (a vacuum, a checkpoint, a
     compaction, a rebuild of its indexes) is a second place that may throw dead jobs away; it runs only after
     many jobs, which no other leg puts through a queue. So the job dies first, then ``CHURN_JOBS`` jobs go
-    through the same queue on the batched paths, a sweep after every ``CHURN_ENQUEUE``, then the leg waits
-    ``SETTLE_S`` (a bounded wait for upkeep in a task of its own), runs one more round and a sweep, and
-    reads the dead job back exactly as it died: dead, with its error, its ``died_at`` and its attempts.
+    through the same queue on the batched paths, a sweep after every ``CHURN_ENQUEUE``, then, on the real
+    clock, the leg waits ``SETTLE_S`` (a bounded wait for upkeep in a task of its own), runs one more round
+    and a sweep, and reads the dead job back exactly as it died: dead, with its error, its ``died_at`` and its attempts.
     """
     name = "retention-churn"
     kept_q = store.queue(name)
@@ -435,7 +438,8 @@ async def _leg_kept_through_churn(ctx: RowContext, store: Store) -> None:
     kept = await _snapshot(kept_q, kept_id, "X2", "just failed, retention None")
     churn = store.queue(name, CHURN_OPTS)
     await churn_through(churn, CHURN_JOBS)
-    await asyncio.sleep(SETTLE_S)
+    if not ctx.manual:
+        await asyncio.sleep(SETTLE_S)
     await churn.enqueue_many([{"churn": "last"}])
     await _churn_round(churn, 1)
     expect_equal(await churn.sweep_expired(), 0, "X2", "the count of a churn sweep with nothing to move")
