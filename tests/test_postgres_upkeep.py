@@ -29,6 +29,7 @@ from alkstore_postgres.location import Location, quote_ident
 from alkstore_postgres.upkeep import BASE_THRESHOLD, CEILING_BASE, CEILING_FACTOR, FIRST_VACUUM_S, Upkeep
 
 from alkstore_contract import ManualClock, QueueOpts
+from alkstore_contract.suite.rows.sweep_and_retention import CHURN_BATCH, CHURN_ENQUEUE, CHURN_JOBS
 from tests.test_postgres_engine import schema, server_dsn
 
 __all__ = ["schema"]
@@ -262,6 +263,17 @@ async def test_claims_of_a_hundred_wait_for_their_first_vacuum_until_they_have_s
     upkeep = CountingUpkeep()
     assert FIRST_VACUUM_S == 0.004
     assert await jobs_until_vacuum(upkeep, 100) == 14_200
+
+
+@pytest.mark.asyncio
+async def test_the_suites_churn_leg_brings_the_first_vacuum_with_jobs_to_spare() -> None:
+    """``sweep_and_retention`` keeps a dead job through a churn in claims of ``CHURN_BATCH``: its vacuum must come.
+
+    The leg judges the vacuum (mutant ``pg_upkeep_purges_kept_dead``) only if its churn starts one, and the
+    jobs after it (at least one enqueue's worth) and its settling wait give the vacuum's task time to run.
+    """
+    upkeep = CountingUpkeep()
+    assert await jobs_until_vacuum(upkeep, CHURN_BATCH) <= CHURN_JOBS - CHURN_ENQUEUE
 
 
 @pytest.mark.asyncio

@@ -18,7 +18,11 @@ the heartbeat's, and moved to dead as ``"max attempts exceeded"`` by a sweep
 once the heartbeat's lease lapsed (X2, C7: an engine that watches lapsed last
 attempts must watch the deadline a heartbeat moved); concurrent sweeps —
 tasks on one store, and stores on one location where ``shared_location`` is
-declared — move each job once, so their counts add up (X3).
+declared — move each job once, so their counts add up (X3); a dead job with
+retention ``None`` is still there, as it died, after ``CHURN_JOBS`` jobs went
+through its queue on the batched paths, long enough for each shipped engine's
+own upkeep to run (X2: the Postgres vacuum, SQLite's WAL checkpoints, the
+in-memory engine's heap rebuilds).
 
 When it fails, check the sweep's statements: the expiry ``UPDATE`` must match
 ``state IN ('ready', 'processing')`` with no lease condition; the exhaustion
@@ -27,7 +31,9 @@ When it fails, check the sweep's statements: the expiry ``UPDATE`` must match
 (not the sweeping handle's) with ``<=``; every statement is scoped to the
 queue; all of them run in ONE transaction (``BEGIN IMMEDIATE``, or row locks)
 and the count comes from the rows actually changed, so two sweeps cannot both
-count one job. For X1, the claim predicate needs ``expires_at IS NULL OR
+count one job. A dead job lost only after the churn: look at what the engine does
+on its own every so many jobs (a vacuum, a compaction, an index rebuild), which
+must keep dead jobs whose retention is ``None``. For X1, the claim predicate needs ``expires_at IS NULL OR
 expires_at > now`` for ready and reclaimed rows alike.
 """
 
@@ -365,6 +371,89 @@ async def _leg_heartbeat_last_attempt(ctx: RowContext, store: Store) -> None:
     )
 
 
+CHURN_JOBS = 6_000
+"""Jobs the churn leg puts through one queue: past the first upkeep of every shipped engine, with some room.
+
+The suite knows no engine's internals, so the length is read off their docs (measured by running them):
+the Postgres engine vacuums its jobs table from a task of its own once its statements left 10,000 dead
+row versions (two per job: the claim's update and the ack's delete) and its claims have stepped over them
+for as long as a small table's vacuum takes, which for claims of ``CHURN_BATCH`` or fewer is at the
+5,000th job (claims of 100 would need some 14,200), so the last 1,000 jobs, some 200 statements, run while
+the vacuum's task does; SQLite engines (the reference one, the Node.js and Rust
+ones) checkpoint their WAL every 1,000 pages, which a few hundred of the churn's transactions write; the
+in-memory engine compacts its lease heap and rebuilds its heaps once stale entries outnumber twice its live
+jobs and 1,024 more (each claim of a last attempt files one). An engine whose upkeep waits for more is
+judged only as far as the churn reaches."""
+CHURN_BATCH = 10
+"""Jobs per ``claim_batch`` and ``ack_batch`` of the churn: small batches call the Postgres vacuum soonest."""
+CHURN_ENQUEUE = 500
+"""Jobs per ``enqueue_many`` of the churn; a sweep of the queue follows each (with nothing to move)."""
+CHURN_LEASE_S = 3600.0
+"""The churn's lease: longer than any churn takes on the real clock, so each ack finds its lease live."""
+SETTLE_S = 0.2
+"""Real seconds the churn leg waits on the real clock before its check, so upkeep an engine runs in a task of
+its own (the Postgres vacuum) surely ended; one more round and a sweep follow. Never on the manual clock,
+where no row waits for real time (tests/test_manual_clock_does_not_sleep.py): there the statements the
+churn runs after such upkeep started, and that last round, are its time to end."""
+
+
+CHURN_OPTS = QueueOpts(visibility_timeout_s=CHURN_LEASE_S, max_attempts=1)
+"""The churn's jobs: every claim is a last attempt, which the in-memory engine files for its sweep."""
+
+
+async def churn_through(queue: Queue, jobs: int) -> None:
+    """Put ``jobs`` jobs through ``queue`` (a multiple of ``CHURN_ENQUEUE``): enqueued, claimed, acked, swept."""
+    for start in range(0, jobs, CHURN_ENQUEUE):
+        await queue.enqueue_many([{"churn": i} for i in range(start, start + CHURN_ENQUEUE)])
+        for _ in range(CHURN_ENQUEUE // CHURN_BATCH):
+            await _churn_round(queue, CHURN_BATCH)
+        expect_equal(await queue.sweep_expired(), 0, "X2", "the count of a churn sweep with nothing to move")
+
+
+async def _churn_round(queue: Queue, batch: int) -> None:
+    """Claim ``batch`` jobs and ack them all in one ``ack_batch``."""
+    handles = await queue.claim_batch("churn", batch)
+    expect_equal(len(handles), batch, "X2", "jobs handed out by one claim_batch of the churn")
+    acked = await queue.ack_batch([h.job.id for h in handles])
+    expect_equal(acked, batch, "X2", "the count of ack_batch over jobs the churn just claimed")
+
+
+async def _leg_kept_through_churn(ctx: RowContext, store: Store) -> None:
+    """X2: a dead job with retention ``None`` is kept across a long churn of its queue and the engine's upkeep.
+
+    Retention ``None`` keeps a dead job forever, and an engine's own housekeeping (a vacuum, a checkpoint, a
+    compaction, a rebuild of its indexes) is a second place that may throw dead jobs away; it runs only after
+    many jobs, which no other leg puts through a queue. So the job dies first, then ``CHURN_JOBS`` jobs go
+    through the same queue on the batched paths, a sweep after every ``CHURN_ENQUEUE``, then, on the real
+    clock, the leg waits ``SETTLE_S`` (a bounded wait for upkeep in a task of its own), runs one more round
+    and a sweep, and reads the dead job back exactly as it died: dead, with its error, its ``died_at`` and its attempts.
+    """
+    name = "retention-churn"
+    kept_q = store.queue(name)
+    kept_id = await kept_q.enqueue({"leg": "dead, retention None, then a long churn"})
+    handle = await kept_q.claim_one("w")
+    expect(handle is not None, "X2", did="handed out nothing", demands=f"job {kept_id}")
+    assert handle is not None
+    expect(await handle.fail("kept forever") is True, "X2", did=f"refused fail() of job {kept_id}", demands="True")
+    kept = await _snapshot(kept_q, kept_id, "X2", "just failed, retention None")
+    churn = store.queue(name, CHURN_OPTS)
+    await churn_through(churn, CHURN_JOBS)
+    if not ctx.manual:
+        await asyncio.sleep(SETTLE_S)
+    await churn.enqueue_many([{"churn": "last"}])
+    await _churn_round(churn, 1)
+    expect_equal(await churn.sweep_expired(), 0, "X2", "the count of a churn sweep with nothing to move")
+    after = f"after {CHURN_JOBS} jobs went through its queue and its sweeps"
+    now = await kept_q.get_job(kept_id)
+    expect(
+        now is not None,
+        "X2",
+        did=f"lost job {kept_id}, dead with retention None, {after}",
+        demands="the dead job kept forever: retention None is never purged, by a sweep or by the engine's upkeep",
+    )
+    expect_equal(now, kept, "X2", f"job {kept_id} (dead, retention None) {after}")
+
+
 async def _fill_race(ctx: RowContext, store: Store, name: str) -> list[JobId]:
     """Expired ready jobs and lapsed exhausted leases, all due for one sweep after one unit."""
     u = ctx.unit_s
@@ -453,6 +542,7 @@ async def sweep_and_retention(ctx: RowContext) -> None:
     await ctx.leg(
         "heartbeat on the last attempt, then a lapse", ("X2",), lambda c: _leg_heartbeat_last_attempt(c, store)
     )
+    await ctx.leg("retention None kept through a long churn", ("X2",), lambda c: _leg_kept_through_churn(c, store))
 
 
 ROW = row("sweep_and_retention", ("X1", "X2", "X3"))(sweep_and_retention)
