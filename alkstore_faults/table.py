@@ -39,7 +39,9 @@ def _cell(runs: list[dict[str, Any]]) -> str:
     ]
     medians = [run["recovery_delay_s"]["median"] for run in runs if run["recovery_delay_s"]["median"] is not None]
     delay = f"; restart {statistics.median(medians):.1f} s" if medians else ""
-    return (", ".join(shown) or "0") + delay
+    exits = [len(run.get("restarts", [])) for run in runs]
+    exited = f"; workers exited {'·'.join(map(str, exits))}" if any(exits) else ""
+    return (", ".join(shown) or "0") + delay + exited
 
 
 def _promise_line(promise: dict[str, Any], all_runs: list[dict[str, Any]]) -> str:
