@@ -1,25 +1,25 @@
 """Our Postgres engine through its worker runtime (docs/worker.md), judged as any library is (docs/runtime-faults.md).
 
-The worker is ``alkstore worker tasks:app`` on a throwaway Postgres cluster, with one job at a time, a sweep
-every second and LISTEN/NOTIFY wake-ups; the queue's visibility timeout is 3 s, so a worker's heartbeat (a third
-of it) keeps a live lease and a dead worker's job is claimed again 3 s after its last heartbeat. Beside the
-SQLite runner's faults it takes the server's crash and restart and a cut of every connection: the store's pool
-reconnects, a heartbeat or ack that fails meanwhile is logged, and the lease decides who runs the job next.
-Its app's ``on_settled`` hook (tasks.py) writes the ledger's ``ack`` records. Its fencing promise (``stale``)
-covers the faults where an ack cannot be in doubt; under a server restart or a cut an ack may raise, and whether
-it took effect is then unknown (contract N3), so a late completion there may stay unobserved.
+The worker is ``alkstore worker tasks:app`` on a throwaway Postgres cluster, with one job at a time, a sweep every
+second and LISTEN/NOTIFY wake-ups; the queue's visibility timeout is 3 s, so a worker's heartbeat (a third of it)
+keeps a live lease and a dead worker's job is claimed again 3 s after its last heartbeat. Beside the SQLite runner's
+faults it takes the server's crash and restart and a cut of every connection: the store's pool reconnects, a
+heartbeat or ack that fails meanwhile is logged, and the lease decides who runs the job next. Its app's
+``on_settled`` hook (``alkstore_faults.ours``) writes the ledger's ``ack`` records. Its fencing promise (``stale``)
+covers the faults where an ack cannot be in doubt; under a server restart or a cut an ack may raise, and whether it
+took effect is then unknown (contract N3), so a late completion there may stay unobserved.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
 import sys
 from importlib.metadata import version
-from pathlib import Path
 
-WORKER = "docs/worker.md"
+from tasks import app, run_job
+
+from alkstore_faults.ours import WORKER_DOC as WORKER
+from alkstore_faults.ours import serve
+
 LOST = "the unfinished jobs come back when their leases lapse, as after a crash"
 DESCRIPTION = {
     "library": "alkstore worker + postgres",
@@ -67,31 +67,5 @@ DESCRIPTION = {
 }
 
 
-async def enqueue(path: str) -> None:
-    from tasks import app, run_job
-
-    from alkstore_faults.handler import read_jobs
-
-    async with app:
-        for job in read_jobs(path):
-            await run_job.defer(job)
-
-
-def main() -> int:
-    command = sys.argv[1]
-    if command == "describe":
-        sys.stdout.write(json.dumps(DESCRIPTION) + "\n")
-    elif command == "enqueue":
-        asyncio.run(enqueue(sys.argv[2]))
-    elif command == "worker":
-        alkstore = Path(sys.executable).parent / "alkstore"
-        argv = [str(alkstore), "worker", "tasks:app", "--concurrency", "1", "--sweep-interval", "1"]
-        os.execv(alkstore, [*argv, "--queue", os.environ["ALKSTORE_FAULTS_QUEUE"]])
-    else:
-        sys.stderr.write(f"unknown command {command!r}: describe, enqueue JOBS_FILE or worker\n")
-        return 2
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(DESCRIPTION, app, run_job))

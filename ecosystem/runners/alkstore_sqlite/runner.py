@@ -1,21 +1,21 @@
 """Our SQLite engine through its worker runtime (docs/worker.md), judged as any library is (docs/runtime-faults.md).
 
-The worker is ``alkstore worker tasks:app`` with one job at a time and a sweep every second; the queue's
-visibility timeout is 3 s, so a worker's heartbeat (a third of it) keeps a live lease and a dead worker's job is
-claimed again 3 s after its last heartbeat. Its app's ``on_settled`` hook (tasks.py) writes the ledger's ``ack``
+The worker is ``alkstore worker tasks:app`` with one job at a time and a sweep every second; the queue's visibility
+timeout is 3 s, so a worker's heartbeat (a third of it) keeps a live lease and a dead worker's job is claimed again
+3 s after its last heartbeat. Its app's ``on_settled`` hook (``alkstore_faults.ours``) writes the ledger's ``ack``
 record, so a late completion is seen accepted or refused.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
 import sys
 from importlib.metadata import version
-from pathlib import Path
 
-WORKER = "docs/worker.md"
+from tasks import app, run_job
+
+from alkstore_faults.ours import WORKER_DOC as WORKER
+from alkstore_faults.ours import serve
+
 DESCRIPTION = {
     "library": "alkstore worker + sqlite",
     "version": version("alkstore"),
@@ -54,31 +54,5 @@ DESCRIPTION = {
 }
 
 
-async def enqueue(path: str) -> None:
-    from tasks import app, run_job
-
-    from alkstore_faults.handler import read_jobs
-
-    async with app:
-        for job in read_jobs(path):
-            await run_job.defer(job)
-
-
-def main() -> int:
-    command = sys.argv[1]
-    if command == "describe":
-        sys.stdout.write(json.dumps(DESCRIPTION) + "\n")
-    elif command == "enqueue":
-        asyncio.run(enqueue(sys.argv[2]))
-    elif command == "worker":
-        alkstore = Path(sys.executable).parent / "alkstore"
-        argv = [str(alkstore), "worker", "tasks:app", "--concurrency", "1", "--sweep-interval", "1"]
-        os.execv(alkstore, [*argv, "--queue", os.environ["ALKSTORE_FAULTS_QUEUE"]])
-    else:
-        sys.stderr.write(f"unknown command {command!r}: describe, enqueue JOBS_FILE or worker\n")
-        return 2
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(DESCRIPTION, app, run_job))

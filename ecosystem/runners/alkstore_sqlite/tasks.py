@@ -1,31 +1,11 @@
-"""Our own SQLite engine's side of its runner: an ``alkstore_worker`` app on a file in the run's directory.
-
-Its ``on_settled`` hook writes the ledger's ``ack`` record after the worker acks a completed run: the ack is
-fenced by the claim's token, so a run that ends after its lease lapsed is refused (``accepted: false``).
-"""
+"""Our own SQLite engine's side of its runner: ``alkstore_faults.ours``'s app on a file in the run's directory."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
-from alkstore_contract import QueueOpts
-from alkstore_faults.handler import perform_async, record_ack
-from alkstore_worker import App, JobContext, Settlement, SqliteSource
+from alkstore_faults.ours import app_over
+from alkstore_worker import SqliteSource
 
-VISIBILITY_TIMEOUT_S = 3.0
-QUEUE = os.environ.get("ALKSTORE_FAULTS_QUEUE", "default")
-
-app = App(SqliteSource(Path(os.environ.get("ALKSTORE_FAULTS_BROKER", ".")) / "alkstore.sqlite3"))
-
-
-@app.task(name="run_job", queue=QUEUE, queue_opts=QueueOpts(visibility_timeout_s=VISIBILITY_TIMEOUT_S))
-async def run_job(payload: dict[str, Any], context: JobContext) -> None:
-    await perform_async(str(payload["id"]), float(payload["duration_s"]), bool(payload["fail"]), context.attempt)
-
-
-@app.on_settled
-def ledger_ack(settlement: Settlement) -> None:
-    if settlement.action == "ack" and isinstance(settlement.payload, dict):
-        record_ack(str(settlement.payload["id"]), settlement.job.attempts, settlement.accepted)
+app, run_job = app_over(SqliteSource(Path(os.environ.get("ALKSTORE_FAULTS_BROKER", ".")) / "alkstore.sqlite3"))
