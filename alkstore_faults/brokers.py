@@ -47,7 +47,30 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-class RedisBroker:
+class _OwnServer:
+    """A server process of our own: ``start`` (the subclass's) spawns it; a crash is ``SIGKILL`` of its tree."""
+
+    _process: subprocess.Popen[bytes] | None
+
+    async def start(self) -> None:
+        raise NotImplementedError
+
+    async def kill(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        _kill_group(process)
+        await asyncio.to_thread(process.wait, 10)
+        _RUNNING.discard(process)
+        self._process = None
+
+    async def crash_and_restart(self, down_s: float) -> None:
+        await self.kill()
+        await asyncio.sleep(down_s)
+        await self.start()
+
+
+class RedisBroker(_OwnServer):
     """A throwaway ``redis-server``; ``aof`` makes every acknowledged write durable across a crash."""
 
     def __init__(self, aof: bool) -> None:
@@ -110,20 +133,6 @@ class RedisBroker:
                 raise RuntimeError(f"the throwaway redis-server on port {self._port} did not answer: {log}")
             await asyncio.sleep(0.05)
 
-    async def kill(self) -> None:
-        process = self._process
-        if process is None:
-            return
-        _kill_group(process)
-        await asyncio.to_thread(process.wait, 10)
-        _RUNNING.discard(process)
-        self._process = None
-
-    async def crash_and_restart(self, down_s: float) -> None:
-        await self.kill()
-        await asyncio.sleep(down_s)
-        await self.start()
-
     async def close(self) -> None:
         await self.kill()
         await asyncio.to_thread(shutil.rmtree, self.base, True)
@@ -150,7 +159,7 @@ RABBITMQ_START_TIMEOUT_S = 90.0
 EPMD_PORT = 4369
 
 
-class RabbitBroker:
+class RabbitBroker(_OwnServer):
     """A throwaway RabbitMQ node: its own name, ports, data and log directories, no plugins.
 
     It registers with the machine's ``epmd`` when one runs; when none did before it started, the one its start
@@ -217,20 +226,6 @@ class RabbitBroker:
                 log = (self.base / "server.log").read_text(errors="replace")[-1500:]
                 raise RuntimeError(f"the throwaway RabbitMQ node on port {self._port} did not answer: {log}")
             await asyncio.sleep(0.2)
-
-    async def kill(self) -> None:
-        process = self._process
-        if process is None:
-            return
-        signal_tree(process.pid, signal.SIGKILL)
-        await asyncio.to_thread(process.wait, 10)
-        _RUNNING.discard(process)
-        self._process = None
-
-    async def crash_and_restart(self, down_s: float) -> None:
-        await self.kill()
-        await asyncio.sleep(down_s)
-        await self.start()
 
     async def close(self) -> None:
         await self.kill()

@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from alkstore_faults.handler import record
+
 LEASE_S = 2.0
 HEARTBEAT_S = 0.4
 POLL_S = 0.05
@@ -123,24 +125,6 @@ def claim(db: sqlite3.Connection, mutant: str | None) -> tuple[str, float, bool,
         db.execute("COMMIT")
 
 
-def record(ledger: Any, ev: str, job: str, attempt: int, ok: bool | None = None, accepted: bool | None = None) -> None:
-    line: dict[str, Any] = {
-        "ev": ev,
-        "job": job,
-        "worker": os.environ["ALKSTORE_FAULTS_WORKER"],
-        "pid": os.getpid(),
-        "attempt": attempt,
-        "mono": time.monotonic(),
-        "wall": time.time(),
-    }
-    if ev == "end":
-        line["ok"] = ok
-    if ev == "ack":
-        line["accepted"] = accepted
-    ledger.write(json.dumps(line) + "\n")
-    ledger.flush()
-
-
 def heartbeat(job: str, token: int, stop: threading.Event) -> None:
     db = connect()
     while not stop.wait(HEARTBEAT_S):
@@ -151,27 +135,26 @@ def worker(mutant: str | None) -> None:
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     db = connect()
-    with open(os.environ["ALKSTORE_FAULTS_LEDGER"], "a", encoding="utf-8") as ledger:
-        while not stopping.is_set():
-            claimed = claim(db, mutant)
-            if claimed is None:
-                time.sleep(POLL_S)
-                continue
-            job, duration, fail, token, attempt = claimed
-            stop = threading.Event()
-            beats = threading.Thread(target=heartbeat, args=(job, token, stop), daemon=True)
-            beats.start()
-            record(ledger, "start", job, attempt)
-            time.sleep(duration)
-            record(ledger, "end", job, attempt, ok=not fail)
-            stop.set()
-            beats.join()
-            fence, values = ("", ()) if mutant == "unfenced_ack" else (" AND token = ?", (token,))
-            acked = db.execute(
-                f"UPDATE jobs SET state = ? WHERE id = ?{fence}", ("failed" if fail else "done", job, *values)
-            ).rowcount
-            if not fail:
-                record(ledger, "ack", job, attempt, accepted=acked == 1)
+    while not stopping.is_set():
+        claimed = claim(db, mutant)
+        if claimed is None:
+            time.sleep(POLL_S)
+            continue
+        job, duration, fail, token, attempt = claimed
+        stop = threading.Event()
+        beats = threading.Thread(target=heartbeat, args=(job, token, stop), daemon=True)
+        beats.start()
+        record("start", job, attempt)
+        time.sleep(duration)
+        record("end", job, attempt, ok=not fail)
+        stop.set()
+        beats.join()
+        fence, values = ("", ()) if mutant == "unfenced_ack" else (" AND token = ?", (token,))
+        acked = db.execute(
+            f"UPDATE jobs SET state = ? WHERE id = ?{fence}", ("failed" if fail else "done", job, *values)
+        ).rowcount
+        if not fail:
+            record("ack", job, attempt, accepted=acked == 1)
 
 
 def main() -> int:
