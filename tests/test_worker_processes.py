@@ -173,12 +173,12 @@ def test_processes_run_in_parallel_and_a_sigterm_to_the_parent_stops_them_all_gr
     store_spec = f"sqlite:{tmp_path / 'jobs.sqlite3'}"
     log = tmp_path / "handlers.jsonl"
     with workers(store_spec, log, "--processes", "2", "--concurrency", "1") as (parent,):
-        wait_until(
+        parent.until(
             lambda: len([e for e in parent.events() if e["event"] == "worker_started"]) == 2, "both children serve"
         )
         asyncio.run(_defer(store_spec, "long_job", {"seconds": 1.0}))
         asyncio.run(_defer(store_spec, "long_job", {"seconds": 1.0}))
-        wait_until(lambda: len(_events(log, "started")) == 2, "both jobs started")
+        parent.until(lambda: len(_events(log, "started")) == 2, "both jobs started")
         parent.signal(signal.SIGTERM)
         assert parent.wait() == 0, parent.stderr()
     finished = _events(log, "finished")

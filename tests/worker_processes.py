@@ -15,7 +15,9 @@ from pathlib import Path
 from tests.worker_app import LEASE_ENV, LOG_ENV, STORE_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
-WAIT_S = 20.0
+WAIT_S = 60.0
+"""How long a wait for a worker's next step may take before the test fails: generous, because on a loaded
+two-core machine a Python process's start and imports alone have taken seconds (a wait that passes costs nothing)."""
 
 
 class WorkerProcess:
@@ -46,13 +48,21 @@ class WorkerProcess:
     def stderr(self) -> str:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
-    def wait_started(self) -> None:
-        def started() -> bool:
+    def until(self, condition: Callable[[], bool], what: str, timeout_s: float = WAIT_S) -> None:
+        """``wait_until`` that fails at once if this worker exited, and shows its stderr when it fails."""
+
+        def alive_and(condition: Callable[[], bool] = condition) -> bool:
             if self.process.poll() is not None:
                 raise AssertionError(f"worker {self.pid} exited {self.process.returncode}:\n{self.stderr()}")
-            return any(e["event"] == "worker_started" for e in self.events())
+            return condition()
 
-        wait_until(started, f"worker {self.pid} started")
+        try:
+            wait_until(alive_and, what, timeout_s)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\nworker {self.pid}'s stderr so far:\n{self.stderr()}") from None
+
+    def wait_started(self) -> None:
+        self.until(lambda: any(e["event"] == "worker_started" for e in self.events()), f"worker {self.pid} started")
 
     def signal(self, signum: int) -> None:
         os.kill(self.pid, signum)
