@@ -1,30 +1,33 @@
 """The runner of alkstore's own worker, shared by ``ecosystem/runners/alkstore_*`` (one per engine).
 
 Each of those runners is a ``tasks.py`` that builds its app over its engine's source with ``app_over`` (what
-``alkstore worker tasks:app`` loads), and a ``runner.py`` that describes the engine's settings and promises and
-hands the three subcommands to ``serve``. The app has one task, ``run_job``, whose handler is the harness's
-(``alkstore_faults.handler``), on a queue with a 3 s visibility timeout, so a worker's heartbeat (a third of it)
-keeps a live lease and a dead worker's job is claimed again 3 s after its last heartbeat. Its ``on_settled``
-hook writes the ledger's ``ack`` record after the worker acks a completed run: the ack is fenced by the claim's
-token, so a run that ends after its lease lapsed is refused (``accepted: false``); an ack that raises (a server
-down, a connection cut) settles nothing the worker can tell, so it writes none, and that run stays unobserved.
+``alkstore worker tasks:app`` loads), and a ``runner.py`` that describes its engine with ``describe`` (the worker's
+settings and promises are the same on every engine; the source's settings, the faults it takes and its caveats
+are the engine's) and hands the three subcommands to ``serve``. The app has one task, ``run_job``, whose handler is
+the harness's (``alkstore_faults.handler``), on a queue with a 3 s visibility timeout, so a worker's heartbeat (a
+third of it) keeps a live lease and a dead worker's job is claimed again 3 s after its last heartbeat. Its
+``on_settled`` hook writes the ledger's ``ack`` record after the worker acks a completed run: the ack is fenced by
+the claim's token, so a run that ends after its lease lapsed is refused (``accepted: false``); an ack that raises (a
+server down, a connection cut) settles nothing the worker can tell, so it writes none, and that run stays
+unobserved.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
-import sys
-from pathlib import Path
+from importlib.metadata import version
 from typing import Any
 
 from alkstore_contract import QueueOpts
-from alkstore_faults.handler import perform_async, read_jobs, record_ack
+from alkstore_faults import runner_cli
+from alkstore_faults.handler import perform_async, record_ack
+from alkstore_faults.runner_cli import Job, exec_console_script
 from alkstore_worker import App, JobContext, Settlement, StoreSource, Task
 
 VISIBILITY_TIMEOUT_S = 3.0
 WORKER_DOC = "docs/worker.md"
+FENCED_FAULTS = ["kill9", "pause", "slow_handler"]
+"""The faults under which every ack reaches the store, so its fence is judged (the ``stale`` promise)."""
 
 
 def app_over(source: StoreSource) -> tuple[App, Task[[dict[str, Any], JobContext], None]]:
@@ -44,24 +47,72 @@ def app_over(source: StoreSource) -> tuple[App, Task[[dict[str, Any], JobContext
     return app, run_job
 
 
-async def _enqueue(app: App, task: Task[[dict[str, Any], JobContext], None], path: str) -> None:
-    async with app:
-        for job in read_jobs(path):
-            await task.defer(job)
+def describe(
+    engine: str,
+    *,
+    source_settings: list[dict[str, Any]],
+    faults: list[str],
+    recovery_window_s: float,
+    caveats: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The description of our worker over ``engine``: the queue's and the worker's settings, and what docs/worker.md
+    and docs/contract.md promise under every fault the engine takes (no loss, no second holder of a live lease) and
+    under the faults where an ack cannot be in doubt (``FENCED_FAULTS``: a late completion refused)."""
+    return {
+        "library": f"alkstore worker + {engine}",
+        "version": version("alkstore"),
+        "settings": [
+            {
+                "name": "QueueOpts(visibility_timeout_s=...)",
+                "value": VISIBILITY_TIMEOUT_S,
+                "doc": WORKER_DOC + "#an-app-and-its-tasks",
+            },
+            *source_settings,
+            {"name": "alkstore worker --concurrency", "value": 1, "doc": WORKER_DOC + "#alkstore-worker"},
+            {"name": "alkstore worker --sweep-interval", "value": 1, "doc": WORKER_DOC + "#alkstore-worker"},
+        ],
+        "lease_s": VISIBILITY_TIMEOUT_S,
+        "recovery_window_s": recovery_window_s,
+        "faults": faults,
+        "promises": [
+            {
+                "outcome": "lost",
+                "faults": faults,
+                "max": 0,
+                "quote": "the unfinished jobs come back when their leases lapse, as after a crash",
+                "doc": WORKER_DOC + "#stopping-sigterm-and-sigint",
+            },
+            {
+                "outcome": "concurrent",
+                "faults": ["slow_handler"],
+                "max": 0,
+                "quote": "keeps its lease: a heartbeat every third of the job's visibility timeout (H3).",
+                "doc": WORKER_DOC + "#how-a-job-runs",
+            },
+            {
+                "outcome": "stale",
+                "faults": FENCED_FAULTS,
+                "max": 0,
+                "quote": "After a lapse and a reclaim, the old handle's ops return `False` and the new holder's "
+                "succeed.",
+                "doc": "docs/contract.md#h--handle-operations",
+            },
+        ],
+        "caveats": caveats,
+    }
 
 
 def serve(description: dict[str, Any], app: App, task: Task[[dict[str, Any], JobContext], None]) -> int:
-    """``describe``, ``enqueue JOBS_FILE`` or ``worker`` (``alkstore worker tasks:app``, one job at a time)."""
-    command = sys.argv[1] if len(sys.argv) > 1 else ""
-    if command == "describe":
-        sys.stdout.write(json.dumps(description) + "\n")
-    elif command == "enqueue":
-        asyncio.run(_enqueue(app, task, sys.argv[2]))
-    elif command == "worker":
-        alkstore = Path(sys.executable).parent / "alkstore"
-        argv = [str(alkstore), "worker", "tasks:app", "--concurrency", "1", "--sweep-interval", "1"]
-        os.execv(alkstore, [*argv, "--queue", os.environ["ALKSTORE_FAULTS_QUEUE"]])
-    else:
-        sys.stderr.write(f"unknown command {command!r}: describe, enqueue JOBS_FILE or worker\n")
-        return 2
-    return 0
+    """``describe``, ``enqueue JOBS_FILE`` (``task.defer`` each job) or ``worker`` (``alkstore worker tasks:app``,
+    one job at a time, on the run's queue)."""
+
+    async def enqueue(jobs: list[Job]) -> None:
+        async with app:
+            for job in jobs:
+                await task.defer(job)
+
+    def worker() -> None:
+        options = ["--concurrency", "1", "--sweep-interval", "1", "--queue", os.environ["ALKSTORE_FAULTS_QUEUE"]]
+        exec_console_script("alkstore", "worker", "tasks:app", *options)
+
+    return runner_cli.serve(description, enqueue, worker)

@@ -36,7 +36,7 @@ check)
         adapter_tests+=("$adapter/test/")
     done
     # The engine's in-process users (a test fixture, a benchmark) too: they drive it through its handlers.
-    for file in src/*.js test/*.js ../../ecosystem/runners/*/*.js ../../tests/mutants/node_*.js ../../tests/wire_testees/*.js ../../benchmarks/*.js \
+    for file in src/*.js test/*.js ../../ecosystem/runners/*.js ../../ecosystem/runners/*/*.js ../../tests/mutants/node_*.js ../../tests/wire_testees/*.js ../../benchmarks/*.js \
         ../../ecosystem/node_kit/src/*.js ../../ecosystem/node_kit/test/*.js "${adapter_files[@]}"; do
         node --check "$file"
     done

@@ -1,14 +1,19 @@
-"""The pg-boss and graphile-worker runners' descriptions (docs/runtime-faults.md), and the rule that lets a runner
-declare a lease of hours (graphile-worker's 4-hour lock) only when it takes no fault that outlives the lease."""
+"""The pg-boss and graphile-worker runners' descriptions (docs/runtime-faults.md), the rule that lets a runner
+declare a lease of hours (graphile-worker's 4-hour lock) only when it takes no fault that outlives the lease, and
+the protocol's side every Node runner shares (ecosystem/runners/runner_protocol.js): the ledger records its handler
+writes, as the harness reads them, and the refusal of anything but the three subcommands."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
+from alkstore_faults.ledger import read_ledgers, runs_of
 from alkstore_faults.runner import RUNNERS, parse_description
 
 BASE = {
@@ -53,3 +58,52 @@ def test_the_node_postgres_runners_describe_themselves(runner: str, library: str
     assert description.library == library
     assert [promise.outcome for promise in description.promises] == promised
     assert all(setting["doc"] for setting in description.settings)
+
+
+NODE_RUNNERS = ["bullmq", "graphile_worker", "pgboss"]
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="no node on PATH")
+
+
+@needs_node
+def test_a_node_handlers_ledger_reads_back_as_its_runs(tmp_path: Path) -> None:
+    """Two jobs through the shared handler (one told to fail) and an ack: the runs the checker pairs from them."""
+    script = """
+    const { perform, record } = require('./runner_protocol');
+    (async () => {
+      await perform({ id: 'j1', duration_s: 0.01, fail: false }, 1);
+      record('ack', 'j1', 1, { accepted: false });
+      await perform({ id: 'j2', duration_s: 0, fail: true }, 2).then(
+        () => process.exit(3),
+        (error) => process.stdout.write(error.message),
+      );
+    })();
+    """
+    env = {**os.environ, "ALKSTORE_FAULTS_WORKER": "w1", "ALKSTORE_FAULTS_LEDGER": str(tmp_path / "w1.jsonl")}
+    out = subprocess.run(
+        ["node", "-e", script], cwd=RUNNERS, env=env, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout == "job j2 was told to fail"
+    records, skipped = read_ledgers(tmp_path)
+    assert skipped == []
+    assert [(record.ev, record.job, record.worker, record.attempt) for record in records] == [
+        ("start", "j1", "w1", 1),
+        ("end", "j1", "w1", 1),
+        ("ack", "j1", "w1", 1),
+        ("start", "j2", "w1", 2),
+        ("end", "j2", "w1", 2),
+    ]
+    [first, second] = runs_of(records)
+    assert (first.ok, first.accepted, first.end is not None and first.end >= first.start + 0.01) == (True, False, True)
+    assert (second.ok, second.accepted) == (False, None)
+
+
+@needs_node
+@pytest.mark.parametrize("runner", NODE_RUNNERS)
+@pytest.mark.parametrize("argv", [["run"], ["enqueue"], []], ids=repr)
+def test_a_node_runner_refuses_anything_but_its_three_subcommands(runner: str, argv: list[str]) -> None:
+    directory = RUNNERS / runner
+    if not (directory / "node_modules").is_dir():
+        pytest.skip(f"{runner}'s npm packages are not installed: bash ci/faults.sh install")
+    out = subprocess.run(["node", "runner.js", *argv], cwd=directory, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert out.stderr == f"unknown command {json.dumps(' '.join(argv))}: describe, enqueue JOBS_FILE or worker\n"

@@ -22,6 +22,8 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as distribution_version
 from typing import Any, ClassVar
 
+from alkstore_postgres.adapter import server_version
+
 from alkstore_contract.adapter import AdapterOption, Capability
 from alkstore_contract.clock import Clock
 from alkstore_contract.surface import Store
@@ -130,14 +132,7 @@ class PostgresLibraryAdapter(ABC):
         return None
 
     async def storage_version(self) -> str:
-        import asyncpg
-
-        conn = await asyncpg.connect(self.dsn, timeout=5)
-        try:
-            shown: str = await conn.fetchval("SHOW server_version")
-        finally:
-            await conn.close()
-        return f"PostgreSQL {shown}"
+        return await server_version(self.dsn)
 
     async def create_location(self) -> str:
         """A fresh schema holding what ``install`` puts in it."""

@@ -84,6 +84,17 @@ async def _connect(dsn: str) -> Any:
     return await asyncpg.connect(dsn, timeout=CONNECT_TIMEOUT_S)
 
 
+async def server_version(dsn: str) -> str:
+    """A report's storage version: the server's own version string (``SHOW server_version``). The ecosystem
+    adapters' kit reports the server under a library with it too, so every column names its server alike."""
+    conn = await _connect(dsn)
+    try:
+        shown: str = await conn.fetchval("SHOW server_version")
+    finally:
+        await conn.close()
+    return f"PostgreSQL {shown}"
+
+
 class PgAdapter:
     """Adapter of the ``postgres`` engine (entry point ``alkstore.engines``: ``postgres``)."""
 
@@ -187,13 +198,8 @@ class PgAdapter:
         return None
 
     async def storage_version(self) -> str:
-        """For the report: the server's own version string (``SHOW server_version``)."""
-        conn = await _connect(self.dsn)
-        try:
-            shown: str = await conn.fetchval("SHOW server_version")
-        finally:
-            await conn.close()
-        return f"PostgreSQL {shown}"
+        """For the report: the server's own version string (``server_version``)."""
+        return await server_version(self.dsn)
 
     async def create_location(self) -> str:
         """A fresh schema (``alk_`` + random hex), created and migrated, on the configured server."""

@@ -13,58 +13,27 @@ took effect is then unknown (contract N3), so a late completion there may stay u
 from __future__ import annotations
 
 import sys
-from importlib.metadata import version
 
 from tasks import app, run_job
 
-from alkstore_faults.ours import WORKER_DOC as WORKER
-from alkstore_faults.ours import serve
+from alkstore_faults.ours import WORKER_DOC, describe, serve
 
-LOST = "the unfinished jobs come back when their leases lapse, as after a crash"
-DESCRIPTION = {
-    "library": "alkstore worker + postgres",
-    "version": version("alkstore"),
-    "settings": [
-        {"name": "QueueOpts(visibility_timeout_s=...)", "value": 3.0, "doc": WORKER + "#an-app-and-its-tasks"},
-        {"name": "PostgresSource(notify=...)", "value": True, "doc": WORKER + "#waking-up-and-sweeping"},
-        {"name": "alkstore worker --concurrency", "value": 1, "doc": WORKER + "#alkstore-worker"},
-        {"name": "alkstore worker --sweep-interval", "value": 1, "doc": WORKER + "#alkstore-worker"},
+DESCRIPTION = describe(
+    "postgres",
+    source_settings=[
+        {"name": "PostgresSource(notify=...)", "value": True, "doc": WORKER_DOC + "#waking-up-and-sweeping"},
     ],
-    "lease_s": 3.0,
-    "recovery_window_s": 15.0,
-    "faults": ["kill9", "pause", "broker_restart", "net_cut", "slow_handler"],
-    "promises": [
-        {
-            "outcome": "lost",
-            "faults": ["kill9", "pause", "broker_restart", "net_cut", "slow_handler"],
-            "max": 0,
-            "quote": LOST,
-            "doc": WORKER + "#stopping-sigterm-and-sigint",
-        },
-        {
-            "outcome": "concurrent",
-            "faults": ["slow_handler"],
-            "max": 0,
-            "quote": "keeps its lease: a heartbeat every third of the job's visibility timeout (H3).",
-            "doc": WORKER + "#how-a-job-runs",
-        },
-        {
-            "outcome": "stale",
-            "faults": ["kill9", "pause", "slow_handler"],
-            "max": 0,
-            "quote": "After a lapse and a reclaim, the old handle's ops return `False` and the new holder's succeed.",
-            "doc": "docs/contract.md#h--handle-operations",
-        },
-    ],
-    "caveats": [
+    faults=["kill9", "pause", "broker_restart", "net_cut", "slow_handler"],
+    recovery_window_s=15.0,
+    caveats=[
         {
             "outcome": "twice",
             "faults": ["broker_restart", "net_cut"],
             "quote": "the job runs again once its lease lapses, so a handler must tolerate a second run",
-            "doc": WORKER + "#how-a-job-runs",
+            "doc": WORKER_DOC + "#how-a-job-runs",
         }
     ],
-}
+)
 
 
 if __name__ == "__main__":

@@ -9,12 +9,11 @@ ledger, counts as lost (a caveat, not a broken promise).
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 import sys
 from importlib.metadata import version
-from pathlib import Path
+
+from alkstore_faults.runner_cli import Job, exec_console_script, serve
 
 DOCS = "https://arq-docs.helpmanual.io/"
 DESCRIPTION = {
@@ -54,15 +53,13 @@ DESCRIPTION = {
 }
 
 
-async def enqueue(path: str) -> None:
+async def enqueue(jobs: list[Job]) -> None:
     from arq import create_pool
     from arq.connections import RedisSettings
 
-    from alkstore_faults.handler import read_jobs
-
     pool = await create_pool(RedisSettings.from_dsn(os.environ["ALKSTORE_FAULTS_BROKER"]))
     try:
-        for job in read_jobs(path):
+        for job in jobs:
             queue = os.environ["ALKSTORE_FAULTS_QUEUE"]
             args = (job["id"], job["duration_s"], job["fail"])
             if await pool.enqueue_job("run_job", *args, _job_id=job["id"], _queue_name=queue) is None:
@@ -71,20 +68,9 @@ async def enqueue(path: str) -> None:
         await pool.aclose()
 
 
-def main() -> int:
-    command = sys.argv[1]
-    if command == "describe":
-        sys.stdout.write(json.dumps(DESCRIPTION) + "\n")
-    elif command == "enqueue":
-        asyncio.run(enqueue(sys.argv[2]))
-    elif command == "worker":
-        arq = Path(sys.executable).parent / "arq"
-        os.execv(arq, [str(arq), "tasks.WorkerSettings"])
-    else:
-        sys.stderr.write(f"unknown command {command!r}: describe, enqueue JOBS_FILE or worker\n")
-        return 2
-    return 0
+def worker() -> None:
+    exec_console_script("arq", "tasks.WorkerSettings")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(DESCRIPTION, enqueue, worker))

@@ -2,14 +2,14 @@
 // The BullMQ runner of alkstore's runtime-faults mode (docs/runtime-faults.md): describe, enqueue JOBS_FILE,
 // worker. The worker is one BullMQ Worker in its own Node process, as BullMQ's guide runs workers, with a 5 s
 // lock (default 30 s) renewed by the worker, and a stalled-job check every 2 s (default 30 s), so a dead
-// worker's job is found within seconds; its handler writes the ledger (one appendFileSync per record) around a
-// real timer. After a run ends ok, BullMQ's moveToCompleted either succeeds (the worker emits 'completed') or is
-// refused because the job's lock is no longer this run's token (it throws "Missing lock for job ID" or "Lock
-// mismatch for job ID", which the worker emits as 'error'; node_modules/bullmq/dist/cjs/classes/worker.js,
-// handleCompleted and retryIfFailed): the runner writes the ledger's ack record from those two events.
-const fs = require('node:fs');
+// worker's job is found within seconds; its handler writes the ledger around a real timer (../runner_protocol.js).
+// After a run ends ok, BullMQ's moveToCompleted either succeeds (the worker emits 'completed') or is refused
+// because the job's lock is no longer this run's token (it throws "Missing lock for job ID" or "Lock mismatch for
+// job ID", which the worker emits as 'error'; node_modules/bullmq/dist/cjs/classes/worker.js, handleCompleted and
+// retryIfFailed): the runner writes the ledger's ack record from those two events.
 const { Queue, Worker } = require('bullmq');
 const IORedis = require('ioredis');
+const { perform, record, serve } = require('../runner_protocol');
 
 const LOCK_MS = 5000;
 const STALLED_MS = 2000;
@@ -56,19 +56,7 @@ function connection() {
   return new IORedis(process.env.ALKSTORE_FAULTS_BROKER, { maxRetriesPerRequest: null });
 }
 
-function record(ev, job, attempt, ok, accepted) {
-  const line = {
-    ev, job, worker: process.env.ALKSTORE_FAULTS_WORKER, pid: process.pid, attempt,
-    mono: Number(process.hrtime.bigint()) / 1e9, // CLOCK_MONOTONIC on Linux, the clock of every other ledger
-    wall: Date.now() / 1000,
-  };
-  if (ev === 'end') line.ok = ok;
-  if (ev === 'ack') line.accepted = accepted;
-  fs.appendFileSync(process.env.ALKSTORE_FAULTS_LEDGER, JSON.stringify(line) + '\n');
-}
-
-async function enqueue(path) {
-  const jobs = fs.readFileSync(path, 'utf8').split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line));
+async function enqueue(jobs) {
   const redis = connection();
   const queue = new Queue(process.env.ALKSTORE_FAULTS_QUEUE, { connection: redis });
   for (const job of jobs) {
@@ -86,17 +74,14 @@ function worker() {
   const awaiting = new Map(); // job id → attempt of a run in this process that ended ok, its completion unsettled
   const settle = (id, accepted) => {
     if (!awaiting.has(id)) return;
-    record('ack', id, awaiting.get(id), undefined, accepted);
+    record('ack', id, awaiting.get(id), { accepted });
     awaiting.delete(id);
   };
   const worker = new Worker(
     process.env.ALKSTORE_FAULTS_QUEUE,
     async (job) => {
       const attempt = job.attemptsMade + 1;
-      record('start', job.data.id, attempt);
-      await new Promise((resolve) => setTimeout(resolve, job.data.duration_s * 1000));
-      record('end', job.data.id, attempt, !job.data.fail);
-      if (job.data.fail) throw new Error(`job ${job.data.id} was told to fail`);
+      await perform(job.data, attempt);
       awaiting.set(job.data.id, attempt);
       return job.data.id;
     },
@@ -111,17 +96,4 @@ function worker() {
   process.on('SIGTERM', () => worker.close().then(() => process.exit(0)));
 }
 
-const [command, argument] = process.argv.slice(2);
-if (command === 'describe') {
-  process.stdout.write(JSON.stringify(describe()) + '\n');
-} else if (command === 'enqueue') {
-  enqueue(argument).catch((error) => {
-    process.stderr.write(`enqueue failed: ${error.stack || error}\n`);
-    process.exit(1);
-  });
-} else if (command === 'worker') {
-  worker();
-} else {
-  process.stderr.write(`unknown command ${command}: describe, enqueue JOBS_FILE or worker\n`);
-  process.exit(2);
-}
+serve({ describe, enqueue, worker });

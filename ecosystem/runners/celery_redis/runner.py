@@ -7,11 +7,12 @@ names this directory's runner.py with ``--transport amqp``): only the broker and
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from importlib.metadata import version
 from pathlib import Path
+
+from alkstore_faults.runner_cli import Job, exec_console_script, serve
 
 CONFIG = "https://docs.celeryq.dev/en/stable/userguide/configuration.html"
 REDIS = "https://docs.celeryq.dev/en/stable/getting-started/backends-and-brokers/redis.html"
@@ -78,31 +79,26 @@ def describe(transport: str) -> dict[str, object]:
     }
 
 
+def enqueue(jobs: list[Job]) -> None:
+    from tasks import run_job
+
+    for job in jobs:
+        run_job.apply_async((job["id"], job["duration_s"], job["fail"]), task_id=job["id"])
+
+
+def worker() -> None:
+    name = f"{os.environ['ALKSTORE_FAULTS_WORKER']}@{os.environ['ALKSTORE_FAULTS_QUEUE']}"
+    options = ["--pool", "prefork", "--concurrency", "1", "-n", name, "--loglevel", "INFO"]
+    exec_console_script("celery", "-A", "tasks", "worker", *options, "--without-gossip", "--without-mingle")
+
+
 def main() -> int:
     os.chdir(Path(__file__).resolve().parent)  # the celery_rabbitmq runner runs this file from its own directory
     arguments = sys.argv[1:]
     transport = "redis"
     if arguments[:2] == ["--transport", "amqp"]:
         transport, arguments = "amqp", arguments[2:]
-    command = arguments[0]
-    if command == "describe":
-        sys.stdout.write(json.dumps(describe(transport)) + "\n")
-    elif command == "enqueue":
-        from tasks import run_job
-
-        from alkstore_faults.handler import read_jobs
-
-        for job in read_jobs(arguments[1]):
-            run_job.apply_async((job["id"], job["duration_s"], job["fail"]), task_id=job["id"])
-    elif command == "worker":
-        celery = Path(sys.executable).parent / "celery"
-        name = f"{os.environ['ALKSTORE_FAULTS_WORKER']}@{os.environ['ALKSTORE_FAULTS_QUEUE']}"
-        argv = [str(celery), "-A", "tasks", "worker", "--pool", "prefork", "--concurrency", "1", "-n", name]
-        os.execv(celery, [*argv, "--loglevel", "INFO", "--without-gossip", "--without-mingle"])
-    else:
-        sys.stderr.write(f"unknown command {command!r}: describe, enqueue JOBS_FILE or worker\n")
-        return 2
-    return 0
+    return serve(describe(transport), enqueue, worker, arguments)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,10 @@ parameters of ``RedisBroker``.
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from importlib.metadata import version
-from pathlib import Path
+
+from alkstore_faults.runner_cli import Job, exec_console_script, serve
 
 BROKER = "https://dramatiq.io/reference.html#dramatiq.brokers.redis.RedisBroker"
 ADVANCED = "https://dramatiq.io/advanced.html#message-persistence"
@@ -51,25 +50,16 @@ DESCRIPTION = {
 }
 
 
-def main() -> int:
-    command = sys.argv[1]
-    if command == "describe":
-        sys.stdout.write(json.dumps(DESCRIPTION) + "\n")
-    elif command == "enqueue":
-        from tasks import run_job
+def enqueue(jobs: list[Job]) -> None:
+    from tasks import run_job
 
-        from alkstore_faults.handler import read_jobs
+    for job in jobs:
+        run_job.send(job["id"], job["duration_s"], job["fail"])
 
-        for job in read_jobs(sys.argv[2]):
-            run_job.send(job["id"], job["duration_s"], job["fail"])
-    elif command == "worker":
-        dramatiq = Path(sys.executable).parent / "dramatiq"
-        os.execv(dramatiq, [str(dramatiq), "tasks", "--processes", "1", "--threads", "1"])
-    else:
-        sys.stderr.write(f"unknown command {command!r}: describe, enqueue JOBS_FILE or worker\n")
-        return 2
-    return 0
+
+def worker() -> None:
+    exec_console_script("dramatiq", "tasks", "--processes", "1", "--threads", "1")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(DESCRIPTION, enqueue, worker))

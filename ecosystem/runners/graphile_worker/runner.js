@@ -7,12 +7,12 @@
 // running, which a library cannot know of a worker that merely went silent). So the faults that need a worker to
 // outlive its lease (pause, slow_handler) cannot happen within a run and are not taken, and a kill -9's job is not
 // recovered within the run: the library's documented caveat, quoted below. The client installs graphile-worker's
-// schema (WorkerUtils.migrate) before it enqueues; the handler writes the ledger (one appendFileSync per record)
-// around a real timer. The runner adds no unhandledRejection handler of its own: a completion that still meets a
-// database that is down after graphile-worker's retries rejects unhandled (dist/sql/completeJobs.js,
+// schema (WorkerUtils.migrate) before it enqueues; the handler writes the ledger around a real timer
+// (../runner_protocol.js). The runner adds no unhandledRejection handler of its own: a completion that still meets
+// a database that is down after graphile-worker's retries rejects unhandled (dist/sql/completeJobs.js,
 // batchCompleteJobs) and Node's default ends the worker process, as a user's worker would end.
-const fs = require('node:fs');
 const { makeWorkerUtils, run } = require('graphile-worker');
+const { perform, serve } = require('../runner_protocol');
 
 const TASK = 'run_job';
 const LOCK_S = 4 * 60 * 60;
@@ -54,18 +54,7 @@ function describe() {
   };
 }
 
-function record(ev, job, attempt, ok) {
-  const line = {
-    ev, job, worker: process.env.ALKSTORE_FAULTS_WORKER, pid: process.pid, attempt,
-    mono: Number(process.hrtime.bigint()) / 1e9, // CLOCK_MONOTONIC on Linux, the clock of every other ledger
-    wall: Date.now() / 1000,
-  };
-  if (ev === 'end') line.ok = ok;
-  fs.appendFileSync(process.env.ALKSTORE_FAULTS_LEDGER, JSON.stringify(line) + '\n');
-}
-
-async function enqueue(path) {
-  const jobs = fs.readFileSync(path, 'utf8').split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line));
+async function enqueue(jobs) {
   const utils = await makeWorkerUtils({ connectionString: process.env.ALKSTORE_FAULTS_BROKER });
   try {
     await utils.migrate(); // graphile-worker's schema on the throwaway cluster, before any worker
@@ -83,33 +72,10 @@ async function worker() {
     concurrency: 1,
     noHandleSignals: false,
     taskList: {
-      [TASK]: async (payload, helpers) => {
-        const attempt = helpers.job.attempts;
-        record('start', payload.id, attempt);
-        await new Promise((resolve) => setTimeout(resolve, payload.duration_s * 1000));
-        record('end', payload.id, attempt, !payload.fail);
-        if (payload.fail) throw new Error(`job ${payload.id} was told to fail`);
-      },
+      [TASK]: (payload, helpers) => perform(payload, helpers.job.attempts),
     },
   });
   await runner.promise;
 }
 
-function failed(what) {
-  return (error) => {
-    process.stderr.write(`${what} failed: ${error.stack || error}\n`);
-    process.exit(1);
-  };
-}
-
-const [command, argument] = process.argv.slice(2);
-if (command === 'describe') {
-  process.stdout.write(JSON.stringify(describe()) + '\n');
-} else if (command === 'enqueue') {
-  enqueue(argument).catch(failed('enqueue'));
-} else if (command === 'worker') {
-  worker().catch(failed('worker'));
-} else {
-  process.stderr.write(`unknown command ${command}: describe, enqueue JOBS_FILE or worker\n`);
-  process.exit(2);
-}
+serve({ describe, enqueue, worker });

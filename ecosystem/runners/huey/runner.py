@@ -6,11 +6,10 @@ thread. huey is the control of the matrix: its docs say a task mid-execution whe
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from importlib.metadata import version
-from pathlib import Path
+
+from alkstore_faults.runner_cli import Job, exec_console_script, serve
 
 GUIDE = "https://huey.readthedocs.io/en/latest/guide.html"
 CONSUMER = "https://huey.readthedocs.io/en/latest/consumer.html"
@@ -46,25 +45,16 @@ DESCRIPTION = {
 }
 
 
-def main() -> int:
-    command = sys.argv[1]
-    if command == "describe":
-        sys.stdout.write(json.dumps(DESCRIPTION) + "\n")
-    elif command == "enqueue":
-        from tasks import run_job
+def enqueue(jobs: list[Job]) -> None:
+    from tasks import run_job
 
-        from alkstore_faults.handler import read_jobs
+    for job in jobs:
+        run_job(job["id"], job["duration_s"], job["fail"])
 
-        for job in read_jobs(sys.argv[2]):
-            run_job(job["id"], job["duration_s"], job["fail"])
-    elif command == "worker":
-        consumer = Path(sys.executable).parent / "huey_consumer"
-        os.execv(consumer, [str(consumer), "tasks.huey", "--workers", "1", "--worker-type", "thread"])
-    else:
-        sys.stderr.write(f"unknown command {command!r}: describe, enqueue JOBS_FILE or worker\n")
-        return 2
-    return 0
+
+def worker() -> None:
+    exec_console_script("huey_consumer", "tasks.huey", "--workers", "1", "--worker-type", "thread")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(DESCRIPTION, enqueue, worker))

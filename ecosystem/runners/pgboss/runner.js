@@ -5,12 +5,12 @@
 // is failed by the maintenance of any instance (every second here; default 120 s) and, with retries left, fetched
 // again; the worker itself also gives up on a handler that outlives the expiration (its promise is raced against
 // a timer) and fails the job, while the handler's own promise keeps running. The queue is created by the client,
-// with its expiration and retry policy, before any worker starts; the handler writes the ledger (one
-// appendFileSync per record) around a real timer. The runner adds no unhandledRejection handler of its own: work()
-// calls complete() without awaiting it (pg-boss 10.4.2 src/manager.js), so a completion that meets a database
-// that is down rejects unhandled and Node's default ends the worker process, as a user's worker would end.
-const fs = require('node:fs');
+// with its expiration and retry policy, before any worker starts; the handler writes the ledger around a real
+// timer (../runner_protocol.js). The runner adds no unhandledRejection handler of its own: work() calls complete()
+// without awaiting it (pg-boss 10.4.2 src/manager.js), so a completion that meets a database that is down rejects
+// unhandled and Node's default ends the worker process, as a user's worker would end.
 const PgBoss = require('pg-boss');
+const { perform, serve } = require('../runner_protocol');
 
 const EXPIRE_S = 3;
 const MAINTENANCE_S = 1;
@@ -56,18 +56,7 @@ function boss() {
   return instance;
 }
 
-function record(ev, job, attempt, ok) {
-  const line = {
-    ev, job, worker: process.env.ALKSTORE_FAULTS_WORKER, pid: process.pid, attempt,
-    mono: Number(process.hrtime.bigint()) / 1e9, // CLOCK_MONOTONIC on Linux, the clock of every other ledger
-    wall: Date.now() / 1000,
-  };
-  if (ev === 'end') line.ok = ok;
-  fs.appendFileSync(process.env.ALKSTORE_FAULTS_LEDGER, JSON.stringify(line) + '\n');
-}
-
-async function enqueue(path) {
-  const jobs = fs.readFileSync(path, 'utf8').split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line));
+async function enqueue(jobs) {
   const client = boss();
   await client.start(); // installs pg-boss's schema on the throwaway cluster, before any worker
   const queue = process.env.ALKSTORE_FAULTS_QUEUE;
@@ -85,31 +74,11 @@ async function worker() {
     process.env.ALKSTORE_FAULTS_QUEUE,
     { batchSize: 1, pollingIntervalSeconds: POLLING_S, includeMetadata: true },
     async ([job]) => {
-      const attempt = job.retryCount + 1;
-      record('start', job.data.id, attempt);
-      await new Promise((resolve) => setTimeout(resolve, job.data.duration_s * 1000));
-      record('end', job.data.id, attempt, !job.data.fail);
-      if (job.data.fail) throw new Error(`job ${job.data.id} was told to fail`);
+      await perform(job.data, job.retryCount + 1);
       return { id: job.data.id };
     },
   );
   process.on('SIGTERM', () => instance.stop({ wait: true, timeout: 3000 }).then(() => process.exit(0)));
 }
 
-const [command, argument] = process.argv.slice(2);
-function failed(what) {
-  return (error) => {
-    process.stderr.write(`${what} failed: ${error.stack || error}\n`);
-    process.exit(1);
-  };
-}
-if (command === 'describe') {
-  process.stdout.write(JSON.stringify(describe()) + '\n');
-} else if (command === 'enqueue') {
-  enqueue(argument).catch(failed('enqueue'));
-} else if (command === 'worker') {
-  worker().catch(failed('worker'));
-} else {
-  process.stderr.write(`unknown command ${command}: describe, enqueue JOBS_FILE or worker\n`);
-  process.exit(2);
-}
+serve({ describe, enqueue, worker });

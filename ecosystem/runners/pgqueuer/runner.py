@@ -15,6 +15,8 @@ import os
 import sys
 from importlib.metadata import version
 
+from alkstore_faults.runner_cli import Job, serve
+
 DOCS = "https://pgqueuer.readthedocs.io/en/latest/"
 HEARTBEAT_TIMEOUT_S = 5
 DESCRIPTION = {
@@ -41,18 +43,15 @@ DESCRIPTION = {
 }
 
 
-async def enqueue(path: str) -> None:
+async def enqueue(jobs: list[Job]) -> None:
     import asyncpg
     from pgqueuer import AsyncpgDriver
     from pgqueuer.queries import Queries
-
-    from alkstore_faults.handler import read_jobs
 
     connection = await asyncpg.connect(os.environ["ALKSTORE_FAULTS_BROKER"])
     try:
         queries = Queries(AsyncpgDriver(connection))
         await queries.install()
-        jobs = read_jobs(path)
         await queries.enqueue(["run_job"] * len(jobs), [json.dumps(job).encode() for job in jobs], [0] * len(jobs))
     finally:
         await connection.close()
@@ -67,19 +66,9 @@ async def work() -> None:
     await pgq.run(heartbeat_timeout=timedelta(seconds=HEARTBEAT_TIMEOUT_S), max_concurrent_tasks=2, batch_size=1)
 
 
-def main() -> int:
-    command = sys.argv[1]
-    if command == "describe":
-        sys.stdout.write(json.dumps(DESCRIPTION) + "\n")
-    elif command == "enqueue":
-        asyncio.run(enqueue(sys.argv[2]))
-    elif command == "worker":
-        asyncio.run(work())
-    else:
-        sys.stderr.write(f"unknown command {command!r}: describe, enqueue JOBS_FILE or worker\n")
-        return 2
-    return 0
+def worker() -> None:
+    asyncio.run(work())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(DESCRIPTION, enqueue, worker))

@@ -7,11 +7,11 @@ run, and what the docs say happens without it is what this runner shows.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from importlib.metadata import version
-from pathlib import Path
+
+from alkstore_faults.runner_cli import Job, exec_console_script, serve
 
 STALLED = "https://procrastinate.readthedocs.io/en/stable/howto/production/retry_stalled_jobs.html"
 WORKER = "https://procrastinate.readthedocs.io/en/stable/howto/basics/worker.html"
@@ -38,30 +38,21 @@ DESCRIPTION = {
 }
 
 
-def main() -> int:
-    command = sys.argv[1]
-    if command == "describe":
-        sys.stdout.write(json.dumps(DESCRIPTION) + "\n")
-    elif command == "enqueue":
-        from tasks import app, run_job
+def enqueue(jobs: list[Job]) -> None:
+    from tasks import app, run_job
 
-        from alkstore_faults.handler import read_jobs
+    with app.open():
+        app.schema_manager.apply_schema()
+        for job in jobs:
+            run_job.defer(job=job["id"], duration_s=job["duration_s"], fail=job["fail"])
 
-        with app.open():
-            app.schema_manager.apply_schema()
-            for job in read_jobs(sys.argv[2]):
-                run_job.defer(job=job["id"], duration_s=job["duration_s"], fail=job["fail"])
-    elif command == "worker":
-        procrastinate = Path(sys.executable).parent / "procrastinate"
-        argv = [str(procrastinate), "--app=tasks.app", "worker", "--concurrency", "1"]
-        path = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))
-        env = {**os.environ, "PYTHONPATH": path}  # its console script does not put the app's directory on the path
-        os.execve(procrastinate, [*argv, "--queues", os.environ["ALKSTORE_FAULTS_QUEUE"]], env)
-    else:
-        sys.stderr.write(f"unknown command {command!r}: describe, enqueue JOBS_FILE or worker\n")
-        return 2
-    return 0
+
+def worker() -> None:
+    path = os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}  # its console script does not put the app's directory on the path
+    queue = os.environ["ALKSTORE_FAULTS_QUEUE"]
+    exec_console_script("procrastinate", "--app=tasks.app", "worker", "--concurrency", "1", "--queues", queue, env=env)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(DESCRIPTION, enqueue, worker))

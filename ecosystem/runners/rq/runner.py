@@ -9,11 +9,11 @@ worker TTL is 20 s: the 5 s maintenance interval is then kept to within 5 s.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from importlib.metadata import version
-from pathlib import Path
+
+from alkstore_faults.runner_cli import Job, exec_console_script, serve
 
 WORKERS = "https://python-rq.org/docs/workers/"
 RESULTS = "https://python-rq.org/docs/results/"
@@ -49,39 +49,30 @@ DESCRIPTION = {
 }
 
 
-def main() -> int:
-    command = sys.argv[1]
-    broker, queue = os.environ.get("ALKSTORE_FAULTS_BROKER", ""), os.environ.get("ALKSTORE_FAULTS_QUEUE", "")
-    if command == "describe":
-        sys.stdout.write(json.dumps(DESCRIPTION) + "\n")
-    elif command == "enqueue":
-        from redis import Redis
-        from rq import Queue, Retry
+def enqueue(jobs: list[Job]) -> None:
+    from redis import Redis
+    from rq import Queue, Retry
 
-        from alkstore_faults.handler import read_jobs
+    queue = Queue(os.environ["ALKSTORE_FAULTS_QUEUE"], connection=Redis.from_url(os.environ["ALKSTORE_FAULTS_BROKER"]))
+    for job in jobs:
+        queue.enqueue(
+            "tasks.run_job",
+            job["id"],
+            job["duration_s"],
+            job["fail"],
+            job_id=job["id"],
+            job_timeout=JOB_TIMEOUT_S,
+            retry=Retry(max=2),
+        )
 
-        rq_queue = Queue(queue, connection=Redis.from_url(broker))
-        for job in read_jobs(sys.argv[2]):
-            rq_queue.enqueue(
-                "tasks.run_job",
-                job["id"],
-                job["duration_s"],
-                job["fail"],
-                job_id=job["id"],
-                job_timeout=JOB_TIMEOUT_S,
-                retry=Retry(max=2),
-            )
-    elif command == "worker":
-        rq = Path(sys.executable).parent / "rq"
-        argv = [str(rq), "worker", "--url", broker, "--name", f"{queue}-{os.environ['ALKSTORE_FAULTS_WORKER']}"]
-        argv += ["--path", ".", "--maintenance-interval", str(MAINTENANCE_S)]
-        argv += ["--job-monitoring-interval", str(MONITORING_S), "--worker-ttl", str(WORKER_TTL_S), queue]
-        os.execv(rq, argv)
-    else:
-        sys.stderr.write(f"unknown command {command!r}: describe, enqueue JOBS_FILE or worker\n")
-        return 2
-    return 0
+
+def worker() -> None:
+    broker, queue = os.environ["ALKSTORE_FAULTS_BROKER"], os.environ["ALKSTORE_FAULTS_QUEUE"]
+    name = f"{queue}-{os.environ['ALKSTORE_FAULTS_WORKER']}"
+    options = ["--url", broker, "--name", name, "--path", ".", "--maintenance-interval", str(MAINTENANCE_S)]
+    options += ["--job-monitoring-interval", str(MONITORING_S), "--worker-ttl", str(WORKER_TTL_S)]
+    exec_console_script("rq", "worker", *options, queue)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve(DESCRIPTION, enqueue, worker))
