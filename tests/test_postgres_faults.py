@@ -48,7 +48,7 @@ from alkstore_postgres.adapter import DSN_OPTION
 from alkstore_postgres.connection import application_name
 from alkstore_postgres.location import Location, quote_ident
 
-from alkstore_contract.suite.history import ClientHistory, Release, Verdict, handout_from_job
+from alkstore_contract.suite.history import ClientHistory, Release, Verdict
 from alkstore_contract.surface import Queue
 from alkstore_contract.types import JobId, QueueOpts
 
@@ -124,10 +124,7 @@ async def _worker(queue: Queue, name: str, ledger: Ledger, stop: asyncio.Event, 
             job = handle.job
             assert job.lease_expires_at is not None
             assert isinstance(job.payload, dict)
-            ledger.tag_of[job.id] = job.payload["tag"]
-            ledger.handouts.append(
-                handout_from_job(job.id, name, claim, job.lease_expires_at, job.visibility_timeout_s, job.attempts)
-            )
+            ledger.handed_out(job, name, claim)
             await asyncio.sleep(pace_s)
             try:
                 acked = await handle.ack()

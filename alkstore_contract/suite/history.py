@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from alkstore_contract.types import JobId
+from alkstore_contract.types import Job, JobId
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +168,16 @@ class ClientHistory:
     handouts: list[Handout] = field(default_factory=list)
     releases: list[Release] = field(default_factory=list)
     acks_in_doubt: set[JobId] = field(default_factory=set)
+
+    def handed_out(self, job: Job, worker: str, claim: str) -> None:
+        """Record the handout of ``job`` (a handle's job, under its lease) and the tag its payload carries."""
+        if job.lease_expires_at is None:
+            raise ValueError(f"{job!r} has no lease: it was not handed out by a claim")
+        if isinstance(job.payload, dict):
+            self.tag_of[job.id] = str(job.payload.get("tag"))
+        self.handouts.append(
+            handout_from_job(job.id, worker, claim, job.lease_expires_at, job.visibility_timeout_s, job.attempts)
+        )
 
     def verdict(self, still_present: Iterable[JobId], seen: Mapping[JobId, str] | None = None) -> Verdict:
         """``check_history`` over what was confirmed; each job of an enqueue in doubt that showed up is enqueued.

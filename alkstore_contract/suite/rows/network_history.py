@@ -41,7 +41,7 @@ from typing import Any
 from alkstore_contract.adapter import Capability
 from alkstore_contract.suite.checks import expect
 from alkstore_contract.suite.harness import RowContext
-from alkstore_contract.suite.history import ClientHistory, Release, handout_from_job
+from alkstore_contract.suite.history import ClientHistory, Release
 from alkstore_contract.suite.network import Outcome, Wire, open_wire
 from alkstore_contract.suite.row import row
 from alkstore_contract.surface import Queue
@@ -114,10 +114,7 @@ async def _worker(wire: Wire, queue: Queue, name: str, history: History) -> None
             if job.lease_expires_at is None or not isinstance(job.payload, dict):
                 history.broken.append(f"claim_batch() handed out {job!r} without a lease or with a foreign payload")
                 return
-            history.tag_of[job.id] = str(job.payload.get("tag"))
-            history.handouts.append(
-                handout_from_job(job.id, name, claim, job.lease_expires_at, job.visibility_timeout_s, job.attempts)
-            )
+            history.handed_out(job, name, claim)
             acked = await wire.bounded("ack()", handle.ack())
             if history.judge(acked):
                 history.releases.append(Release(job.id, claim, "ack", bool(acked.value)))
@@ -171,13 +168,8 @@ async def _drain_stranded(ctx: RowContext, queue: Queue, history: History) -> No
         for handle in handles:
             sequence += 1
             job = handle.job
-            assert job.lease_expires_at is not None
             claim = f"drain#{sequence}"
-            if isinstance(job.payload, dict):
-                history.tag_of[job.id] = str(job.payload.get("tag"))
-            history.handouts.append(
-                handout_from_job(job.id, "drain", claim, job.lease_expires_at, job.visibility_timeout_s, job.attempts)
-            )
+            history.handed_out(job, "drain", claim)
             history.releases.append(Release(job.id, claim, "ack", await handle.ack()))
 
 
