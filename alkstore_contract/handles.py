@@ -5,15 +5,53 @@ Part of the contract.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import Self
+
 from alkstore_contract.errors import HandleSpent, StoreClosed
-from alkstore_contract.types import JobId, QueueOpts
+from alkstore_contract.types import Duration, EnqueueCall, JobId, QueueOpts
+
+
+class ClosingStore:
+    """A store's ``closed`` flag and ``async with``, as every engine's ``Store`` answers them (S3).
+
+    The kit's store and the wire's both start from it: each sets ``_closed`` and
+    defines ``close``; ``async with`` gives the store itself and closes it on exit.
+    """
+
+    __slots__ = ()
+    _closed: bool
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def close(self) -> None:
+        """Release the store: the engine's own part of ``Store``."""
+        raise NotImplementedError(f"{type(self).__name__} releases nothing: it must define close")
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
 
 
 class NamedQueue:
     """A queue's name and the options it stamps on what it enqueues (E1), as every engine's ``Queue`` answers them.
 
     The kit's queue and the wire's both start from it; they keep ``_name`` and
-    ``_opts`` for their own ops to read.
+    ``_opts`` for their own ops to read. ``enqueue`` and ``enqueue_many`` are
+    written here once, with the surface's signature: each hands its options,
+    packed in an ``EnqueueCall``, to the subclass's ``_enqueue`` or
+    ``_enqueue_many``, which is all an engine's queue says about storing.
     """
 
     __slots__ = ("_name", "_opts")
@@ -29,6 +67,40 @@ class NamedQueue:
     @property
     def opts(self) -> QueueOpts:
         return self._opts
+
+    async def enqueue(
+        self,
+        payload: object,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> JobId:
+        """E1–E10: store one job, ready now, after ``delay`` or at ``run_at``; bad input stores nothing."""
+        return await self._enqueue(payload, EnqueueCall(delay, run_at, expires, max_attempts, priority))
+
+    async def enqueue_many(
+        self,
+        payloads: Sequence[object],
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> list[JobId]:
+        """E11: every payload stored from one clock read, or none; ids in input order."""
+        return await self._enqueue_many(payloads, EnqueueCall(delay, run_at, expires, max_attempts, priority))
+
+    async def _enqueue(self, payload: object, call: EnqueueCall) -> JobId:
+        """Store one job as ``call`` asks: the engine's own part of ``enqueue``."""
+        raise NotImplementedError(f"{type(self).__name__} stores no job: it must define _enqueue")
+
+    async def _enqueue_many(self, payloads: Sequence[object], call: EnqueueCall) -> list[JobId]:
+        """Store every payload as ``call`` asks, all or none: the engine's own part of ``enqueue_many``."""
+        raise NotImplementedError(f"{type(self).__name__} stores no job: it must define _enqueue_many")
 
 
 class OneShot:

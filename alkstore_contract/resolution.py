@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from alkstore_contract.backoff import backoff_delay_s
-from alkstore_contract.types import Duration, QueueOpts
+from alkstore_contract.types import Duration, EnqueueCall, QueueOpts
 from alkstore_contract.validation import (
     encode_payload,
     optional_duration_seconds,
@@ -62,12 +62,18 @@ class EnqueueOptions:
         max_attempts: int | None,
         priority: int,
     ) -> EnqueueOptions:
-        """Check every option (contract E9) before anything is read or written.
+        """Check every option (contract E9) before anything is read or written."""
+        return cls.validate_call(EnqueueCall(delay, run_at, expires, max_attempts, priority))
+
+    @classmethod
+    def validate_call(cls, call: EnqueueCall) -> EnqueueOptions:
+        """``validate``, of the options of one call as ``NamedQueue`` packed them.
 
         A call that leaves every option at its default, as most do, gets the
         one shared ``_DEFAULT_OPTIONS``: there is nothing to check, and one
         shared value spares building a frozen dataclass per call.
         """
+        delay, run_at, expires, max_attempts, priority = call
         if (
             delay is None
             and run_at is None

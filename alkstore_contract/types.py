@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import TypeAlias
+from typing import NamedTuple, TypeAlias
 
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.validation import (
@@ -82,6 +82,23 @@ def validate_queue_opts(opts: object) -> QueueOpts:
     if not isinstance(opts, QueueOpts):
         raise InvalidArgument(f"opts={describe_value(opts)}: must be a QueueOpts or None")
     return opts
+
+
+class EnqueueCall(NamedTuple):
+    """The options of one ``enqueue``/``enqueue_many`` call as the caller gave them, checked by no one yet.
+
+    ``alkstore_contract.handles.NamedQueue`` packs its keyword arguments into one,
+    so the surface's enqueue signature is written once for the engines built on
+    it: the kit checks the call (``resolution.EnqueueOptions.validate_call``), the
+    wire sends it for the engine to judge, and the suite's model resolves it as the
+    contract's text says. The defaults are the surface's (E4, E6, E7).
+    """
+
+    delay: Duration | None = None
+    run_at: datetime | None = None
+    expires: Duration | None = None
+    max_attempts: int | None = None
+    priority: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,9 @@ engine refuses the same input with the same error.
 
 ``JobId`` and ``Duration`` lived here until 0.2; they are in
 ``alkstore_contract.types`` now, and ``alkstore_contract._moved`` serves the old
-names here with a warning for one release.
+names here with a warning for one release. ``types`` imports these rules (its
+``QueueOpts`` checks itself), so this module names a job id by what ``JobId``
+stands for, ``int | str``, and imports nothing of ``types``: no import circle.
 """
 
 from __future__ import annotations
@@ -23,13 +25,8 @@ import math
 import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
 
 from alkstore_contract.errors import InvalidArgument, InvalidName, PayloadError
-
-if TYPE_CHECKING:
-    from alkstore_contract.types import JobId
-
 
 MAX_QUEUE_NAME_LENGTH = 200
 RESERVED_PREFIX = "__"
@@ -222,14 +219,14 @@ def validate_batch_size(value: object) -> int:
     return value
 
 
-def validate_job_id(job_id: object) -> JobId:
+def validate_job_id(job_id: object) -> int | str:
     """An id as ``enqueue`` returns them: an int (not bool) or a str."""
     if isinstance(job_id, bool) or not isinstance(job_id, int | str):
         raise InvalidArgument(f"job_id={describe_value(job_id)}: a job id is an int or a str, as enqueue returned it")
     return job_id
 
 
-def validate_job_ids(ids: object) -> list[JobId]:
+def validate_job_ids(ids: object) -> list[int | str]:
     """contract B1: a list, tuple or set of job ids, each as ``validate_job_id`` demands.
 
     An ``ack_batch`` of a hundred ids checks a hundred, so an id whose type is
@@ -238,7 +235,7 @@ def validate_job_ids(ids: object) -> list[JobId]:
     """
     if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
         raise InvalidArgument(f"ids={describe_value(ids)}: must be a list of job ids")
-    checked: list[JobId] = list(ids)
+    checked: list[int | str] = list(ids)
     for job_id in checked:
         if type(job_id) is not int and type(job_id) is not str:
             validate_job_id(job_id)

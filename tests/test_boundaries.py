@@ -13,6 +13,9 @@ name given to ``importlib.import_module``.
 If this fails, check: a report module grew an import of a suite module (hand the
 value over through ``report/model.py`` instead, computed in
 ``suite/publish.py``), or the suite's ``__all__`` lost a name the report uses.
+
+A second rule: no import circle inside ``alkstore_contract``, a type-only import
+included, but for the 0.1 shims' one (``SHIM_CIRCLE``), which ends with them.
 """
 
 from __future__ import annotations
@@ -112,3 +115,73 @@ def test_the_check_lets_through_what_the_rule_allows(source: str) -> None:
 def test_the_suite_publishes_the_names_it_lists() -> None:
     missing = [name for name in alkstore_contract.suite.__all__ if not hasattr(alkstore_contract.suite, name)]
     assert missing == []
+
+
+def contract_imports() -> dict[str, set[str]]:
+    """Each module of ``alkstore_contract`` → the package's modules it imports, wherever the import sits.
+
+    An import under ``if TYPE_CHECKING:`` counts too: a type checker follows it, so a circle through one
+    is a circle a reader and a type checker must untangle all the same.
+    """
+    modules: dict[str, Path] = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for _, module, names in imported(path.read_text(encoding="utf-8")):
+            found |= {module} & modules.keys()
+            found |= {f"{module}.{taken}" for taken in names} & modules.keys()
+        graph[name] = found - {name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph``: each strongly connected set of two or more modules, sorted."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for target in sorted(graph[module]):
+            if target not in order:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], order[target])
+        if low[module] == order[module]:
+            members = [stack.pop()]
+            while members[-1] != module:
+                members.append(stack.pop())
+            if len(members) > 1:
+                found.append(sorted(members))
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return sorted(found)
+
+
+SHIM_CIRCLE = ["alkstore_contract._pre_kit", "alkstore_contract.resolution"]
+"""The one circle allowed: ``resolution`` names the 0.1 shims for type checkers only (``_moved`` serves them at
+run time), and the shims compute through ``resolution``. It goes with the shims, in ``_moved.REMOVED_IN``."""
+
+
+def test_the_contract_has_no_import_circle() -> None:
+    """No module of ``alkstore_contract`` imports, even for types only, a module that imports it back.
+
+    If this fails, check: a lower module (``validation``, ``errors``) grew an import of one built on it
+    (``types``, ``resolution``): name the type by what it stands for, or move the shared piece down.
+    """
+    found = [circle for circle in circles(contract_imports()) if circle != SHIM_CIRCLE]
+    assert not found, f"import circles in alkstore_contract: {found}"
+
+
+def test_the_circle_check_sees_a_circle_through_a_type_only_import() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert circles(graph) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []

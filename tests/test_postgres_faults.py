@@ -48,7 +48,7 @@ from alkstore_postgres.adapter import DSN_OPTION
 from alkstore_postgres.connection import application_name
 from alkstore_postgres.location import Location, quote_ident
 
-from alkstore_contract.suite.history import Handout, Release, Verdict, check_history, handout_from_job
+from alkstore_contract.suite.history import ClientHistory, Release, Verdict
 from alkstore_contract.surface import Queue
 from alkstore_contract.types import JobId, QueueOpts
 
@@ -83,17 +83,9 @@ async def _require_server(pg: PgAdapter) -> None:
 
 
 @dataclass
-class Ledger:
-    """What the workers and the producer saw: confirmed results, and ops whose outcome is unknown."""
+class Ledger(ClientHistory):
+    """What the workers and the producer saw, and every ``ServerConnectionError`` they met."""
 
-    enqueued: list[JobId] = field(default_factory=list)
-    tags_in_doubt: set[str] = field(default_factory=set)
-    """Payload tags of enqueues that raised: their job may or may not exist."""
-    tag_of: dict[JobId, str] = field(default_factory=dict)
-    """The payload tag of every job a worker was handed."""
-    handouts: list[Handout] = field(default_factory=list)
-    releases: list[Release] = field(default_factory=list)
-    acks_in_doubt: set[JobId] = field(default_factory=set)
     errors: Counter[str] = field(default_factory=Counter)
     """``ServerConnectionError`` per op; anything else raised is not caught and fails the test."""
     error_messages: set[str] = field(default_factory=set)
@@ -132,10 +124,7 @@ async def _worker(queue: Queue, name: str, ledger: Ledger, stop: asyncio.Event, 
             job = handle.job
             assert job.lease_expires_at is not None
             assert isinstance(job.payload, dict)
-            ledger.tag_of[job.id] = job.payload["tag"]
-            ledger.handouts.append(
-                handout_from_job(job.id, name, claim, job.lease_expires_at, job.visibility_timeout_s, job.attempts)
-            )
+            ledger.handed_out(job, name, claim)
             await asyncio.sleep(pace_s)
             try:
                 acked = await handle.ack()
@@ -154,7 +143,7 @@ async def _producer(queue: Queue, ledger: Ledger, stop: asyncio.Event, pace_s: f
         number += 1
         tag = f"p{number}"
         try:
-            ledger.enqueued.append(await queue.enqueue({"tag": tag}))
+            ledger.enqueued.add(await queue.enqueue({"tag": tag}))
             ledger.succeeded()
         except ServerConnectionError as error:
             ledger.failed("enqueue", error)
@@ -163,7 +152,7 @@ async def _producer(queue: Queue, ledger: Ledger, stop: asyncio.Event, pace_s: f
 
 
 async def _preload(queue: Queue, ledger: Ledger, count: int) -> None:
-    ledger.enqueued.extend(await queue.enqueue_many([{"tag": f"i{n}"} for n in range(count)]))
+    ledger.enqueued.update(await queue.enqueue_many([{"tag": f"i{n}"} for n in range(count)]))
 
 
 async def _table(dsn: str, schema: str) -> list[Any]:
@@ -185,11 +174,8 @@ async def _check(location: str, ledger: Ledger) -> Verdict:
     """
     parsed = Location.decode(location)
     rows = await _table(parsed.dsn, parsed.schema)
-    enqueued = set(ledger.enqueued)
-    seen = dict(ledger.tag_of)
-    seen.update({int(row["id"]): json.loads(row["payload"])["tag"] for row in rows})
-    enqueued.update(job_id for job_id, tag in seen.items() if tag in ledger.tags_in_doubt)
-    verdict = check_history(enqueued, ledger.handouts, ledger.releases, still_present=[int(row["id"]) for row in rows])
+    seen: dict[JobId, str] = {int(row["id"]): json.loads(row["payload"])["tag"] for row in rows}
+    verdict = ledger.verdict([int(row["id"]) for row in rows], seen)
     summary = f"{verdict.describe()}; errors {dict(ledger.errors)}; {len(rows)} rows left"
     assert not verdict.duplicated, f"a job was handed out twice under overlapping leases: {summary}"
     assert not verdict.unexpected, f"a handout named a job never enqueued: {summary}"

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from alkstore_contract.types import QueueOpts
+from alkstore_contract.types import EnqueueCall, QueueOpts
 from alkstore_contract.wire import SCHEMA_PATH, codec
 from alkstore_contract.wire.ops import core_ops, wire_ops
 
@@ -71,7 +71,7 @@ def test_the_python_side_sends_every_op_of_the_table_and_no_other() -> None:
 
 def test_the_codec_writes_the_option_objects_with_the_tables_fields() -> None:
     defs = _defs()
-    options = codec.enqueue_options(None, None, None, None, 0)
+    options = codec.enqueue_options(EnqueueCall())
     assert set(options) == set(defs["enqueue_options"]["properties"])
     assert set(codec.queue_opts(QueueOpts())) == set(defs["queue_opts"]["properties"])
     assert {"options"} <= set(wire_ops()["enqueue"].fields) & set(wire_ops()["enqueue_many"].fields)

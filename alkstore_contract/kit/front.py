@@ -16,12 +16,11 @@ import random
 import secrets
 from collections.abc import Sequence
 from datetime import datetime
-from types import TracebackType
-from typing import Generic, Self, TypeVar
+from typing import Generic, TypeVar
 
 from alkstore_contract.clock import Clock
 from alkstore_contract.errors import InvalidArgument
-from alkstore_contract.handles import NamedQueue, OneShot, raise_if_closed
+from alkstore_contract.handles import ClosingStore, NamedQueue, OneShot, raise_if_closed
 from alkstore_contract.kit.driver import StorageDriver, c2_order_key
 from alkstore_contract.kit.fast import resolve_new_jobs
 from alkstore_contract.resolution import (
@@ -33,7 +32,7 @@ from alkstore_contract.resolution import (
     fail_error,
 )
 from alkstore_contract.surface import JobHandle
-from alkstore_contract.types import Duration, Job, JobId, QueueOpts, validate_queue_opts
+from alkstore_contract.types import Duration, EnqueueCall, Job, JobId, QueueOpts, validate_queue_opts
 from alkstore_contract.validation import (
     INT64_MAX,
     describe_value,
@@ -50,7 +49,7 @@ from alkstore_contract.validation import (
 D = TypeVar("D", bound=StorageDriver)
 
 
-class KitStore(Generic[D]):
+class KitStore(ClosingStore, Generic[D]):
     """An open store: a driver, the clock every op reads, the random source of backoff jitter, a closed flag.
 
     ``clock=None`` hands ``now=None`` to the driver, which then keeps time
@@ -98,27 +97,12 @@ class KitStore(Generic[D]):
         raise_if_closed(self._closed, "queue")
         return KitQueue(self, validate_queue_name(name), validate_queue_opts(opts))
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
     async def close(self) -> None:
         """S3: refuse every later op, then let the driver finish what runs and release the storage. Idempotent."""
         if self._closed:
             return
         self._closed = True
         await self._driver.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
 
 class KitQueue(NamedQueue, Generic[D]):
@@ -131,45 +115,22 @@ class KitQueue(NamedQueue, Generic[D]):
         self._store = store
         self._driver = store.driver
 
-    async def enqueue(
-        self,
-        payload: object,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
-    ) -> JobId:
-        """E1–E10: store one job, ready now, after ``delay`` or at ``run_at``; bad input stores nothing."""
+    async def _enqueue(self, payload: object, call: EnqueueCall) -> JobId:
+        """E1–E10 for ``enqueue``: the payload and options checked, then one clock read and one insert."""
         store = self._store
         store.check_open("enqueue")
         payload_json = encode_payload(payload)
-        options = EnqueueOptions.validate(
-            delay=delay, run_at=run_at, expires=expires, max_attempts=max_attempts, priority=priority
-        )
-        jobs = resolve_new_jobs((payload_json,), options, self._opts)
+        jobs = resolve_new_jobs((payload_json,), EnqueueOptions.validate_call(call), self._opts)
         return (await self._driver.insert(self._name, jobs, store.now()))[0]
 
-    async def enqueue_many(
-        self,
-        payloads: Sequence[object],
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
-    ) -> list[JobId]:
-        """E11: every payload stored from one clock read, or none; ids in input order. ``[]`` does no I/O."""
+    async def _enqueue_many(self, payloads: Sequence[object], call: EnqueueCall) -> list[JobId]:
+        """E11 for ``enqueue_many``: every payload stored from one clock read, or none. ``[]`` does no I/O."""
         store = self._store
         store.check_open("enqueue_many")
         if not isinstance(payloads, list | tuple):
             raise InvalidArgument(f"payloads={describe_value(payloads)}: must be a list or tuple of payloads")
         payload_jsons = encode_payloads(payloads)
-        options = EnqueueOptions.validate(
-            delay=delay, run_at=run_at, expires=expires, max_attempts=max_attempts, priority=priority
-        )
+        options = EnqueueOptions.validate_call(call)
         if not payload_jsons:
             return []
         jobs = resolve_new_jobs(payload_jsons, options, self._opts)

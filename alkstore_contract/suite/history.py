@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from alkstore_contract.types import JobId
+from alkstore_contract.types import Job, JobId
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,3 +147,43 @@ def check_history(
             verdict.recovered.append(job_id)
     verdict.lost = sorted((j for j in enqueued_set if not acked_claims[j] and j not in present), key=repr)
     return verdict
+
+
+@dataclass
+class ClientHistory:
+    """What the clients of a queue under faults saw: confirmed results, and the ops whose outcome is unknown.
+
+    An op that raised under a fault may have taken effect all the same (the server committed it just
+    before the connection went). An enqueue that raised may have stored its job: every payload carries
+    a tag, and a job whose tag belongs to an enqueue in doubt counts as enqueued once it shows up. An
+    ack that raised may have committed: its job may be gone without a confirmed ack, which the caller
+    judges from ``acks_in_doubt``. The network-history row and the Postgres fault tests both keep one.
+    """
+
+    enqueued: set[JobId] = field(default_factory=set)
+    tags_in_doubt: set[str] = field(default_factory=set)
+    """Payload tags of enqueues that raised: their job may or may not exist."""
+    tag_of: dict[JobId, str] = field(default_factory=dict)
+    """The payload tag of every job a worker was handed."""
+    handouts: list[Handout] = field(default_factory=list)
+    releases: list[Release] = field(default_factory=list)
+    acks_in_doubt: set[JobId] = field(default_factory=set)
+
+    def handed_out(self, job: Job, worker: str, claim: str) -> None:
+        """Record the handout of ``job`` (a handle's job, under its lease) and the tag its payload carries."""
+        if job.lease_expires_at is None:
+            raise ValueError(f"{job!r} has no lease: it was not handed out by a claim")
+        if isinstance(job.payload, dict):
+            self.tag_of[job.id] = str(job.payload.get("tag"))
+        self.handouts.append(
+            handout_from_job(job.id, worker, claim, job.lease_expires_at, job.visibility_timeout_s, job.attempts)
+        )
+
+    def verdict(self, still_present: Iterable[JobId], seen: Mapping[JobId, str] | None = None) -> Verdict:
+        """``check_history`` over what was confirmed; each job of an enqueue in doubt that showed up is enqueued.
+
+        ``seen``: the tags of jobs found another way than a handout (the rows left in the store).
+        """
+        tags = {**self.tag_of, **(seen or {})}
+        enqueued = self.enqueued | {job_id for job_id, tag in tags.items() if tag in self.tags_in_doubt}
+        return check_history(enqueued, self.handouts, self.releases, still_present=still_present)

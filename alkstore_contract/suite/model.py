@@ -45,10 +45,12 @@ from alkstore_contract.suite.expected import (
     LAST_ERROR_FAILED,
     LAST_ERROR_MAX_ATTEMPTS,
 )
-from alkstore_contract.types import Duration, Job, JobState, QueueOpts
+from alkstore_contract.types import Duration, EnqueueCall, Job, JobState, QueueOpts
 
 UNKNOWN_JOB = 0
 """The model id of a job that does not exist (model ids start at 1)."""
+NO_OPTIONS = EnqueueCall()
+"""An enqueue that sets no option: every one at the surface's default."""
 
 
 def backoff_cap_s(attempts: int, base_s: float) -> Fraction:
@@ -184,19 +186,10 @@ class Model:
     # --- E: enqueue ---------------------------------------------------------------------------------
 
     def enqueue(
-        self,
-        queue: str,
-        opts: QueueOpts,
-        payload: object,
-        now: datetime,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
+        self, queue: str, opts: QueueOpts, payload: object, now: datetime, call: EnqueueCall = NO_OPTIONS
     ) -> int:
         """Store one job; every instant comes from the one ``now`` (E5, T1)."""
+        delay, run_at, expires, max_attempts, priority = call
         if delay is not None:  # E2: delay wins over run_at
             ready_at = now + delta(delay)
         elif run_at is not None:  # E3: stored verbatim, past or future
@@ -222,33 +215,10 @@ class Model:
         return job.id
 
     def enqueue_many(
-        self,
-        queue: str,
-        opts: QueueOpts,
-        payloads: Sequence[object],
-        now: datetime,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
+        self, queue: str, opts: QueueOpts, payloads: Sequence[object], now: datetime, call: EnqueueCall
     ) -> list[int]:
         """E11: every job resolved as ``enqueue`` from one ``now``; ids in input order."""
-        return [
-            self.enqueue(
-                queue,
-                opts,
-                payload,
-                now,
-                delay=delay,
-                run_at=run_at,
-                expires=expires,
-                max_attempts=max_attempts,
-                priority=priority,
-            )
-            for payload in payloads
-        ]
+        return [self.enqueue(queue, opts, payload, now, call) for payload in payloads]
 
     # --- C: claims ----------------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from alkstore_contract.errors import InvalidArgument, InvalidName, PayloadError
 from alkstore_contract.instants import from_epoch_us, to_epoch_us
-from alkstore_contract.types import Job, JobId, JobState, QueueOpts
+from alkstore_contract.types import EnqueueCall, Job, JobId, JobState, QueueOpts
 from alkstore_contract.validation import (
     decode_payload,
     describe_value,
@@ -96,15 +96,13 @@ def instant(value: object, arg: str = "run_at") -> str | None:
         raise
 
 
-def enqueue_options(
-    delay: object, run_at: object, expires: object, max_attempts: object, priority: object
-) -> dict[str, Any]:
+def enqueue_options(call: EnqueueCall) -> dict[str, Any]:
     return {
-        "delay_s": duration("delay", delay),
-        "run_at": instant(run_at),
-        "expires_s": duration("expires", expires),
-        "max_attempts": None if max_attempts is None else integer("max_attempts", max_attempts),
-        "priority": str(integer("priority", priority)),
+        "delay_s": duration("delay", call.delay),
+        "run_at": instant(call.run_at),
+        "expires_s": duration("expires", call.expires),
+        "max_attempts": None if call.max_attempts is None else integer("max_attempts", call.max_attempts),
+        "priority": str(integer("priority", call.priority)),
     }
 
 

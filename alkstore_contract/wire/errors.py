@@ -7,23 +7,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from alkstore_contract.errors import (
-    HandleSpent,
-    InvalidArgument,
-    InvalidName,
-    PayloadError,
-    StoreClosed,
-    StoreUnavailable,
-)
+from alkstore_contract import errors
 
 CONTRACT_CLASSES: dict[str, type[Exception]] = {
-    "InvalidName": InvalidName,
-    "InvalidArgument": InvalidArgument,
-    "PayloadError": PayloadError,
-    "StoreClosed": StoreClosed,
-    "HandleSpent": HandleSpent,
-    "StoreUnavailable": StoreUnavailable,
+    cls.__name__: cls
+    for cls in (
+        errors.InvalidName,
+        errors.InvalidArgument,
+        errors.PayloadError,
+        errors.StoreClosed,
+        errors.HandleSpent,
+        errors.StoreUnavailable,
+    )
 }
+"""The contract's errors by the name an ``error`` reply gives as its ``class``: each class's own name."""
 
 
 class EngineError(Exception):

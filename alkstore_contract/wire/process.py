@@ -39,6 +39,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import IO, Any
 
 from alkstore_contract.wire.errors import contract_error
@@ -276,13 +277,10 @@ class EngineProcess:
         # A timer, not ``asyncio.wait_for``, which costs a task switch more on every reply.
         timer = loop.call_later(self.manifest.op_timeout_s, resolve, future, None, _Hung())
         try:
-            return await future
+            with self._answer_to(op):
+                return await future
         except _Hung:
             self.end(f"did not answer {op} within {self.manifest.op_timeout_s} s (op_timeout_s)")
-            raise EngineFailed(self._why(op)) from None
-        except _ErrorReply as reply:
-            raise reply.error() from None
-        except EngineFailed:
             raise EngineFailed(self._why(op)) from None
         finally:
             timer.cancel()
@@ -297,8 +295,7 @@ class EngineProcess:
         limit = self.manifest.op_timeout_s if timeout_s is None else timeout_s
         deadline = time.monotonic() + limit
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        wake = Wake()
-        try:
+        with contextlib.closing(Wake()) as wake, self._answer_to(op):
             self._send(op, fields, Waiter(op, future, wake=wake))
             here = running_loop()
             while not future.done():
@@ -309,12 +306,17 @@ class EngineProcess:
                     break
                 self._wait_readable(wake.fd, remaining, here)
             return future.result(0)
+
+    @contextlib.contextmanager
+    def _answer_to(self, op: str) -> Iterator[None]:
+        """What the caller of ``op`` sees of a reply gone wrong: an error reply as the contract's exception it
+        names, the engine's end as ``EngineFailed`` saying why. ``request`` and ``request_sync`` both wait in it."""
+        try:
+            yield
         except _ErrorReply as reply:
             raise reply.error() from None
         except EngineFailed:
             raise EngineFailed(self._why(op)) from None
-        finally:
-            wake.close()
 
     def _wait_readable(self, wake: int, timeout_s: float, here: asyncio.AbstractEventLoop | None) -> None:
         """Sleep until the engine wrote (then read it) or ``wake`` was written, at most ``timeout_s``."""

@@ -13,22 +13,21 @@ asking, a handle's ``job`` as claimed and a queue's ``opts`` as given.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
-from types import TracebackType
-from typing import Any, Self
+from datetime import timedelta
+from typing import Any
 
 from alkstore_contract.clock import Clock
 from alkstore_contract.errors import AlkstoreError, InvalidArgument
-from alkstore_contract.handles import NamedQueue, raise_if_closed
+from alkstore_contract.handles import ClosingStore, NamedQueue, raise_if_closed
 from alkstore_contract.instants import to_epoch_us
 from alkstore_contract.surface import JobHandle
-from alkstore_contract.types import Duration, Job, JobId, QueueOpts, validate_queue_opts
+from alkstore_contract.types import Duration, EnqueueCall, Job, JobId, QueueOpts, validate_queue_opts
 from alkstore_contract.validation import describe_value
 from alkstore_contract.wire import codec
 from alkstore_contract.wire.process import EngineProcess
 
 
-class WireStore:
+class WireStore(ClosingStore):
     """A store the engine opened; ``closed`` flips when ``close`` is called, before the engine is asked."""
 
     def __init__(self, process: EngineProcess, store_id: str, clock: Clock | None) -> None:
@@ -85,23 +84,11 @@ class WireStore:
         queue_id = self._process.request_sync("queue", {"store": self._id, **fields})
         return WireQueue(self, queue_id, name, checked_opts)
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
     async def close(self) -> None:
         """Idempotent; a store whose engine process has ended is closed without asking (nothing is left to free)."""
         self._closed = True
         if self._process.ended is None:
             await self._process.request("close_store", {"store": self._id})
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.close()
 
 
 class WireQueue(NamedQueue):
@@ -115,43 +102,19 @@ class WireQueue(NamedQueue):
     async def _ask(self, op: str, build: Callable[[], dict[str, Any]], given: dict[str, object] | None = None) -> Any:
         return await self._store.ask(op, {"queue": self._id}, build, given)
 
-    async def enqueue(
-        self,
-        payload: object,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
-    ) -> JobId:
+    async def _enqueue(self, payload: object, call: EnqueueCall) -> JobId:
         job_id: JobId = await self._ask(
             "enqueue",
-            lambda: {
-                "options": codec.enqueue_options(delay, run_at, expires, max_attempts, priority),
-                "payload": codec.payloads([payload])[0],
-            },
-            _given(delay=delay, expires=expires),
+            lambda: {"options": codec.enqueue_options(call), "payload": codec.payloads([payload])[0]},
+            _given(delay=call.delay, expires=call.expires),
         )
         return job_id
 
-    async def enqueue_many(
-        self,
-        payloads: Sequence[object],
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
-    ) -> list[JobId]:
+    async def _enqueue_many(self, payloads: Sequence[object], call: EnqueueCall) -> list[JobId]:
         ids: list[JobId] = await self._ask(
             "enqueue_many",
-            lambda: {
-                "payloads": codec.payloads(payloads),
-                "options": codec.enqueue_options(delay, run_at, expires, max_attempts, priority),
-            },
-            _given(delay=delay, expires=expires),
+            lambda: {"payloads": codec.payloads(payloads), "options": codec.enqueue_options(call)},
+            _given(delay=call.delay, expires=call.expires),
         )
         return ids
 

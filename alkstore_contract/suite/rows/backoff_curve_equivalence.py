@@ -67,6 +67,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from alkstore_contract.suite.checks import expect, expect_equal, expect_instant, expect_stored
@@ -112,13 +113,13 @@ EXPLICIT_DELAY_S = 7200
 EXPLICIT_TIMEDELTA = timedelta(seconds=90, microseconds=1)
 
 
+@dataclass(frozen=True, slots=True)
 class Claimed:
     """A claim, timed so the engine's ``now`` of a later op on its handle can be bracketed."""
 
-    def __init__(self, handle: JobHandle, started: float, done: float) -> None:
-        self.handle = handle
-        self.started = started
-        self.done = done
+    handle: JobHandle
+    started: float
+    done: float
 
     @property
     def job(self) -> Job:

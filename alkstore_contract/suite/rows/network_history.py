@@ -41,7 +41,7 @@ from typing import Any
 from alkstore_contract.adapter import Capability
 from alkstore_contract.suite.checks import expect
 from alkstore_contract.suite.harness import RowContext
-from alkstore_contract.suite.history import Handout, Release, check_history, handout_from_job
+from alkstore_contract.suite.history import ClientHistory, Release
 from alkstore_contract.suite.network import Outcome, Wire, open_wire
 from alkstore_contract.suite.row import row
 from alkstore_contract.surface import Queue
@@ -64,15 +64,9 @@ LONG_STALL_EXTRA_S = 0.5
 
 
 @dataclass
-class History:
+class History(ClientHistory):
     """What the clients saw: confirmed results, ops in doubt, and ops that broke N1."""
 
-    enqueued: set[JobId] = field(default_factory=set)
-    tags_in_doubt: set[str] = field(default_factory=set)
-    tag_of: dict[JobId, str] = field(default_factory=dict)
-    handouts: list[Handout] = field(default_factory=list)
-    releases: list[Release] = field(default_factory=list)
-    acks_in_doubt: set[JobId] = field(default_factory=set)
     failed_ops: Counter[str] = field(default_factory=Counter)
     broken: list[str] = field(default_factory=list)
     """N1 violations: ops that hung or raised something other than ``StoreUnavailable``."""
@@ -120,10 +114,7 @@ async def _worker(wire: Wire, queue: Queue, name: str, history: History) -> None
             if job.lease_expires_at is None or not isinstance(job.payload, dict):
                 history.broken.append(f"claim_batch() handed out {job!r} without a lease or with a foreign payload")
                 return
-            history.tag_of[job.id] = str(job.payload.get("tag"))
-            history.handouts.append(
-                handout_from_job(job.id, name, claim, job.lease_expires_at, job.visibility_timeout_s, job.attempts)
-            )
+            history.handed_out(job, name, claim)
             acked = await wire.bounded("ack()", handle.ack())
             if history.judge(acked):
                 history.releases.append(Release(job.id, claim, "ack", bool(acked.value)))
@@ -177,13 +168,8 @@ async def _drain_stranded(ctx: RowContext, queue: Queue, history: History) -> No
         for handle in handles:
             sequence += 1
             job = handle.job
-            assert job.lease_expires_at is not None
             claim = f"drain#{sequence}"
-            if isinstance(job.payload, dict):
-                history.tag_of[job.id] = str(job.payload.get("tag"))
-            history.handouts.append(
-                handout_from_job(job.id, "drain", claim, job.lease_expires_at, job.visibility_timeout_s, job.attempts)
-            )
+            history.handed_out(job, "drain", claim)
             history.releases.append(Release(job.id, claim, "ack", await handle.ack()))
 
 
@@ -253,9 +239,7 @@ async def _still_present(queue: Queue, history: History) -> list[JobId]:
 
 
 def _check(ctx: RowContext, history: History, still_present: list[JobId], faults: Counter[str], reached: int) -> None:
-    enqueued = set(history.enqueued)
-    enqueued.update(job_id for job_id, tag in history.tag_of.items() if tag in history.tags_in_doubt)
-    verdict = check_history(enqueued, history.handouts, history.releases, still_present=still_present)
+    verdict = history.verdict(still_present)
     summary = (
         f"{verdict.describe()} (of those lost, {len(set(verdict.lost) & history.acks_in_doubt)} went after an "
         f"ack in doubt: indeterminate, not lost); faults {dict(faults)}, {reached} of them touched the engine's "

@@ -51,7 +51,7 @@ from alkstore_contract.suite.rows.model_based.strategies import (
     EnqueueArgs,
 )
 from alkstore_contract.surface import JobHandle, Queue
-from alkstore_contract.types import Duration, Job, JobId, JobState, QueueOpts
+from alkstore_contract.types import Duration, EnqueueCall, Job, JobId, JobState, QueueOpts
 
 T = TypeVar("T")
 
@@ -368,7 +368,7 @@ class ModelMachine(RuleBasedStateMachine):
         queue, var = self._queue(q, o)
         now = self._now()
         kwargs = args.resolve(now)
-        model_id = self.model.enqueue(queue.name, self.opts[o], payload, now, **kwargs)
+        model_id = self.model.enqueue(queue.name, self.opts[o], payload, now, EnqueueCall(**kwargs))
         self.queue_of[model_id] = queue.name
         self.script.add(f"j{model_id} = await {var}.enqueue({call_src([src(payload)], kwargs)})")
         ok, got = self._outcome(queue.enqueue(payload, **kwargs))
@@ -382,7 +382,7 @@ class ModelMachine(RuleBasedStateMachine):
         queue, var = self._queue(q, o)
         now = self._now()
         kwargs = args.resolve(now)
-        model_ids = self.model.enqueue_many(queue.name, self.opts[o], payloads, now, **kwargs)
+        model_ids = self.model.enqueue_many(queue.name, self.opts[o], payloads, now, EnqueueCall(**kwargs))
         for model_id in model_ids:
             self.queue_of[model_id] = queue.name
         target = f"[{', '.join(f'j{i}' for i in model_ids)}] = " if model_ids else "assert [] == "
