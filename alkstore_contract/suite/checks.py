@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from alkstore_contract.suite.ledger import count_check
 from alkstore_contract.surface import JobHandle, Queue
-from alkstore_contract.types import Job, JobId
+from alkstore_contract.types import Job, JobId, JobState
 
 
 class ContractViolation(AssertionError):
@@ -61,17 +61,48 @@ async def expect_stored(queue: Queue, job_id: JobId, clause: str) -> Job:
     return job
 
 
-async def expect_claimed(queue: Queue, worker: str, job_id: JobId, clause: str, *, because: str) -> JobHandle:
-    """``claim_one(worker)`` must hand out ``job_id``; ``because`` says why that job is the one to hand out."""
-    handle = await queue.claim_one(worker)
+def expect_handed_out(
+    handle: JobHandle | None, job_id: JobId, clause: str, *, when: str = "", demands: str
+) -> JobHandle:
+    """A claim's ``handle`` must hold ``job_id``; returns it, known not ``None``.
+
+    The message reads "handed out <id> <when>", so one line says which claim it was (through which handle, at
+    which instant); ``demands`` says why ``job_id`` is the job to hand out.
+    """
+    shown = f"{None if handle is None else handle.job.id!r}"
     expect(
         handle is not None and handle.job.id == job_id,
         clause,
-        did=f"handed out {None if handle is None else handle.job.id!r} to {worker!r}",
-        demands=f"job {job_id!r}: {because}",
+        did=f"handed out {shown} {when}" if when else f"handed out {shown}",
+        demands=demands,
     )
     assert handle is not None
     return handle
+
+
+def expect_nothing_handed_out(
+    handles: list[JobHandle], clause: str, *, shown: object = None, when: str, demands: str
+) -> None:
+    """A claim must have handed out no job: the message names what it did hand out (``shown``, else the ids)."""
+    what = [handle.job.id for handle in handles] if shown is None else shown
+    expect(not handles, clause, did=f"handed out {what} {when}", demands=demands)
+
+
+async def expect_claimed(queue: Queue, worker: str, job_id: JobId, clause: str, *, because: str) -> JobHandle:
+    """``claim_one(worker)`` must hand out ``job_id``; ``because`` says why that job is the one to hand out."""
+    handle = await queue.claim_one(worker)
+    return expect_handed_out(handle, job_id, clause, when=f"to {worker!r}", demands=f"job {job_id!r}: {because}")
+
+
+async def expect_ready(queue: Queue, job_id: JobId, attempts: int, clause: str, *, after: str, demands: str) -> None:
+    """``job_id`` must be stored ready with ``attempts`` attempts made: left as it was, or put back (R1)."""
+    job = await queue.get_job(job_id)
+    expect(
+        job is not None and job.state == JobState.READY and job.attempts == attempts,
+        clause,
+        did=f"left job {job_id} as {job!r} after {after}",
+        demands=demands,
+    )
 
 
 def expect_instant(

@@ -9,9 +9,12 @@ import asyncio
 import json
 import os
 import sys
-from typing import Any
+from collections.abc import Awaitable, Iterable
+from typing import Any, TypeVar
 
 from alkstore_contract.suite.harness import RowContext
+
+T = TypeVar("T")
 
 
 def _child_env() -> dict[str, str]:
@@ -72,3 +75,18 @@ async def finish(process: asyncio.subprocess.Process, timeout_s: float = 120.0) 
     if code != 0 or not events or events[-1].get("event") != "done":
         raise RuntimeError(f"worker process exited with {code}; stderr:\n{stderr[-4000:]}")
     return events
+
+
+async def side_by_side(rounds: Iterable[Awaitable[T]]) -> list[T]:
+    """The results of rounds run at once (each its own worker process), in order; the first failure is raised.
+
+    Every round runs to its end before a failure is raised, so none is left running (its worker alive, its
+    location in use) behind the row.
+    """
+    outcomes = await asyncio.gather(*rounds, return_exceptions=True)
+    results: list[T] = []
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+        results.append(outcome)
+    return results

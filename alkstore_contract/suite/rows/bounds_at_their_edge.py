@@ -245,24 +245,18 @@ async def _leg_enqueue_options(ctx: RowContext, store: Store) -> None:
         )
     await _expect_nothing_stored(ctx, stored, "E9", "enqueues with options one step past their bounds")
 
-    for delay in (0.0, *AT_MAX_DURATION):
-        job = await expect_stored(queue, await queue.enqueue({"delay": str(delay)}, delay=delay), "E9")
-        want = timedelta(seconds=_seconds(delay))
-        expect(
-            job.enqueued_at is not None and _same_instant(ctx, job.run_at, job.enqueued_at + want),
-            "E9",
-            did=f"stored run_at {job.run_at!r} for enqueued_at {job.enqueued_at!r} and delay={delay!r}",
-            demands=f"run_at = enqueued_at + {want}",
-        )
-    for expires in (0.0, *AT_MAX_DURATION):
-        job = await expect_stored(queue, await queue.enqueue({"expires": str(expires)}, expires=expires), "E9")
-        want = timedelta(seconds=_seconds(expires))
-        expect(
-            job.expires_at is not None and _same_instant(ctx, job.expires_at, job.enqueued_at + want),
-            "E9",
-            did=f"stored expires_at {job.expires_at!r} for enqueued_at {job.enqueued_at!r} and expires={expires!r}",
-            demands=f"expires_at = enqueued_at + {want}",
-        )
+    for argument, field in (("delay", "run_at"), ("expires", "expires_at")):
+        for duration in (0.0, *AT_MAX_DURATION):
+            options = {argument: duration}
+            job = await expect_stored(queue, await queue.enqueue({argument: str(duration)}, **options), "E9")
+            stamped: datetime | None = getattr(job, field)
+            want = timedelta(seconds=_seconds(duration))
+            expect(
+                job.enqueued_at is not None and _same_instant(ctx, stamped, job.enqueued_at + want),
+                "E9",
+                did=f"stored {field} {stamped!r} for enqueued_at {job.enqueued_at!r} and {argument}={duration!r}",
+                demands=f"{field} = enqueued_at + {want}",
+            )
     for attempts in MAX_ATTEMPTS_RANGE:
         job = await expect_stored(queue, await queue.enqueue({"max": attempts}, max_attempts=attempts), "E9")
         expect_equal(job.max_attempts, attempts, "E9", f"max_attempts of a job enqueued with max_attempts={attempts}")

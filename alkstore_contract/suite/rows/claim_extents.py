@@ -10,10 +10,9 @@ claims the whole queue), and ``worker_id`` must be checked before anything else.
 from __future__ import annotations
 
 from alkstore_contract.errors import InvalidName
-from alkstore_contract.suite.checks import expect, expect_equal, expect_raises
+from alkstore_contract.suite.checks import expect, expect_equal, expect_raises, expect_ready
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.row import row
-from alkstore_contract.types import JobState
 
 JOBS = 5
 
@@ -28,12 +27,8 @@ async def claim_extents(ctx: RowContext) -> None:
         got = await queue.claim_batch("w", n)
         expect_equal([h.job.id for h in got], [], "C5", f"the ids claim_batch('w', {n}) handed out")
     for job_id in ids:
-        job = await queue.get_job(job_id)
-        expect(
-            job is not None and job.state == JobState.READY and job.attempts == 0,
-            "C5",
-            did=f"left job {job_id} as {job!r} after claim_batch with n ≤ 0",
-            demands="n ≤ 0 to claim nothing and touch no job",
+        await expect_ready(
+            queue, job_id, 0, "C5", after="claim_batch with n ≤ 0", demands="n ≤ 0 to claim nothing and touch no job"
         )
 
     for bad in ("", None, 7, b"w"):

@@ -45,7 +45,13 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from alkstore_contract.suite.checks import expect, expect_equal, expect_stored
+from alkstore_contract.suite.checks import (
+    expect,
+    expect_equal,
+    expect_handed_out,
+    expect_nothing_handed_out,
+    expect_stored,
+)
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.row import row
 from alkstore_contract.surface import JobHandle, Queue, Store
@@ -131,11 +137,11 @@ class Timeline:
         unit = self.ctx.unit_s
         self.future = await self.due.enqueue({"label": "future"}, delay=2 * unit, priority=100)
         self.ready = await self.due.enqueue({"label": "ready"})
-        first = await self.due.claim_one("early")
-        expect(
-            first is not None and first.job.id == self.ready,
+        expect_handed_out(
+            await self.due.claim_one("early"),
+            self.ready,
             "C1",
-            did=f"handed out {None if first is None else first.job.id!r} while a higher-priority job was not yet due",
+            when="while a higher-priority job was not yet due",
             demands=f"the ready job {self.ready!r}, not the one due in 2 units",
         )
         again = await self.due.claim_one("early")
@@ -151,11 +157,10 @@ class Timeline:
         expect(taken is not None, "C1", did="handed out nothing from a queue with one ready job", demands="the job")
 
         await self.expired_at_once.enqueue({"label": "expires=0"}, expires=0)
-        got = await self.expired_at_once.claim_batch("eager", 5)
-        expect(
-            not got,
+        expect_nothing_handed_out(
+            await self.expired_at_once.claim_batch("eager", 5),
             "X1",
-            did=f"handed out {[h.job.id for h in got]} enqueued with expires=0 (expires_at = now)",
+            when="enqueued with expires=0 (expires_at = now)",
             demands="a job with expires_at <= now never handed out",
         )
 
@@ -235,17 +240,15 @@ class Timeline:
         await self.ctx.wait_until(doomed.expires_at)
 
         due = await self.due.claim_one("late")
-        expect(
-            due is not None and due.job.id == self.future,
-            "C1",
-            did=f"handed out {None if due is None else due.job.id!r} at the future job's run_at",
-            demands=f"job {self.future!r}, due now",
+        expect_handed_out(
+            due, self.future, "C1", when="at the future job's run_at", demands=f"job {self.future!r}, due now"
         )
         late = await self.expiring.claim_batch("late", 10)
-        expect(
-            not late,
+        expect_nothing_handed_out(
+            late,
             "X1",
-            did=f"handed out {_labels(late, self.expiring_ids)} at t0 + 2u",
+            shown=_labels(late, self.expiring_ids),
+            when="at t0 + 2u",
             demands="nothing: 'due 2u, expires 1u' became ready after it expired",
         )
         lapsed = await self.lapsed.claim_batch("reclaimer", 10)

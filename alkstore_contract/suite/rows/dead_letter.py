@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TypeAlias
 
-from alkstore_contract.suite.checks import expect, expect_equal
+from alkstore_contract.suite.checks import expect, expect_equal, expect_ready
 from alkstore_contract.suite.expected import LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.ledger import Gap
@@ -118,11 +118,12 @@ async def _leg_retry_exhausted(ctx: RowContext, store: Store) -> list[Dead]:
     for job_id in (given, default, delayed):
         ok = await first[job_id].retry("transient", delay=0)
         expect(ok is True, "R4", did=f"refused a valid retry of job {job_id} (got {ok!r})", demands="True")
-        retried = await queue.get_job(job_id)
-        expect(
-            retried is not None and retried.state == JobState.READY and retried.attempts == 1,
+        await expect_ready(
+            queue,
+            job_id,
+            1,
             "R4",
-            did=f"left job {job_id} as {retried!r} after retry on attempt 1 of 2",
+            after="retry on attempt 1 of 2",
             demands="an attempt left to put the job back to ready (R1), not to kill it",
         )
     second = await _claim_exactly(queue, "w2", [given, default, delayed], "R4", "second claims")

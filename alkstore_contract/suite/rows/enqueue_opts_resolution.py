@@ -51,7 +51,7 @@ from typing import TypeVar
 
 from alkstore_contract.adapter import Capability
 from alkstore_contract.clock import SteppingClock
-from alkstore_contract.suite.checks import expect, expect_equal, expect_instant, expect_stored
+from alkstore_contract.suite.checks import expect, expect_equal, expect_handed_out, expect_instant, expect_stored
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.ledger import Gap
 from alkstore_contract.suite.row import row
@@ -127,13 +127,9 @@ async def _stamp_legs(ctx: RowContext, store: Store) -> None:
     before = ctx.now()
     handle = await store.queue("opts-stamped-claim", LATER_STAMPS).claim_one("stamp-reader")
     after = ctx.now()
-    expect(
-        handle is not None and handle.job.id == lone,
-        "E1",
-        did=f"handed out {None if handle is None else handle.job.id!r} through a later handle",
-        demands=f"job {lone!r}, the queue's only job",
+    handle = expect_handed_out(
+        handle, lone, "E1", when="through a later handle", demands=f"job {lone!r}, the queue's only job"
     )
-    assert handle is not None
     expect_equal(handle.job.visibility_timeout_s, STAMPS.visibility_timeout_s, "E1", "the claimed job's stamp")
     midpoint = before + (after - before) / 2
     expect_instant(

@@ -27,16 +27,17 @@ visibility timeout, and stamps the lease from the job's own timeout.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from alkstore_contract.adapter import CAPABILITY_CLAUSES, Capability
-from alkstore_contract.suite.checks import expect, expect_equal
+from alkstore_contract.suite.checks import expect, expect_equal, expect_nothing_handed_out
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.history import Handout, Release, check_history, handout_from_event, handout_from_job
 from alkstore_contract.suite.processes import finish, spawn_worker
 from alkstore_contract.suite.row import row
-from alkstore_contract.surface import Queue, Store
+from alkstore_contract.surface import Queue
 from alkstore_contract.types import Job, JobId, JobState, QueueOpts
 
 WORKERS = 6
@@ -137,14 +138,6 @@ MIXED_LONG_UNITS = 100
 """The long handle's visibility timeout in ticks: far beyond anything the row waits for."""
 
 
-def _mixed_handles(ctx: RowContext, store: Store, name: str) -> tuple[Queue, Queue]:
-    """Two handles of queue ``name``: visibility timeouts of 1 tick and ``MIXED_LONG_UNITS`` ticks."""
-    unit = ctx.unit_s
-    short = store.queue(name, QueueOpts(visibility_timeout_s=unit))
-    long = store.queue(name, QueueOpts(visibility_timeout_s=MIXED_LONG_UNITS * unit))
-    return short, long
-
-
 async def _claim_stamped(ctx: RowContext, queue: Queue, worker: str, job_id: JobId, lease_s: float) -> datetime:
     """Claim exactly ``job_id`` through ``queue``; its lease must be now + ``lease_s`` (the job's stamp, C3)."""
     handles, before, after = await ctx.timed(queue.claim_batch(worker, 2))
@@ -162,31 +155,55 @@ async def _claim_stamped(ctx: RowContext, queue: Queue, worker: str, job_id: Job
     return lease
 
 
+@dataclass
+class MixedLease:
+    """One job of queue ``name``, enqueued through one of its two handles and claimed through the other.
+
+    The handles differ only in their visibility timeout (1 tick, ``MIXED_LONG_UNITS`` ticks), so what the
+    job's lease does next shows whose timeout decides: the job's stamp (C3), never the claimer's.
+    """
+
+    short: Queue
+    long: Queue
+    job_id: JobId
+    lease: datetime
+    """The claim's ``lease_expires_at``, checked to be the claim's instant plus the job's stamp."""
+
+    @classmethod
+    async def claimed(cls, ctx: RowContext, name: str, *, stamped_long: bool) -> MixedLease:
+        """Enqueue through the long handle and claim through the short one (``stamped_long``), or the reverse."""
+        store = await ctx.open_store()
+        unit = ctx.unit_s
+        short = store.queue(name, QueueOpts(visibility_timeout_s=unit))
+        long = store.queue(name, QueueOpts(visibility_timeout_s=MIXED_LONG_UNITS * unit))
+        if stamped_long:
+            job_id = await long.enqueue({"lease": f"{MIXED_LONG_UNITS} ticks"})
+            lease = await _claim_stamped(ctx, short, "holder", job_id, MIXED_LONG_UNITS * unit)
+        else:
+            job_id = await short.enqueue({"lease": "1 tick"})
+            lease = await _claim_stamped(ctx, long, "holder", job_id, unit)
+        return cls(short, long, job_id, lease)
+
+
 async def _leg_long_lease_short_claimer(ctx: RowContext) -> None:
     """C4: a job leased for 100 ticks is not handed out by a 1-tick handle of its queue after 1 tick."""
-    store = await ctx.open_store()
-    short, long = _mixed_handles(ctx, store, "exactly-once-long-lease")
-    job_id = await long.enqueue({"lease": "100 ticks"})
-    await _claim_stamped(ctx, long, "holder", job_id, MIXED_LONG_UNITS * ctx.unit_s)
+    mixed = await MixedLease.claimed(ctx, "exactly-once-long-lease", stamped_long=True)
     await ctx.advance(ctx.unit_s + ctx.tolerance_s)
-    got = await short.claim_batch("short-claimer", 2)
-    expect(
-        not got,
+    expect_nothing_handed_out(
+        await mixed.short.claim_batch("short-claimer", 2),
         "C4",
-        did=f"handed out {[h.job.id for h in got]} through a handle with a 1-tick visibility timeout, 1 tick "
-        f"after job {job_id!r} was claimed under its own {MIXED_LONG_UNITS}-tick lease",
+        when=f"through a handle with a 1-tick visibility timeout, 1 tick after job {mixed.job_id!r} was claimed "
+        f"under its own {MIXED_LONG_UNITS}-tick lease",
         demands="no second lease while the job's own lease runs (the job's stamp decides, not the claimer's)",
     )
 
 
 async def _leg_short_lease_long_claimer(ctx: RowContext) -> None:
     """C1: a job leased for 1 tick is reclaimable through a 100-tick handle of its queue once that tick passed."""
-    store = await ctx.open_store()
-    short, long = _mixed_handles(ctx, store, "exactly-once-short-lease")
-    job_id = await short.enqueue({"lease": "1 tick"})
-    lease = await _claim_stamped(ctx, long, "holder", job_id, ctx.unit_s)
+    mixed = await MixedLease.claimed(ctx, "exactly-once-short-lease", stamped_long=False)
+    job_id, lease = mixed.job_id, mixed.lease
     await ctx.wait_until(lease)
-    got = await long.claim_batch("long-claimer", 2)
+    got = await mixed.long.claim_batch("long-claimer", 2)
     expect(
         [h.job.id for h in got] == [job_id],
         "C1",

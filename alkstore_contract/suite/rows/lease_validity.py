@@ -50,7 +50,14 @@ from datetime import datetime, timedelta
 
 from alkstore_contract.adapter import Capability
 from alkstore_contract.errors import HandleSpent
-from alkstore_contract.suite.checks import expect, expect_equal, expect_instant, expect_raises, expect_stored
+from alkstore_contract.suite.checks import (
+    expect,
+    expect_equal,
+    expect_instant,
+    expect_nothing_handed_out,
+    expect_raises,
+    expect_stored,
+)
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.ledger import Gap
 from alkstore_contract.suite.row import row
@@ -298,10 +305,11 @@ class Timeline:
     async def exhausted(self) -> None:
         """C7: lapsed with 1 of 1 and 2 of 2 attempts spent: never handed out again, left as they were."""
         got = await self.exhaust.claim_batch("exhauster-3", 5)
-        expect(
-            not got,
+        expect_nothing_handed_out(
+            got,
             "C7",
-            did=f"handed out {[(h.job.id, h.job.attempts, h.job.max_attempts) for h in got]} (id, attempts, max)",
+            shown=[(h.job.id, h.job.attempts, h.job.max_attempts) for h in got],
+            when="(id, attempts, max)",
             demands="no lapsed lease with attempts >= max_attempts handed out again",
         )
         for job_id, attempts in ((self.one_attempt, 1), (self.two_attempts, 2)):

@@ -42,11 +42,13 @@ reconnect.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
 from alkstore_contract.adapter import Capability
-from alkstore_contract.suite.checks import expect
+from alkstore_contract.suite.checks import expect, expect_handed_out
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.network import Outcome, Wire, open_wire
 from alkstore_contract.suite.row import row
@@ -98,31 +100,39 @@ async def _expect_serves_again(wire: Wire, queue: Queue) -> None:
     )
 
 
-async def partition_leg(ctx: RowContext) -> None:
-    """N1 during a stall (nothing forwarded, sockets open), N2 once it ends."""
+Outage = Callable[[Wire], AbstractAsyncContextManager[object]]
+"""A network fault the wire is under inside the block, given the wire."""
+
+
+async def _outage_leg(ctx: RowContext, name: str, outage: Outage) -> None:
+    """N1: every kind of op fails in bounded time during the outage; N2: the same store serves once it ends."""
     async with open_wire(ctx) as wire:
         store = await wire.open_store()
-        queue = store.queue("n1-stall", _opts(ctx))
+        queue = store.queue(name, _opts(ctx))
         held = await _held(queue)
-        async with wire.proxy.stalled():
+        async with outage(wire):
             outcomes = await _outage_ops(wire, queue, held)
         for outcome in outcomes:
             wire.expect_unavailable(outcome)
         await _expect_serves_again(wire, queue)
+
+
+@asynccontextmanager
+async def _server_gone(wire: Wire) -> AsyncIterator[None]:
+    """Every open connection reset and new ones refused, as when the server goes away."""
+    async with wire.proxy.refusing():
+        wire.proxy.reset()
+        yield
+
+
+async def partition_leg(ctx: RowContext) -> None:
+    """N1 during a stall (nothing forwarded, sockets open), N2 once it ends."""
+    await _outage_leg(ctx, "n1-stall", lambda wire: wire.proxy.stalled())
 
 
 async def server_gone_leg(ctx: RowContext) -> None:
     """N1 with every connection reset and new ones refused, N2 once they are accepted again."""
-    async with open_wire(ctx) as wire:
-        store = await wire.open_store()
-        queue = store.queue("n1-gone", _opts(ctx))
-        held = await _held(queue)
-        async with wire.proxy.refusing():
-            wire.proxy.reset()
-            outcomes = await _outage_ops(wire, queue, held)
-        for outcome in outcomes:
-            wire.expect_unavailable(outcome)
-        await _expect_serves_again(wire, queue)
+    await _outage_leg(ctx, "n1-gone", _server_gone)
 
 
 async def cut_enqueue_leg(ctx: RowContext) -> None:
@@ -188,12 +198,11 @@ async def cut_claim_leg(ctx: RowContext) -> None:
         if lost:
             await ctx.wait_until(lost[-1][2] + timedelta(seconds=LEASE_UNITS * ctx.unit_s))
         for name, job_id, _ in lost:
-            again = await direct.queue(name, _opts(ctx)).claim_one("n3-second")
-            expect(
-                again is not None and again.job.id == job_id,
+            expect_handed_out(
+                await direct.queue(name, _opts(ctx)).claim_one("n3-second"),
+                job_id,
                 "N3",
-                did=f"handed out {again.job.id if again else None!r} once the lease of a claim whose answer was lost "
-                f"had passed (job {job_id!r}, queue {name!r})",
+                when=f"once the lease of a claim whose answer was lost had passed (job {job_id!r}, queue {name!r})",
                 demands="the job to be claimable again after the lost claim's lease",
             )
         ctx.note(f"N3 lost claim: {_cuts_made(wire)}")
@@ -237,14 +246,13 @@ async def fenced_across_stall_leg(ctx: RowContext) -> None:
                 demands="StoreUnavailable (or False) in bounded time",
             )
             await ctx.wait_until(old.job.lease_expires_at)
-            new = await direct_queue.claim_one("n5-new")
-            expect(
-                new is not None and new.job.id == job_id,
+            new = expect_handed_out(
+                await direct_queue.claim_one("n5-new"),
+                job_id,
                 "N5",
-                did=f"handed out {new.job.id if new else None!r} after the stalled holder's lease lapsed",
+                when="after the stalled holder's lease lapsed",
                 demands=f"job {job_id!r} to be claimable again (C3)",
             )
-            assert new is not None
         await wire.recovered("get_job()", lambda: queue.get_job(job_id))
         acked = await wire.bounded("ack()", old.ack())
         expect(

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from alkstore_contract.adapter import Capability
-from alkstore_contract.suite.checks import expect, expect_equal
+from alkstore_contract.suite.checks import expect, expect_equal, expect_handed_out
 from alkstore_contract.suite.expected import LAST_ERROR_EXPIRED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.suite.harness import LegBody, RowContext
 from alkstore_contract.suite.ledger import Gap
@@ -217,16 +217,20 @@ async def _check_sweep_moves(ctx: RowContext, slow: Queue, other: Queue, cast: S
 
 
 async def _fail_now(queue: Queue, worker: str, job_id: JobId) -> Job:
-    handle = await queue.claim_one(worker)
-    expect(
-        handle is not None and handle.job.id == job_id,
-        "X2",
-        did=f"handed out {None if handle is None else handle.job.id}",
-        demands=f"job {job_id}",
-    )
-    assert handle is not None
+    handle = expect_handed_out(await queue.claim_one(worker), job_id, "X2", demands=f"job {job_id}")
     expect(await handle.fail() is True, "X2", did=f"refused fail() of job {job_id}", demands="True")
     return await _snapshot(queue, job_id, "X2", "just failed")
+
+
+async def _purging_sweep(sweeper: Queue) -> None:
+    """A sweep with no live job to move returns 0, however many dead jobs it purges (X2)."""
+    expect_equal(await sweeper.sweep_expired(), 0, "X2", "the count of a sweep that only purges")
+
+
+async def _expect_purged(sweeper: Queue, job_id: JobId, *, did: str, demands: str) -> None:
+    """A purging sweep, after which dead job ``job_id`` must be gone (deleted by its retention, X2)."""
+    await _purging_sweep(sweeper)
+    expect(await sweeper.get_job(job_id) is None, "X2", did=did, demands=demands)
 
 
 async def _leg_retention(ctx: RowContext, store: Store) -> None:
@@ -249,10 +253,9 @@ async def _leg_retention(ctx: RowContext, store: Store) -> None:
     assert limited.died_at is not None
 
     stored = await ctx.stored_jobs()
-    expect_equal(await sweeper.sweep_expired(), 0, "X2", "the count of a sweep that only purges")
-    expect(
-        await sweeper.get_job(zero.id) is None,
-        "X2",
+    await _expect_purged(
+        sweeper,
+        zero.id,
         did=f"kept job {zero.id}, dead with retention 0, through a sweep at or after its died_at",
         demands="died_at + 0 <= now to delete it",
     )
@@ -266,7 +269,7 @@ async def _leg_retention(ctx: RowContext, store: Store) -> None:
     if ctx.manual:
         await ctx.advance((deadline - ctx.now()).total_seconds() - ONE_US)
     early = ctx.manual or ctx.now() + timedelta(seconds=ctx.tolerance_s) < deadline
-    expect_equal(await sweeper.sweep_expired(), 0, "X2", "the count of a sweep that only purges")
+    await _purging_sweep(sweeper)
     if early:
         expect_equal(
             await sweeper.get_job(limited.id),
@@ -282,16 +285,15 @@ async def _leg_retention(ctx: RowContext, store: Store) -> None:
             f"of {ctx.unit_s} s (raise --alkstore-tick)",
         )
     await ctx.advance(ONE_US if ctx.manual else retention + _margin(ctx))
-    expect_equal(await sweeper.sweep_expired(), 0, "X2", "the count of a sweep that only purges")
-    expect(
-        await sweeper.get_job(limited.id) is None,
-        "X2",
+    await _expect_purged(
+        sweeper,
+        limited.id,
         did=f"kept job {limited.id} with died_at + retention <= now",
         demands="the sweep to delete it",
     )
     if ctx.manual:
         await ctx.advance(TEN_YEARS_S)
-        expect_equal(await sweeper.sweep_expired(), 0, "X2", "the count of a sweep that only purges")
+        await _purging_sweep(sweeper)
     else:
         ctx.not_exercised(
             ("X2",),

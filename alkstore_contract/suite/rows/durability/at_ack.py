@@ -44,7 +44,7 @@ from typing import Any
 
 from alkstore_contract.suite.checks import expect
 from alkstore_contract.suite.harness import RowContext
-from alkstore_contract.suite.processes import spawn_worker
+from alkstore_contract.suite.processes import side_by_side, spawn_worker
 from alkstore_contract.suite.worker import BURST_HEARTBEAT_FACTOR, snapshot
 from alkstore_contract.types import JobId, JobState
 
@@ -268,15 +268,7 @@ async def leg_kill_at_ack(ctx: RowContext) -> None:
     """``AT_ACK_ROUNDS`` workers side by side, each killed right after the acknowledgement of its last write."""
     rng = random.Random(ctx.seed * 43)
     kinds = [WRITE_KINDS[(ctx.seed + index) % len(WRITE_KINDS)] for index in range(AT_ACK_ROUNDS)]
-    outcomes = await asyncio.gather(
-        *(_round(ctx, index, rng.randint(*OPS_BEFORE), kind) for index, kind in enumerate(kinds)),
-        return_exceptions=True,
-    )
-    rounds: list[tuple[Burst, str]] = []
-    for outcome in outcomes:
-        if isinstance(outcome, BaseException):
-            raise outcome
-        rounds.append(outcome)
+    rounds = await side_by_side(_round(ctx, index, rng.randint(*OPS_BEFORE), kind) for index, kind in enumerate(kinds))
     for index, (burst, location) in enumerate(rounds):
         await judge_told(ctx, f"kill -9 round {index}", burst, location)
     ctx.note(

@@ -43,7 +43,7 @@ from typing import Any
 
 from alkstore_contract.suite.checks import expect
 from alkstore_contract.suite.harness import RowContext
-from alkstore_contract.suite.processes import spawn_worker
+from alkstore_contract.suite.processes import side_by_side, spawn_worker
 from alkstore_contract.suite.worker import snapshot
 from alkstore_contract.types import JOB_FIELDS, JobId, JobState
 
@@ -311,14 +311,7 @@ async def leg_kill(ctx: RowContext) -> None:
     """
     rng = random.Random(ctx.seed)
     kill_points = [rng.randint(*KILL_AFTER_OPS) for _ in range(KILL_ROUNDS)]
-    outcomes = await asyncio.gather(
-        *(_kill_round(ctx, index, after) for index, after in enumerate(kill_points)), return_exceptions=True
-    )
-    rounds: list[tuple[Replay, str]] = []
-    for outcome in outcomes:
-        if isinstance(outcome, BaseException):
-            raise outcome
-        rounds.append(outcome)
+    rounds = await side_by_side(_kill_round(ctx, index, after) for index, after in enumerate(kill_points))
     for index, (replay, location) in enumerate(rounds):
         await verify_round(ctx, f"kill -9 round {index}", replay, location)
     reported = sum(replay.reported for replay, _ in rounds)

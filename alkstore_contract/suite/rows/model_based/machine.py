@@ -504,14 +504,7 @@ class ModelMachine(RuleBasedStateMachine):
         return held
 
     def _ack(self, h: int) -> None:
-        held = self._handle_op(
-            h,
-            "ack()",
-            lambda handle: handle.ack(),
-            lambda held, now, _: self.model.ack(held.claim.id, now),
-        )
-        if held is not None:
-            self._check_stored([held.claim.job_id])
+        self._op_then_read(h, "ack", {}, lambda handle: handle.ack, self.model.ack)
 
     def _retry(self, h: int, error: str | None, delay: Duration | None) -> None:
         kwargs: dict[str, Any] = {}
@@ -549,23 +542,30 @@ class ModelMachine(RuleBasedStateMachine):
             self._check_stored([held.claim.job_id], reads or None)
 
     def _fail_op(self, h: int, error: str | None) -> None:
-        kwargs = {} if error is None else {"error": error}
-        held = self._handle_op(
-            h,
-            f"fail({call_src([], kwargs)})",
-            lambda handle: handle.fail(**kwargs),
-            lambda held, now, _: self.model.fail(held.claim.id, now, error=error),
-        )
-        if held is not None:
-            self._check_stored([held.claim.job_id])
+        self._op_then_read(h, "fail", {"error": error}, lambda handle: handle.fail, self.model.fail)
 
     def _heartbeat(self, h: int, extend: Duration | None) -> None:
-        kwargs = {} if extend is None else {"extend": extend}
+        self._op_then_read(h, "heartbeat", {"extend": extend}, lambda handle: handle.heartbeat, self.model.heartbeat)
+
+    def _op_then_read(
+        self,
+        h: int,
+        name: str,
+        options: dict[str, object],
+        method: Callable[[JobHandle], Callable[..., Awaitable[bool]]],
+        model_op: Callable[..., bool],
+    ) -> None:
+        """Handle op ``name`` on the engine and the model, then the job read back and compared.
+
+        An option left ``None`` is not passed at all, to either side: the script shows the call as the
+        program made it, and the op's own default is what gets tested.
+        """
+        kwargs = {key: value for key, value in options.items() if value is not None}
         held = self._handle_op(
             h,
-            f"heartbeat({call_src([], kwargs)})",
-            lambda handle: handle.heartbeat(**kwargs),
-            lambda held, now, _: self.model.heartbeat(held.claim.id, now, extend=extend),
+            f"{name}({call_src([], kwargs)})",
+            lambda handle: method(handle)(**kwargs),
+            lambda held, now, _: model_op(held.claim.id, now, **kwargs),
         )
         if held is not None:
             self._check_stored([held.claim.job_id])
