@@ -29,6 +29,13 @@ async def _connect(proxy: FaultProxy) -> tuple[asyncio.StreamReader, asyncio.Str
     return await asyncio.open_connection(*proxy.address)
 
 
+async def _established(proxy: FaultProxy) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection that has carried one echo: the proxy holds both of its sides before a fault begins."""
+    reader, writer = await _connect(proxy)
+    await _roundtrip(reader, writer, b"x")
+    return reader, writer
+
+
 async def _send(writer: asyncio.StreamWriter, data: bytes) -> None:
     """Write ``data`` and let the socket take it, awaiting no answer (one a fault may hold back or lose)."""
     writer.write(data)
@@ -51,8 +58,7 @@ async def test_forwards_both_ways(proxy: FaultProxy) -> None:
 
 @pytest.mark.asyncio
 async def test_reset_aborts_open_connections_and_new_ones_work(proxy: FaultProxy) -> None:
-    reader, writer = await _connect(proxy)
-    await _roundtrip(reader, writer, b"a")
+    reader, writer = await _established(proxy)
     assert proxy.reset() == 1
     with pytest.raises((ConnectionError, asyncio.IncompleteReadError)):
         await _roundtrip(reader, writer, b"b")
@@ -66,8 +72,7 @@ async def test_reset_aborts_open_connections_and_new_ones_work(proxy: FaultProxy
 
 @pytest.mark.asyncio
 async def test_stall_holds_bytes_and_delivers_them_after(proxy: FaultProxy) -> None:
-    reader, writer = await _connect(proxy)
-    await _roundtrip(reader, writer, b"x")
+    reader, writer = await _established(proxy)
     async with proxy.stalled() as fault:
         await _send(writer, b"held")
         with pytest.raises(TimeoutError):
@@ -157,8 +162,7 @@ async def test_a_cut_disarmed_before_any_answer_touched_nothing(proxy: FaultProx
 @pytest.mark.asyncio
 async def test_each_fault_records_the_connections_and_bytes_it_touched(proxy: FaultProxy) -> None:
     """N1–N4 count a fault only where it hit: the proxy records what each fault touched."""
-    reader, writer = await _connect(proxy)
-    await _roundtrip(reader, writer, b"x")
+    reader, writer = await _established(proxy)
     async with proxy.stalled() as idle_stall:
         await asyncio.sleep(0.05)
     assert not idle_stall.reached, "a stall during which nothing was sent touched nothing"
