@@ -48,12 +48,46 @@ def free_port() -> int:
 
 
 class _OwnServer:
-    """A server process of our own: ``start`` (the subclass's) spawns it; a crash is ``SIGKILL`` of its tree."""
+    """A server process of our own on a port of loopback, in a scratch directory ``base``.
 
-    _process: subprocess.Popen[bytes] | None
+    ``start`` spawns it (the subclass's ``_spawn``) and waits until it answers;
+    a crash is ``SIGKILL`` of its tree; ``close`` kills it and removes ``base``.
+    """
+
+    what = ""
+    """The server in a message: ``the throwaway {what} on port N did not answer``."""
+    start_timeout_s = START_TIMEOUT_S
+    poll_s = 0.05
+    log_name = ""
+    """The file in ``base`` whose tail a failed start shows."""
+
+    def __init__(self, kind: str) -> None:
+        self._port = free_port()
+        self.base = Path(tempfile.mkdtemp(prefix=f"alkstore-faults-{kind}."))
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def port(self) -> int | None:
+        return self._port
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        raise NotImplementedError
+
+    async def _answers(self) -> bool:
+        """Whether the server is up: it takes a connection, and answers as the subclass checks."""
+        return await _answers_on(self._port)
 
     async def start(self) -> None:
-        raise NotImplementedError
+        self._process = await asyncio.to_thread(self._spawn)
+        _RUNNING.add(self._process)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.start_timeout_s
+        while not await self._answers():
+            if self._process.poll() is not None or loop.time() > deadline:
+                log = self.base / self.log_name
+                tail = log.read_text(errors="replace")[-1500:] if log.exists() else "(no log)"
+                raise RuntimeError(f"the throwaway {self.what} on port {self._port} did not answer: {tail}")
+            await asyncio.sleep(self.poll_s)
 
     async def kill(self) -> None:
         process = self._process
@@ -69,23 +103,24 @@ class _OwnServer:
         await asyncio.sleep(down_s)
         await self.start()
 
+    async def close(self) -> None:
+        await self.kill()
+        await asyncio.to_thread(shutil.rmtree, self.base, True)
+
 
 class RedisBroker(_OwnServer):
     """A throwaway ``redis-server``; ``aof`` makes every acknowledged write durable across a crash."""
 
+    what = "redis-server"
+    log_name = "redis.log"
+
     def __init__(self, aof: bool) -> None:
+        super().__init__("redis")
         self.aof = aof
-        self._port = free_port()
-        self.base = Path(tempfile.mkdtemp(prefix="alkstore-faults-redis."))
-        self._process: subprocess.Popen[bytes] | None = None
 
     @property
     def address(self) -> str:
         return f"redis://127.0.0.1:{self._port}/0"
-
-    @property
-    def port(self) -> int | None:
-        return self._port
 
     def _argv(self) -> list[str]:
         binary = shutil.which("redis-server")
@@ -118,35 +153,23 @@ class RedisBroker(_OwnServer):
             start_new_session=True,
         )
 
-    async def start(self) -> None:
-        self._process = await asyncio.to_thread(self._spawn)
-        _RUNNING.add(self._process)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + START_TIMEOUT_S
-        while not await _answers_ping(self._port):
-            if self._process.poll() is not None or loop.time() > deadline:
-                log = (
-                    (self.base / "redis.log").read_text(errors="replace")[-1500:]
-                    if (self.base / "redis.log").exists()
-                    else "(no log)"
-                )
-                raise RuntimeError(f"the throwaway redis-server on port {self._port} did not answer: {log}")
-            await asyncio.sleep(0.05)
-
-    async def close(self) -> None:
-        await self.kill()
-        await asyncio.to_thread(shutil.rmtree, self.base, True)
+    async def _answers(self) -> bool:
+        """A ``PING`` answered ``+PONG``: the server takes commands, not only connections."""
+        return await _answers_on(self._port, b"PING\r\n", b"+PONG")
 
 
-async def _answers_ping(port: int) -> bool:
+async def _answers_on(port: int, hello: bytes = b"", reply: bytes = b"") -> bool:
+    """Whether a server takes a connection on ``port`` of loopback and, sent ``hello``, answers a line ``reply…``."""
     try:
         reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 1)
     except (OSError, TimeoutError):
         return False
     try:
-        writer.write(b"PING\r\n")
+        if not hello:
+            return True
+        writer.write(hello)
         await writer.drain()
-        return (await asyncio.wait_for(reader.readline(), 1)).startswith(b"+PONG")
+        return (await asyncio.wait_for(reader.readline(), 1)).startswith(reply)
     except (OSError, TimeoutError):
         return False
     finally:
@@ -166,11 +189,14 @@ class RabbitBroker(_OwnServer):
     launched is stopped at ``close`` (``epmd -kill``), so the machine is left as it was found.
     """
 
+    what = "RabbitMQ node"
+    start_timeout_s = RABBITMQ_START_TIMEOUT_S
+    poll_s = 0.2
+    log_name = "server.log"
+
     def __init__(self) -> None:
-        self._port = free_port()
+        super().__init__("rabbitmq")
         self._dist = free_port()
-        self.base = Path(tempfile.mkdtemp(prefix="alkstore-faults-rabbitmq."))
-        self._process: subprocess.Popen[bytes] | None = None
         self._epmd_was_running = False
         (self.base / "enabled_plugins").write_text("[].\n", encoding="utf-8")
         (self.base / "rabbitmq.conf").write_text(
@@ -180,10 +206,6 @@ class RabbitBroker(_OwnServer):
     @property
     def address(self) -> str:
         return f"amqp://guest:guest@127.0.0.1:{self._port}//"
-
-    @property
-    def port(self) -> int | None:
-        return self._port
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         # Debian's /usr/sbin/rabbitmq-server drops root to the rabbitmq user, who cannot write our directory;
@@ -216,33 +238,14 @@ class RabbitBroker(_OwnServer):
             )
 
     async def start(self) -> None:
-        self._epmd_was_running = self._epmd_was_running or await _answers_tcp(EPMD_PORT)
-        self._process = await asyncio.to_thread(self._spawn)
-        _RUNNING.add(self._process)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + RABBITMQ_START_TIMEOUT_S
-        while not await _answers_tcp(self._port):
-            if self._process.poll() is not None or loop.time() > deadline:
-                log = (self.base / "server.log").read_text(errors="replace")[-1500:]
-                raise RuntimeError(f"the throwaway RabbitMQ node on port {self._port} did not answer: {log}")
-            await asyncio.sleep(0.2)
+        self._epmd_was_running = self._epmd_was_running or await _answers_on(EPMD_PORT)
+        await super().start()
 
     async def close(self) -> None:
         await self.kill()
         if not self._epmd_was_running and shutil.which("epmd"):
             await asyncio.to_thread(subprocess.run, ["epmd", "-kill"], capture_output=True, timeout=10, check=False)
-        await asyncio.to_thread(shutil.rmtree, self.base, True)
-
-
-async def _answers_tcp(port: int) -> bool:
-    try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 1)
-    except (OSError, TimeoutError):
-        return False
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
-    return True
+        await super().close()
 
 
 class DirBroker:

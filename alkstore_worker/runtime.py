@@ -382,13 +382,7 @@ class Worker:
 
     async def _retry(self, run: _Run, job: Job, task: str, error: str) -> None:
         if job.attempts >= job.max_attempts:
-            accepted = await run.handle.retry(error=error)
-            self._settled(run, "retry", accepted)
-            if accepted:
-                self.counters.failed += 1
-                emit("dead", logging.WARNING, job=job.id, task=task, queue=job.queue, attempt=job.attempts, error=error)
-            else:
-                emit("lease_lost", logging.WARNING, job=job.id, task=task, queue=job.queue, at="retry")
+            self._settled_dead(run, job, task, error, "retry", await run.handle.retry(error=error))
             return
         delay = backoff_delay_s(job.attempts, job.backoff_base_s, self._rng)
         accepted = await run.handle.retry(error=error, delay=delay)
@@ -408,13 +402,20 @@ class Worker:
             emit("lease_lost", logging.WARNING, job=job.id, task=task, queue=job.queue, at="retry")
 
     async def _dead(self, run: _Run, job: Job, task: str | None, error: str) -> None:
-        accepted = await run.handle.fail(error=error)
-        self._settled(run, "fail", accepted)
+        self._settled_dead(run, job, task, error, "fail", await run.handle.fail(error=error))
+
+    def _settled_dead(self, run: _Run, job: Job, task: str | None, error: str, action: str, accepted: bool) -> None:
+        """Count and log a settlement meant to leave the job dead: a ``fail``, or a ``retry`` of its last attempt.
+
+        Either way the store (R4) makes it a dead letter, so both are counted as
+        failed and logged as ``dead``; a handle the store refused lost its lease.
+        """
+        self._settled(run, action, accepted)
         if accepted:
             self.counters.failed += 1
             emit("dead", logging.WARNING, job=job.id, task=task, queue=job.queue, attempt=job.attempts, error=error)
         else:
-            emit("lease_lost", logging.WARNING, job=job.id, task=task, queue=job.queue, at="fail")
+            emit("lease_lost", logging.WARNING, job=job.id, task=task, queue=job.queue, at=action)
 
     async def _hand_back(self, run: _Run, job: Job, envelope: Envelope) -> None:
         """Give the job back with the attempts it had before this claim (see the module's docstring)."""

@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import json
 import os
 import platform
@@ -193,19 +194,50 @@ class Alkstore(System):
             await queue.enqueue_many([Envelope("bench", item).encode() for item in payloads[start : start + BATCH]])
 
 
-class Procrastinate(System):
-    name = "procrastinate"
+class ServedHere(System):
+    """procrastinate and pgqueuer: a fresh schema of their own, and workers run by this file's ``--serve NAME``.
+
+    Neither library has a worker command of its own that takes this benchmark's
+    handler, so each worker process is this file serving the library's own
+    worker loop (``serve``).
+    """
+
+    schema_prefix = ""
+    """The start of the schema's name (``alk_w…``, then random hex: what ``_drop_schema`` removes)."""
+    schema_env = "BENCH_WORKER_SCHEMA"
+    """The variable that names the schema to the workers."""
 
     async def setup(self) -> None:
         try:
-            from procrastinate import App, PsycopgConnector
+            importlib.import_module(self.name)
         except ImportError as exc:
-            raise Skip(f"procrastinate is not installed: {exc}") from exc
-        from alkstore_postgres.location import quote_ident
-
+            raise Skip(f"{self.name} is not installed: {exc}") from exc
         dsn = _dsn()
-        schema = f"alk_wproc_{uuid.uuid4().hex[:12]}"
-        self.env = {"BENCH_WORKER_DSN": dsn, "BENCH_WORKER_SCHEMA": schema}
+        schema = f"{self.schema_prefix}{uuid.uuid4().hex[:12]}"
+        self.env = {"BENCH_WORKER_DSN": dsn, self.schema_env: schema}
+        await self.install(dsn, schema)
+
+    async def install(self, dsn: str, schema: str) -> None:
+        """Create the library's tables in ``schema``, and open what the parent enqueues through."""
+        raise NotImplementedError
+
+    async def teardown(self) -> None:
+        await _drop_schema(self.env["BENCH_WORKER_DSN"], self.env[self.schema_env])
+
+    def commands(self, processes: int) -> list[list[str]]:
+        return [
+            [sys.executable, str(HERE / "worker.py"), "--serve", self.name, "--concurrency", str(self.concurrency)]
+        ] * processes
+
+
+class Procrastinate(ServedHere):
+    name = "procrastinate"
+    schema_prefix = "alk_wproc_"
+
+    async def install(self, dsn: str, schema: str) -> None:
+        from alkstore_postgres.location import quote_ident
+        from procrastinate import App, PsycopgConnector
+
         await _sql(dsn, f"CREATE SCHEMA {quote_ident(schema)}")
         self.app = App(connector=PsycopgConnector(conninfo=dsn, kwargs={"options": f"-c search_path={schema}"}))
         self.task = self.app.task(name="bench", queue="bench")(_procrastinate_handler)
@@ -214,19 +246,7 @@ class Procrastinate(System):
 
     async def teardown(self) -> None:
         await self.app.close_async()
-        await _drop_schema(self.env["BENCH_WORKER_DSN"], self.env["BENCH_WORKER_SCHEMA"])
-
-    def commands(self, processes: int) -> list[list[str]]:
-        return [
-            [
-                sys.executable,
-                str(HERE / "worker.py"),
-                "--serve",
-                "procrastinate",
-                "--concurrency",
-                str(self.concurrency),
-            ]
-        ] * processes
+        await super().teardown()
 
     async def enqueue(self, payloads: list[dict[str, object]]) -> None:
         for start in range(0, len(payloads), BATCH):
@@ -242,22 +262,18 @@ async def _procrastinate_handler(payload: object) -> None:
     mark(line)
 
 
-class Pgqueuer(System):
+class Pgqueuer(ServedHere):
     name = "pgqueuer"
+    schema_prefix = "alk_wpgq_"
+    schema_env = "PGQUEUER_SCHEMA"
+    """pgqueuer reads its schema from this variable (its ``db_settings``), in the parent as in the workers."""
 
-    async def setup(self) -> None:
-        try:
-            import pgqueuer  # noqa: F401
-        except ImportError as exc:
-            raise Skip(f"pgqueuer is not installed: {exc}") from exc
+    async def install(self, dsn: str, schema: str) -> None:
         import asyncpg
         from pgqueuer.db import AsyncpgDriver
         from pgqueuer.domain.settings import db_settings
         from pgqueuer.queries import Queries
 
-        dsn = _dsn()
-        schema = f"alk_wpgq_{uuid.uuid4().hex[:12]}"
-        self.env = {"BENCH_WORKER_DSN": dsn, "PGQUEUER_SCHEMA": schema}
         os.environ["PGQUEUER_SCHEMA"] = schema
         db_settings.cache_clear()
         self.connection = await asyncpg.connect(dsn)
@@ -268,14 +284,9 @@ class Pgqueuer(System):
         from pgqueuer.domain.settings import db_settings
 
         await self.connection.close()
-        await _drop_schema(self.env["BENCH_WORKER_DSN"], self.env["PGQUEUER_SCHEMA"])
+        await super().teardown()
         os.environ.pop("PGQUEUER_SCHEMA", None)
         db_settings.cache_clear()
-
-    def commands(self, processes: int) -> list[list[str]]:
-        return [
-            [sys.executable, str(HERE / "worker.py"), "--serve", "pgqueuer", "--concurrency", str(self.concurrency)]
-        ] * processes
 
     async def enqueue(self, payloads: list[dict[str, object]]) -> None:
         for start in range(0, len(payloads), BATCH):

@@ -19,10 +19,11 @@ from alkstore_mem import MemAdapter
 from alkstore_contract.suite.checks import expect, expect_stored
 from alkstore_contract.suite.clauses import binding
 from alkstore_contract.suite.harness import RowContext, UndeclaredClause
-from alkstore_contract.suite.ledger import CURRENT, Ledger
+from alkstore_contract.suite.ledger import Ledger
 from alkstore_contract.suite.row import row
 from alkstore_contract.suite.run import _drive
 from alkstore_contract.suite.verdicts import Verdict, certify, clause_verdicts
+from tests.row_context import row_context
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -58,22 +59,20 @@ class SystemClockMem(MemAdapter):
 def _run_row(body: object, clauses: tuple[str, ...], adapter: MemAdapter | None = None) -> Ledger:
     """Run ``body`` as a row on the system clock, on ``adapter`` (the mem engine without ``injectable_clock``)."""
     contract_row = row("defining_probe", clauses)(body)  # type: ignore[arg-type]
-    ledger = Ledger(row=contract_row.name)
-    ctx = RowContext(
-        adapter=adapter or SystemClockMem(),
-        engine_spec="alkstore_mem:adapter",
-        manual=False,
-        seed=1,
-        tolerance_s=0.05,
-        examples=1,
-        ledger=ledger,
-    )
-    token = CURRENT.set(ledger)
-    try:
+    engine = adapter or SystemClockMem()
+    with row_context(contract_row.name, engine, "alkstore_mem:adapter", manual=False, tolerance_s=0.05) as ctx:
         asyncio.run(_drive(contract_row, ctx))
-    finally:
-        CURRENT.reset(token)
-    return ledger
+    return ctx.ledger
+
+
+async def _h1_holds(_: RowContext) -> None:
+    """A leg body whose one check of H1 passes."""
+    expect(True, "H1", did="-", demands="-")
+
+
+async def _c7_breaks(_: RowContext) -> None:
+    """A leg body whose one check of C7 fails: the failure a later leg builds on (``after=``)."""
+    expect(False, "C7", did="broke an unrelated clause", demands="it kept")
 
 
 async def _probe(ctx: RowContext) -> None:
@@ -85,16 +84,10 @@ async def _probe(ctx: RowContext) -> None:
         await expect_stored(queue, job_id, "H1")  # incidental: the set-up leg declares C3 only
         await expect_stored(queue, job_id, "C3")
 
-    async def unrelated(_: RowContext) -> None:
-        expect(False, "C7", did="broke an unrelated clause", demands="it kept")
-
-    async def fence(_: RowContext) -> None:
-        expect(True, "H1", did="-", demands="-")
-
     await ctx.leg("set up", ("C3",), set_up)
-    await ctx.leg("unrelated", ("C7",), unrelated)
-    await ctx.leg("fence after the failure", ("H1",), fence, after=("unrelated",))
-    await ctx.leg("fence at the boundary", ("H1",), fence, clock="manual")
+    await ctx.leg("unrelated", ("C7",), _c7_breaks)
+    await ctx.leg("fence after the failure", ("H1",), _h1_holds, after=("unrelated",))
+    await ctx.leg("fence at the boundary", ("H1",), _h1_holds, clock="manual")
 
 
 def test_incidental_checks_never_pass_a_clause_whose_defining_legs_were_left_out() -> None:
@@ -119,15 +112,9 @@ def test_a_passed_clause_with_a_defining_leg_left_out_by_a_failure_blocks_the_ce
     """Every clause: the only check of a behaviour never goes missing silently."""
 
     async def body(ctx: RowContext) -> None:
-        async def fine(_: RowContext) -> None:
-            expect(True, "H1", did="-", demands="-")
-
-        async def broken(_: RowContext) -> None:
-            expect(False, "C7", did="broke it", demands="not")
-
-        await ctx.leg("one H1 leg", ("H1",), fine)
-        await ctx.leg("broken", ("C7",), broken)
-        await ctx.leg("another H1 leg", ("H1",), fine, after=("broken",))
+        await ctx.leg("one H1 leg", ("H1",), _h1_holds)
+        await ctx.leg("broken", ("C7",), _c7_breaks)
+        await ctx.leg("another H1 leg", ("H1",), _h1_holds, after=("broken",))
 
     ledger = _run_row(body, ("H1", "C7"))
     verdicts = clause_verdicts([ledger], {})

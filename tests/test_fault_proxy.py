@@ -29,9 +29,21 @@ async def _connect(proxy: FaultProxy) -> tuple[asyncio.StreamReader, asyncio.Str
     return await asyncio.open_connection(*proxy.address)
 
 
-async def _roundtrip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, data: bytes) -> bytes:
+async def _established(proxy: FaultProxy) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection that has carried one echo: the proxy holds both of its sides before a fault begins."""
+    reader, writer = await _connect(proxy)
+    await _roundtrip(reader, writer, b"x")
+    return reader, writer
+
+
+async def _send(writer: asyncio.StreamWriter, data: bytes) -> None:
+    """Write ``data`` and let the socket take it, awaiting no answer (one a fault may hold back or lose)."""
     writer.write(data)
     await writer.drain()
+
+
+async def _roundtrip(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, data: bytes) -> bytes:
+    await _send(writer, data)
     return await asyncio.wait_for(reader.readexactly(len(data)), 2)
 
 
@@ -46,8 +58,7 @@ async def test_forwards_both_ways(proxy: FaultProxy) -> None:
 
 @pytest.mark.asyncio
 async def test_reset_aborts_open_connections_and_new_ones_work(proxy: FaultProxy) -> None:
-    reader, writer = await _connect(proxy)
-    await _roundtrip(reader, writer, b"a")
+    reader, writer = await _established(proxy)
     assert proxy.reset() == 1
     with pytest.raises((ConnectionError, asyncio.IncompleteReadError)):
         await _roundtrip(reader, writer, b"b")
@@ -61,17 +72,14 @@ async def test_reset_aborts_open_connections_and_new_ones_work(proxy: FaultProxy
 
 @pytest.mark.asyncio
 async def test_stall_holds_bytes_and_delivers_them_after(proxy: FaultProxy) -> None:
-    reader, writer = await _connect(proxy)
-    await _roundtrip(reader, writer, b"x")
+    reader, writer = await _established(proxy)
     async with proxy.stalled() as fault:
-        writer.write(b"held")
-        await writer.drain()
+        await _send(writer, b"held")
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(reader.readexactly(4), SHORT_S)
         assert proxy.open_connections == 1, "a stall keeps the sockets open"
         late_reader, late_writer = await _connect(proxy)
-        late_writer.write(b"late")
-        await late_writer.drain()
+        await _send(late_writer, b"late")
     assert await asyncio.wait_for(reader.readexactly(4), 2) == b"held"
     assert await asyncio.wait_for(late_reader.readexactly(4), 2) == b"late"
     assert fault.kind == "stall"
@@ -115,8 +123,7 @@ async def test_cut_answer_takes_the_next_sender_and_loses_its_answer_whatever_it
     other_reader, other_writer = await _connect(proxy)
     fault = proxy.cut_answer()
     request = b"\x00\x01 any bytes at all"
-    writer.write(request)
-    await writer.drain()
+    await _send(writer, request)
     with pytest.raises((ConnectionError, asyncio.IncompleteReadError)):
         await asyncio.wait_for(reader.readexactly(len(request)), 2)
     assert proxy.cut_fired
@@ -133,8 +140,7 @@ async def test_cut_at_a_later_answer_lets_the_earlier_round_trips_through(proxy:
     proxy.cut_answer(2)
     assert await _roundtrip(reader, writer, b"prepare") == b"prepare"
     assert not proxy.cut_fired
-    writer.write(b"execute")
-    await writer.drain()
+    await _send(writer, b"execute")
     with pytest.raises((ConnectionError, asyncio.IncompleteReadError)):
         await asyncio.wait_for(reader.readexactly(7), 2)
     assert proxy.cut_fired
@@ -156,14 +162,12 @@ async def test_a_cut_disarmed_before_any_answer_touched_nothing(proxy: FaultProx
 @pytest.mark.asyncio
 async def test_each_fault_records_the_connections_and_bytes_it_touched(proxy: FaultProxy) -> None:
     """N1–N4 count a fault only where it hit: the proxy records what each fault touched."""
-    reader, writer = await _connect(proxy)
-    await _roundtrip(reader, writer, b"x")
+    reader, writer = await _established(proxy)
     async with proxy.stalled() as idle_stall:
         await asyncio.sleep(0.05)
     assert not idle_stall.reached, "a stall during which nothing was sent touched nothing"
     async with proxy.stalled() as stall:
-        writer.write(b"held")
-        await writer.drain()
+        await _send(writer, b"held")
         await asyncio.sleep(0.1)
     assert stall.connections == {1}
     assert stall.bytes == 4

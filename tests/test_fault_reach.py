@@ -20,9 +20,9 @@ import pytest_asyncio
 from alkstore_contract.clock import Clock
 from alkstore_contract.suite.checks import expect
 from alkstore_contract.suite.harness import RowContext
-from alkstore_contract.suite.ledger import CURRENT, Ledger
 from alkstore_contract.suite.network import Wire, open_wire
 from tests.echo_server import echo
+from tests.row_context import row_context
 
 
 class EchoAdapter:
@@ -63,20 +63,9 @@ class EchoAdapter:
 async def context() -> AsyncIterator[RowContext]:
     server = await asyncio.start_server(echo, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    ledger = Ledger(row="network_faults")
-    ctx = RowContext(
-        adapter=EchoAdapter(port),
-        engine_spec="echo",
-        manual=True,
-        seed=1,
-        tolerance_s=0.1,
-        examples=1,
-        ledger=ledger,
-    )
-    token = CURRENT.set(ledger)
-    await ctx.setup()
-    yield ctx
-    CURRENT.reset(token)
+    with row_context("network_faults", EchoAdapter(port), "echo", manual=True, tolerance_s=0.1) as ctx:
+        await ctx.setup()
+        yield ctx
     server.close()
     await server.wait_closed()
 

@@ -647,10 +647,6 @@ async def check_huge_payload(h: Harness) -> None:
     await _cancel(h.queue, job_id)
 
 
-def test_one_ten_megabyte_payload(harness: Harness) -> None:
-    example(harness, "a 10 MB payload", check_huge_payload(harness))
-
-
 async def check_nesting(h: Harness) -> None:
     deepest: Any = "bottom"
     for _ in range(MAX_PAYLOAD_DEPTH):
@@ -666,10 +662,6 @@ async def check_nesting(h: Harness) -> None:
     looped.append(looped)
     with pytest.raises(PayloadError):
         await h.queue.enqueue({"loop": looped})
-
-
-def test_nesting_depth_and_cycles(harness: Harness) -> None:
-    example(harness, "payloads 500 and 501 levels deep, and a cycle", check_nesting(harness))
 
 
 # --- enqueue options ---------------------------------------------------------------------------------
@@ -939,10 +931,6 @@ async def check_injections(h: Harness) -> None:
         assert await h.tables_exist(), f"the tables are gone after {text!r}"
 
 
-def test_injection_strings_leave_the_tables_intact(harness: Harness) -> None:
-    example(harness, "the injection strings", check_injections(harness))
-
-
 # --- the bugs this file found, pinned to their fix on every engine ------------------------------------
 
 
@@ -956,10 +944,6 @@ async def check_instants_beyond_range(h: Harness) -> None:
             await h.queue.enqueue("x", run_at=run_at)
         with pytest.raises(InvalidArgument, match=r"run_at=.*UTC equivalent"):
             await h.queue.enqueue_many(["x"], run_at=run_at)
-
-
-def test_instant_beyond_datetime_range_in_utc(harness: Harness) -> None:
-    example(harness, "run_at beyond datetime's range in UTC", check_instants_beyond_range(harness))
 
 
 async def check_huge_ints(h: Harness) -> None:
@@ -985,10 +969,6 @@ async def check_huge_ints(h: Harness) -> None:
     await _cancel(queue, job_id)
 
 
-def test_ints_beyond_the_str_conversion_limit(harness: Harness) -> None:
-    example(harness, "ints of more than 4300 digits", check_huge_ints(harness))
-
-
 class _Unshowable:
     """A value whose ``repr`` raises, as a hostile or broken caller object may."""
 
@@ -1006,10 +986,6 @@ async def check_enqueue_many_of_a_non_list(h: Harness) -> None:
     for payloads in (SMALLEST_HUGE_INT, _Unshowable(), "not a list", {"a": 1}):
         with pytest.raises(InvalidArgument, match="payloads="):
             await h.queue.enqueue_many(payloads)  # type: ignore[arg-type]
-
-
-def test_enqueue_many_of_a_non_list(harness: Harness) -> None:
-    example(harness, "enqueue_many of something other than a list", check_enqueue_many_of_a_non_list(harness))
 
 
 async def check_durations_beyond_a_float(h: Harness) -> None:
@@ -1031,10 +1007,6 @@ async def check_durations_beyond_a_float(h: Harness) -> None:
         await handle.retry(delay=10**400)
     assert await handle.ack(), "a refused argument spent the handle"
     assert await queue.get_job(job_id) is None
-
-
-def test_duration_beyond_a_float(harness: Harness) -> None:
-    example(harness, "durations of 10**400 seconds", check_durations_beyond_a_float(harness))
 
 
 async def check_nul_in_worker_id_and_error(h: Harness) -> None:
@@ -1060,10 +1032,6 @@ async def check_nul_in_worker_id_and_error(h: Harness) -> None:
     await _cancel(queue, job_id)
 
 
-def test_nul_in_worker_id_and_error(harness: Harness) -> None:
-    example(harness, "NUL in a worker id and an error", check_nul_in_worker_id_and_error(harness))
-
-
 async def check_sub_microsecond_leases(h: Harness) -> None:
     """S2, H3: a lease shorter than 1 µs is InvalidArgument; 1 µs is a lease that has not ended yet."""
     for short in (4e-7, 9.99e-7, 5e-324, timedelta(0)):
@@ -1080,10 +1048,6 @@ async def check_sub_microsecond_leases(h: Harness) -> None:
     assert await handle.heartbeat(extend=timedelta(microseconds=1))
     assert await handle.ack(), "a heartbeat of 1 µs left a lease that had already ended"
     assert await queue.get_job(job_id) is None
-
-
-def test_sub_microsecond_leases(harness: Harness) -> None:
-    example(harness, "leases under 1 µs", check_sub_microsecond_leases(harness))
 
 
 # --- enqueue_many with hostile batches: one refusal, word for word, on every engine -------------------
@@ -1226,5 +1190,28 @@ async def check_list_subclasses(h: Harness) -> None:
         await _cancel(queue, job_id)
 
 
-def test_enqueue_many_takes_list_subclasses(harness: Harness) -> None:
-    example(harness, "enqueue_many with list subclasses", check_list_subclasses(harness))
+# --- the checks with nothing drawn: one example each ---------------------------------------------------
+
+OneCheck = Callable[[Harness], Coroutine[Any, Any, None]]
+
+ONE_EXAMPLE: list[tuple[str, OneCheck]] = [
+    ("a 10 MB payload", check_huge_payload),
+    ("payloads 500 and 501 levels deep, and a cycle", check_nesting),
+    ("the injection strings", check_injections),
+    ("run_at beyond datetime's range in UTC", check_instants_beyond_range),
+    ("ints of more than 4300 digits", check_huge_ints),
+    ("enqueue_many of something other than a list", check_enqueue_many_of_a_non_list),
+    ("durations of 10**400 seconds", check_durations_beyond_a_float),
+    ("NUL in a worker id and an error", check_nul_in_worker_id_and_error),
+    ("leases under 1 µs", check_sub_microsecond_leases),
+    ("enqueue_many with list subclasses", check_list_subclasses),
+]
+"""Each check and what its example is called in a failure's message; each runs once on every engine."""
+
+
+@pytest.mark.parametrize(
+    ("what", "check"),
+    [pytest.param(what, check, id=check.__name__.removeprefix("check_")) for what, check in ONE_EXAMPLE],
+)
+def test_one_example(harness: Harness, what: str, check: OneCheck) -> None:
+    example(harness, what, check(harness))

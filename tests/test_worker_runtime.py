@@ -26,6 +26,7 @@ from alkstore_worker import (
     Settlement,
     SqliteSource,
     StoreSource,
+    Task,
     Worker,
     WorkerOptions,
 )
@@ -90,6 +91,19 @@ async def source(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
             await connection.close()
 
 
+@pytest_asyncio.fixture
+async def noop(source: StoreSource) -> AsyncIterator[Task[[object], None]]:
+    """A task of queue ``noop`` that does nothing, on an app of ``source``; the app is closed after the test."""
+    app = App(source)
+
+    @app.task(queue="noop")
+    async def noop(payload: object) -> None:
+        return None
+
+    yield noop
+    await app.close()
+
+
 BAD_DEFERS: list[tuple[dict[str, object], type[Exception], str]] = [
     ({"payload": {1, 2}}, PayloadError, "payload"),
     ({"payload": {"when": datetime(2030, 1, 1)}}, PayloadError, "payload"),
@@ -103,28 +117,19 @@ BAD_DEFERS: list[tuple[dict[str, object], type[Exception], str]] = [
 
 
 @pytest.mark.asyncio
-async def test_bad_defer_input_gets_the_contracts_errors_and_stores_nothing(source: StoreSource) -> None:
-    app = App(source)
-
-    @app.task(queue="checks")
-    async def noop(payload: object) -> None:
-        return None
-
-    try:
-        for arguments, error, named in BAD_DEFERS:
-            call = dict(arguments)
-            payload = call.pop("payload", {"ok": True})
-            with pytest.raises(error) as raised:
-                await noop.defer(payload, **call)  # type: ignore[arg-type]
-            assert named in str(raised.value), (arguments, str(raised.value))
-        queue = (await app.store()).queue("checks")
-        assert await queue.claim_batch("inspector", 100) == [], "a refused defer stored a job"
-        job_id = await noop.defer({"ok": True}, priority=3)
-        job = await queue.get_job(job_id)
-        assert job is not None
-        assert (job.payload, job.priority) == ({"task": "noop", "payload": {"ok": True}}, 3)
-    finally:
-        await app.close()
+async def test_bad_defer_input_gets_the_contracts_errors_and_stores_nothing(noop: Task[[object], None]) -> None:
+    for arguments, error, named in BAD_DEFERS:
+        call = dict(arguments)
+        payload = call.pop("payload", {"ok": True})
+        with pytest.raises(error) as raised:
+            await noop.defer(payload, **call)  # type: ignore[arg-type]
+        assert named in str(raised.value), (arguments, str(raised.value))
+    queue = (await noop.app.store()).queue("noop")
+    assert await queue.claim_batch("inspector", 100) == [], "a refused defer stored a job"
+    job_id = await noop.defer({"ok": True}, priority=3)
+    job = await queue.get_job(job_id)
+    assert job is not None
+    assert (job.payload, job.priority) == ({"task": "noop", "payload": {"ok": True}}, 3)
 
 
 def test_registration_refuses_bad_tasks_naming_the_argument() -> None:
@@ -368,28 +373,19 @@ async def test_the_sweep_runs_on_its_interval_and_progress_prints_the_counters(
 
 
 @pytest.mark.asyncio
-async def test_dead_letters_are_listed_where_the_engine_allows(source: StoreSource) -> None:
-    app = App(source)
-
-    @app.task(queue="letters")
-    async def noop(payload: object) -> None:
-        return None
-
-    try:
-        job_id = await noop.defer("x")
-        handle = await (await app.store()).queue("letters").claim_one("test")
-        assert handle is not None
-        assert await handle.fail("it broke")
-        if isinstance(source, MemSource):
-            with pytest.raises(NotImplementedError, match="offers no way to list dead jobs"):
-                await source.dead_jobs(None, 10)
-            return
-        (dead,) = await source.dead_jobs("letters", 10)
-        assert (dead.id, dead.queue, dead.attempts, dead.last_error) == (job_id, "letters", 1, "it broke")
-        assert dead.died_at.startswith("20")
-        assert await source.dead_jobs("other", 10) == []
-    finally:
-        await app.close()
+async def test_dead_letters_are_listed_where_the_engine_allows(source: StoreSource, noop: Task[[object], None]) -> None:
+    job_id = await noop.defer("x")
+    handle = await (await noop.app.store()).queue("noop").claim_one("test")
+    assert handle is not None
+    assert await handle.fail("it broke")
+    if isinstance(source, MemSource):
+        with pytest.raises(NotImplementedError, match="offers no way to list dead jobs"):
+            await source.dead_jobs(None, 10)
+        return
+    (dead,) = await source.dead_jobs("noop", 10)
+    assert (dead.id, dead.queue, dead.attempts, dead.last_error) == (job_id, "noop", 1, "it broke")
+    assert dead.died_at.startswith("20")
+    assert await source.dead_jobs("other", 10) == []
 
 
 @pytest.mark.asyncio

@@ -20,7 +20,7 @@ the sweep's ``watched`` heap names).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from heapq import heapify, heappop
 
@@ -53,6 +53,9 @@ from alkstore_mem.record import (
     taken,
 )
 from alkstore_mem.space import MemSpace, QueueIndex, TimedEntry, WatchEntry, c2_key
+
+Settle = Callable[[QueueIndex, JobRecord, datetime], object]
+"""A handle op's change to the job its claim holds: the queue's index, the stored job, the op's instant."""
 
 
 def _now(now: datetime | None) -> datetime:
@@ -213,25 +216,37 @@ class MemDriver:
         lease = record[LEASE_EXPIRES_AT]
         return record[TOKEN] == token and record[STATE] == PROCESSING and lease is not None and now < lease
 
-    async def ack(self, queue: str, job_id: JobId, token: str, now: datetime | None) -> bool:
-        held = self._held(queue, job_id, token, _now(now))
-        if held is None:
-            return False
-        index, record = held
-        del index.jobs[record[ID]]
-        index.lease_dropped(record)
-        return True
+    def _fenced(self, queue: str, job_id: JobId, token: str, now: datetime | None, change: Settle) -> bool:
+        """A handle op: ``change`` the job at the op's instant if the claim ``token`` still holds it (H1, H5).
 
-    async def retry(
-        self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float, last_error: str | None
-    ) -> bool:
+        The fence is written once here; each op is only its change. Whether the
+        change was made is the op's answer.
+        """
         at = _now(now)
         held = self._held(queue, job_id, token, at)
         if held is None:
             return False
-        index, record = held
-        self._file_retry(index, record, at + timedelta(seconds=delay_s), last_error)
+        change(*held, at)
         return True
+
+    async def ack(self, queue: str, job_id: JobId, token: str, now: datetime | None) -> bool:
+        return self._fenced(queue, job_id, token, now, self._delete)
+
+    def _delete(self, index: QueueIndex, record: JobRecord, now: datetime) -> None:
+        """H2: the acked job is gone, its lease with it."""
+        del index.jobs[record[ID]]
+        index.lease_dropped(record)
+
+    async def retry(
+        self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float, last_error: str | None
+    ) -> bool:
+        return self._fenced(
+            queue,
+            job_id,
+            token,
+            now,
+            lambda index, record, at: self._file_retry(index, record, at + timedelta(seconds=delay_s), last_error),
+        )
 
     def _file_retry(self, index: QueueIndex, record: JobRecord, run_at: datetime, last_error: str | None) -> None:
         """R1: the job is ready again at ``run_at``; a claim promotes it once due."""
@@ -240,13 +255,13 @@ class MemDriver:
         index.file_delayed(record)
 
     async def dead_letter(self, queue: str, job_id: JobId, token: str, now: datetime | None, last_error: str) -> bool:
-        at = _now(now)
-        held = self._held(queue, job_id, token, at)
-        if held is None:
-            return False
-        index, record = held
-        index.watch_death(self._kill(index, record, last_error, at))
-        return True
+        return self._fenced(
+            queue,
+            job_id,
+            token,
+            now,
+            lambda index, record, at: index.watch_death(self._kill(index, record, last_error, at)),
+        )
 
     def _kill(self, index: QueueIndex, record: JobRecord, last_error: str, now: datetime) -> JobRecord:
         """Store the job as dead at ``now`` with ``last_error``."""
@@ -256,14 +271,12 @@ class MemDriver:
 
     async def heartbeat(self, queue: str, job_id: JobId, token: str, now: datetime | None, lease_s: float) -> bool:
         """H3: an absolute reset from now, never an addition to the old deadline."""
-        at = _now(now)
-        held = self._held(queue, job_id, token, at)
-        if held is None:
-            return False
-        index, record = held
-        index.lease_dropped(record)
-        self._file_lease(index, leased(record, at + as_timedelta(lease_s)))
-        return True
+
+        def renew(index: QueueIndex, record: JobRecord, at: datetime) -> None:
+            index.lease_dropped(record)
+            self._file_lease(index, leased(record, at + as_timedelta(lease_s)))
+
+        return self._fenced(queue, job_id, token, now, renew)
 
     # --- batch ack, cancel, get ------------------------------------------------------------------
 

@@ -325,28 +325,29 @@ impl Engine {
             .map_err(storage::fault)
     }
 
-    fn cancel(&mut self, request: &Request<'_>) -> Result<Value, Fault> {
+    /// The storage, the queue's name and the job id of an op on one job by its id (`cancel`, `get_job`);
+    /// `None` for an id of a kind no job has here (a `str`, a number no `i64` holds): not found, not an error.
+    fn job_of(&mut self, request: &Request<'_>) -> Result<Option<(&mut Db, String, i64)>, Fault> {
         let (store, queue, _) = self.queue_of(request)?;
-        let id = match rules::job_id(request.value("job_id")?)? {
-            Some(id) => id,
-            None => return Ok(json!(false)),
-        };
-        db(self.stores.get_mut(&store).expect("checked open"))
-            .cancel(&queue, id)
-            .map(Value::from)
-            .map_err(storage::fault)
+        Ok(rules::job_id(request.value("job_id")?)?
+            .map(|id| (db(self.stores.get_mut(&store).expect("checked open")), queue, id)))
+    }
+
+    fn cancel(&mut self, request: &Request<'_>) -> Result<Value, Fault> {
+        match self.job_of(request)? {
+            Some((db, queue, id)) => db.cancel(&queue, id).map(Value::from).map_err(storage::fault),
+            None => Ok(json!(false)),
+        }
     }
 
     fn get_job(&mut self, request: &Request<'_>) -> Result<Value, Fault> {
-        let (store, queue, _) = self.queue_of(request)?;
-        let id = match rules::job_id(request.value("job_id")?)? {
-            Some(id) => id,
-            None => return Ok(Value::Null),
-        };
-        let job = db(self.stores.get_mut(&store).expect("checked open"))
-            .get(&queue, id)
-            .map_err(storage::fault)?;
-        Ok(job.map_or(Value::Null, |job| job.to_json()))
+        match self.job_of(request)? {
+            Some((db, queue, id)) => {
+                let job = db.get(&queue, id).map_err(storage::fault)?;
+                Ok(job.map_or(Value::Null, |job| job.to_json()))
+            }
+            None => Ok(Value::Null),
+        }
     }
 
     fn sweep(&mut self, request: &Request<'_>) -> Result<Value, Fault> {

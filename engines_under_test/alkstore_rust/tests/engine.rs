@@ -71,6 +71,28 @@ impl Session {
     fn ack(&mut self, handle: &str, now: i64) -> Result<Value, Fault> {
         self.call("ack", json!({"handle": handle, "now": now.to_string()}))
     }
+
+    /// The start of every fence test: one job, enqueued at `T0` on a queue whose leases last 10 s,
+    /// claimed at `T0` by `w1`.
+    fn one_claim(&mut self) -> OneClaim {
+        let (store, queue) = self.queue(10.0);
+        let id = self.enqueue(&queue, T0);
+        let (handle, _) = self.claim(&queue, T0, "w1");
+        OneClaim {
+            store,
+            queue,
+            id,
+            handle,
+        }
+    }
+}
+
+/// What `Session::one_claim` made: the store, the queue, the job's id and the claim's handle.
+struct OneClaim {
+    store: String,
+    queue: String,
+    id: Value,
+    handle: String,
 }
 
 impl Drop for Session {
@@ -133,9 +155,7 @@ fn enqueue_claim_ack() {
 #[test]
 fn handle_ops_end_at_the_deadline() {
     let mut s = Session::new(TestFault::None);
-    let (_, queue) = s.queue(10.0);
-    s.enqueue(&queue, T0);
-    let (handle, _) = s.claim(&queue, T0, "w1");
+    let OneClaim { handle, .. } = s.one_claim();
     let beat = json!({"handle": handle, "now": (T0 + 10 * SECOND - 1).to_string(), "extend_s": null});
     assert_eq!(
         s.call("heartbeat", beat),
@@ -154,9 +174,7 @@ fn handle_ops_end_at_the_deadline() {
 #[test]
 fn old_handle_is_fenced_out() {
     let mut s = Session::new(TestFault::None);
-    let (_, queue) = s.queue(10.0);
-    s.enqueue(&queue, T0);
-    let (old, _) = s.claim(&queue, T0, "w1");
+    let OneClaim { queue, handle: old, .. } = s.one_claim();
     let (new, job) = s.claim(&queue, T0 + 10 * SECOND, "w1");
     assert_eq!(job["attempts"], 2, "C3: a reclaim consumes an attempt");
     assert_eq!(
@@ -172,9 +190,7 @@ fn old_handle_is_fenced_out() {
 #[test]
 fn test_only_faults_break_the_fence() {
     let mut s = Session::new(TestFault::FenceByJobId);
-    let (_, queue) = s.queue(10.0);
-    s.enqueue(&queue, T0);
-    let (old, _) = s.claim(&queue, T0, "w1");
+    let OneClaim { queue, handle: old, .. } = s.one_claim();
     s.claim(&queue, T0 + 10 * SECOND, "w2");
     assert_eq!(
         s.ack(&old, T0 + 11 * SECOND),
@@ -183,9 +199,7 @@ fn test_only_faults_break_the_fence() {
     );
 
     let mut s = Session::new(TestFault::LeaseDeadlineInclusive);
-    let (_, queue) = s.queue(10.0);
-    s.enqueue(&queue, T0);
-    let (handle, _) = s.claim(&queue, T0, "w1");
+    let OneClaim { handle, .. } = s.one_claim();
     assert_eq!(
         s.ack(&handle, T0 + 10 * SECOND),
         Ok(json!(true)),
@@ -197,9 +211,7 @@ fn test_only_faults_break_the_fence() {
 #[test]
 fn order_of_checks() {
     let mut s = Session::new(TestFault::None);
-    let (store, queue) = s.queue(10.0);
-    s.enqueue(&queue, T0);
-    let (handle, _) = s.claim(&queue, T0, "w1");
+    let OneClaim { store, handle, .. } = s.one_claim();
     let bad = s.call(
         "retry",
         json!({"handle": handle, "now": T0.to_string(), "error": null, "delay_s": -1}),
@@ -237,9 +249,12 @@ fn order_of_checks() {
 #[test]
 fn retry_then_dead_letter() {
     let mut s = Session::new(TestFault::None);
-    let (_, queue) = s.queue(10.0);
-    let id = s.enqueue(&queue, T0);
-    let (first, _) = s.claim(&queue, T0, "w1");
+    let OneClaim {
+        queue,
+        id,
+        handle: first,
+        ..
+    } = s.one_claim();
     let retry = json!({"handle": first, "now": T0.to_string(), "error": "boom", "delay_s": 0});
     assert_eq!(s.call("retry", retry), Ok(json!(true)), "R3: a delay of 0 is ready now");
     let (second, job) = s.claim(&queue, T0, "w1");

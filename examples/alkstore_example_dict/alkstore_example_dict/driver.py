@@ -18,7 +18,7 @@ sweeps scan the whole location (O(n)); ``alkstore_mem`` keeps heaps instead.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -80,15 +80,18 @@ class DictDriver:
         row = self.location.rows.get(job_id)
         return row if row is not None and row.job.queue == queue else None
 
-    def _held(self, queue: str, job_id: JobId, token: str, now: datetime) -> Row | None:
-        """The fence of every handle op (H1): the row if the claim ``token`` still holds it under a live lease.
+    def _fenced(self, queue: str, job_id: JobId, token: str, now: datetime, change: Callable[[Row], object]) -> bool:
+        """The fence of every handle op (H1): ``change`` the row only if the claim ``token`` holds it, leased.
 
-        A job reclaimed after its lease lapsed has a new token, so an old
-        handle finds nothing (H5). Expiry is no part of the fence: only claims
-        and sweeps look at ``expires_at``.
+        Returns whether it did: the op's answer. A job reclaimed after its lease
+        lapsed has a new token, so an old handle changes nothing (H5). Expiry is
+        no part of the fence: only claims and sweeps look at ``expires_at``.
         """
         row = self._row(queue, job_id)
-        return row if row is not None and row.token == token and row.leased(now) else None
+        if row is None or row.token != token or not row.leased(now):
+            return False
+        change(row)
+        return True
 
     async def insert(self, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
         """Store one ready job per payload, every stamp as ``jobs`` resolved it; ids in input order (E1–E8, E11).
@@ -145,11 +148,7 @@ class DictDriver:
     async def ack(self, queue: str, job_id: JobId, token: str, now: datetime | None) -> bool:
         """Delete the job if the claim still holds it (H1, H2); the fence and the delete are one step."""
         assert now is not None
-        row = self._held(queue, job_id, token, now)
-        if row is None:
-            return False
-        del self.location.rows[row.job.id]
-        return True
+        return self._fenced(queue, job_id, token, now, lambda row: self.location.rows.pop(row.job.id))
 
     async def retry(
         self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float, last_error: str | None
@@ -159,31 +158,33 @@ class DictDriver:
         The kit already chose the delay and whether the job dies instead (R4).
         """
         assert now is not None
-        row = self._held(queue, job_id, token, now)
-        if row is None:
-            return False
-        error = row.job.last_error if last_error is None else last_error
         run_at = now + timedelta(seconds=delay_s)
-        row.settle(replace(row.job, state=JobState.READY, run_at=run_at, last_error=error))
-        return True
+
+        def ready_again(row: Row) -> None:
+            error = row.job.last_error if last_error is None else last_error
+            row.settle(replace(row.job, state=JobState.READY, run_at=run_at, last_error=error))
+
+        return self._fenced(queue, job_id, token, now, ready_again)
 
     async def dead_letter(self, queue: str, job_id: JobId, token: str, now: datetime | None, last_error: str) -> bool:
         """Under the fence: dead now with ``last_error`` (R4, D1); the claim is dropped."""
         assert now is not None
-        row = self._held(queue, job_id, token, now)
-        if row is None:
-            return False
-        row.settle(replace(row.job, state=JobState.DEAD, last_error=last_error, died_at=now))
-        return True
+        died_at = now
+
+        def dead(row: Row) -> None:
+            row.settle(replace(row.job, state=JobState.DEAD, last_error=last_error, died_at=died_at))
+
+        return self._fenced(queue, job_id, token, now, dead)
 
     async def heartbeat(self, queue: str, job_id: JobId, token: str, now: datetime | None, lease_s: float) -> bool:
         """Under the fence: lease until now + ``lease_s``, a reset from now, not an addition to the old lease (H3)."""
         assert now is not None
-        row = self._held(queue, job_id, token, now)
-        if row is None:
-            return False
-        row.job = replace(row.job, lease_expires_at=now + timedelta(seconds=lease_s))
-        return True
+        lease = now + timedelta(seconds=lease_s)
+
+        def renewed(row: Row) -> None:
+            row.job = replace(row.job, lease_expires_at=lease)
+
+        return self._fenced(queue, job_id, token, now, renewed)
 
     async def ack_batch(self, queue: str, job_ids: Sequence[JobId], now: datetime | None) -> int:
         """Delete each listed job of ``queue`` that is processing under a live lease, whoever holds it (B1)."""
