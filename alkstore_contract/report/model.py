@@ -15,7 +15,7 @@ publish and the schema must allow.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
@@ -36,17 +36,12 @@ class RowResult:
     """``name: status`` of each leg the row ran or left out."""
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "row": self.row,
-            "clauses": self.clauses,
-            "required": self.required,
-            "outcome": self.outcome,
-            "reason": self.reason,
-            "duration_s": round(self.duration_s, 4),
-            "seed": self.seed,
-            "notes": self.notes,
-            "legs": self.legs,
-        }
+        """Every field in declaration order, less ``engine`` (the entry holding the row names it), the duration
+        rounded."""
+        data = asdict(self)
+        del data["engine"]
+        data["duration_s"] = round(self.duration_s, 4)
+        return data
 
 
 @dataclass

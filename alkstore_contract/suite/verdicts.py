@@ -35,7 +35,7 @@ what its adapter did.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -70,16 +70,10 @@ class ClauseVerdict:
     """What the adapter built for this clause and why (its ``emulates``); ``None``: the engine's own behaviour."""
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "clause": self.clause,
-            "verdict": str(self.verdict),
-            "checks": self.checks,
-            "rows": self.rows,
-            "legs_not_run": self.legs_not_run,
-            "detail": self.detail,
-            "gap": self.gap,
-            "emulated": self.emulated,
-        }
+        """Every field in declaration order, the verdict as its plain string."""
+        data = asdict(self)
+        data["verdict"] = str(self.verdict)
+        return data
 
 
 def clause_verdicts(
