@@ -48,6 +48,11 @@ def expect_equal(actual: object, expected: object, clause: str, what: str) -> No
     expect(actual == expected, clause, did=f"gave {what} = {actual!r}", demands=f"{what} = {expected!r}")
 
 
+def expect_ids(handles: list[JobHandle], expected: list[JobId], clause: str, what: str) -> None:
+    """The ids a claim handed out, in its order, must be ``expected``: ``what`` names the claim in the message."""
+    expect_equal([handle.job.id for handle in handles], expected, clause, what)
+
+
 async def expect_stored(queue: Queue, job_id: JobId, clause: str) -> Job:
     """``get_job`` of a job the row knows the queue holds: it must be there."""
     count_check(clause)

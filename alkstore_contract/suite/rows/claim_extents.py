@@ -10,7 +10,7 @@ claims the whole queue), and ``worker_id`` must be checked before anything else.
 from __future__ import annotations
 
 from alkstore_contract.errors import InvalidName
-from alkstore_contract.suite.checks import expect, expect_equal, expect_raises, expect_ready
+from alkstore_contract.suite.checks import expect, expect_ids, expect_raises, expect_ready
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.row import row
 
@@ -25,7 +25,7 @@ async def claim_extents(ctx: RowContext) -> None:
 
     for n in (0, -1, -(2**31)):
         got = await queue.claim_batch("w", n)
-        expect_equal([h.job.id for h in got], [], "C5", f"the ids claim_batch('w', {n}) handed out")
+        expect_ids(got, [], "C5", f"the ids claim_batch('w', {n}) handed out")
     for job_id in ids:
         await expect_ready(
             queue, job_id, 0, "C5", after="claim_batch with n ≤ 0", demands="n ≤ 0 to claim nothing and touch no job"
@@ -36,11 +36,11 @@ async def claim_extents(ctx: RowContext) -> None:
         await expect_raises(queue.claim_batch(bad, 2), InvalidName, "C6", f"claim_batch(worker_id={bad!r}, 2)")  # type: ignore[arg-type]
 
     first = await queue.claim_batch("w", 3)
-    expect_equal([h.job.id for h in first], ids[:3], "C5", "the ids claim_batch('w', 3) returned, in order")
+    expect_ids(first, ids[:3], "C5", "the ids claim_batch('w', 3) returned, in order")
     rest = await queue.claim_batch("w", 10)
-    expect_equal([h.job.id for h in rest], ids[3:], "C5", "the ids claim_batch('w', 10) returned from 2 left")
+    expect_ids(rest, ids[3:], "C5", "the ids claim_batch('w', 10) returned from 2 left")
     drained = await queue.claim_batch("w", 10)
-    expect_equal([h.job.id for h in drained], [], "C5", "the ids claim_batch handed out from a drained queue")
+    expect_ids(drained, [], "C5", "the ids claim_batch handed out from a drained queue")
     expect(await queue.claim_one("w") is None, "C5", did="handed out a job from a drained queue", demands="None")
 
 

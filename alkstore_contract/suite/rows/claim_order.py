@@ -49,6 +49,7 @@ from alkstore_contract.suite.checks import (
     expect,
     expect_equal,
     expect_handed_out,
+    expect_ids,
     expect_nothing_handed_out,
     expect_stored,
 )
@@ -176,7 +177,7 @@ class Timeline:
         self.doomed = await self.lapsed.enqueue({"label": "lapses at 1u, expires at 2u"}, expires=2 * unit)
         self.survivor = await self.lapsed.enqueue({"label": "lapses at 1u, no expiry"})
         held = await self.lapsed.claim_batch("short-lived", 2)
-        expect_equal([h.job.id for h in held], [self.doomed, self.survivor], "C2", "the two lapsed-leg claims")
+        expect_ids(held, [self.doomed, self.survivor], "C2", "the two lapsed-leg claims")
 
     async def at_one_unit(self) -> None:
         """At t0 + 1u: the lease has lapsed and is reclaimed in its place; the 1u expiry has struck."""
@@ -252,8 +253,8 @@ class Timeline:
             demands="nothing: 'due 2u, expires 1u' became ready after it expired",
         )
         lapsed = await self.lapsed.claim_batch("reclaimer", 10)
-        expect_equal(
-            [h.job.id for h in lapsed],
+        expect_ids(
+            lapsed,
             [self.survivor],
             "X1",
             "the reclaims once both leases lapsed and one job expired (only the unexpired one)",

@@ -32,7 +32,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from alkstore_contract.adapter import CAPABILITY_CLAUSES, Capability
-from alkstore_contract.suite.checks import expect, expect_equal, expect_nothing_handed_out
+from alkstore_contract.suite.checks import expect, expect_equal, expect_ids, expect_nothing_handed_out
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.history import Handout, Release, check_history, handout_from_event, handout_from_job
 from alkstore_contract.suite.processes import finish, spawn_worker
@@ -141,7 +141,7 @@ MIXED_LONG_UNITS = 100
 async def _claim_stamped(ctx: RowContext, queue: Queue, worker: str, job_id: JobId, lease_s: float) -> datetime:
     """Claim exactly ``job_id`` through ``queue``; its lease must be now + ``lease_s`` (the job's stamp, C3)."""
     handles, before, after = await ctx.timed(queue.claim_batch(worker, 2))
-    expect_equal([h.job.id for h in handles], [job_id], "C3", f"the ids claim_batch({worker!r}, 2) handed out")
+    expect_ids(handles, [job_id], "C3", f"the ids claim_batch({worker!r}, 2) handed out")
     lease = handles[0].job.lease_expires_at
     ctx.expect_during(
         None if lease is None else lease - timedelta(seconds=lease_s),

@@ -53,6 +53,7 @@ from alkstore_contract.errors import HandleSpent
 from alkstore_contract.suite.checks import (
     expect,
     expect_equal,
+    expect_ids,
     expect_instant,
     expect_nothing_handed_out,
     expect_raises,
@@ -293,8 +294,8 @@ class Timeline:
         await _expect_op(self.boundary.heartbeat(), False, "H3", f"heartbeat() {when}")
         expect_equal(await self.beat.get_job(before.id), before, "H3", f"the job after heartbeat() {when}")
         stolen = await self.beat.claim_batch("thief", 5)
-        expect_equal(
-            [h.job.id for h in stolen],
+        expect_ids(
+            stolen,
             [before.id],
             "H3",
             "the jobs reclaimable once the stamp's lease ran out (not the one heartbeated for 100 units)",
