@@ -89,20 +89,17 @@ def test_api1_an_old_path_warns_at_the_importing_line(monkeypatch: pytest.Monkey
     assert [(w.filename, w.lineno) for w in caught] == [("an_engine.py", 1)]
 
 
-OLD_NAMES = [
-    ("alkstore_contract.suite", "Row", "alkstore_contract.suite.row"),
-    ("alkstore_contract.suite", "all_rows", "alkstore_contract.suite.row"),
-    ("alkstore_contract.suite", "ROW_MODULES", "alkstore_contract.suite.row"),
-    ("alkstore_contract.suite", "SUITE_VERSION", "alkstore_contract.suite.row"),
-    ("alkstore_contract.report", "build_report", "alkstore_contract.report.build"),
-    ("alkstore_contract.report", "write_report", "alkstore_contract.report.build"),
-    ("alkstore_contract.report", "load_report", "alkstore_contract.report.build"),
-    ("alkstore_contract.report", "RowResult", "alkstore_contract.report.build"),
-    ("alkstore_contract.report", "EngineInfo", "alkstore_contract.report.build"),
-    ("alkstore_contract.report", "SCHEMA_PATH", "alkstore_contract.report.build"),
-    ("alkstore_contract.validation", "JobId", "alkstore_contract.types"),
-    ("alkstore_contract.validation", "Duration", "alkstore_contract.types"),
+MOVES = [
+    ("alkstore_contract.suite", "alkstore_contract.suite.row", ["Row", "all_rows", "ROW_MODULES", "SUITE_VERSION"]),
+    (
+        "alkstore_contract.report",
+        "alkstore_contract.report.build",
+        ["build_report", "write_report", "load_report", "RowResult", "EngineInfo", "SCHEMA_PATH"],
+    ),
+    ("alkstore_contract.validation", "alkstore_contract.types", ["JobId", "Duration"]),
 ]
+"""Each move once: the old module, the new home, and the names that went there."""
+OLD_NAMES = [(package, name, home) for package, home, names in MOVES for name in names]
 """Names of the two old modules whose path is now a package's, and the type aliases that left validation."""
 
 
