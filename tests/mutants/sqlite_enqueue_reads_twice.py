@@ -13,34 +13,21 @@ before ``enqueued_at``.
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime
 
 from alkstore_sqlite import SqliteDriver
 
 from alkstore_contract.kit import KitQueue
 from alkstore_contract.resolution import EnqueueOptions, resolve_new_jobs
-from alkstore_contract.types import Duration, JobId
+from alkstore_contract.types import EnqueueCall, JobId
 from alkstore_contract.validation import encode_payload
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class TwoReadQueue(KitQueue[SqliteDriver]):
-    async def enqueue(
-        self,
-        payload: object,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
-    ) -> JobId:
+    async def _enqueue(self, payload: object, call: EnqueueCall) -> JobId:
         store = self._store
         store.check_open("enqueue")
-        options = EnqueueOptions.validate(
-            delay=delay, run_at=run_at, expires=expires, max_attempts=max_attempts, priority=priority
-        )
-        jobs = resolve_new_jobs((encode_payload(payload),), options, self._opts)
+        jobs = resolve_new_jobs((encode_payload(payload),), EnqueueOptions.validate_call(call), self._opts)
         first = store.now()
         if first is not None:
             jobs = dataclasses.replace(jobs, run_at=jobs.run_at_from(first), delay_s=0.0)
