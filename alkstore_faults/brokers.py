@@ -3,7 +3,7 @@
 Redis: a ``redis-server`` of our own on a free port, in a directory and a process group of its own, with AOF
 (``appendfsync always``: an acknowledged write is on disk) or with no persistence at all (a restart forgets
 everything). RabbitMQ: a node of our own (``RabbitBroker``), its durable queues kept across a crash. Postgres: a
-cluster of ``engines_under_test/alkstore_postgres/throwaway.py``. ``dir``: a scratch directory, for a runtime
+cluster of ``alkstore_faults.postgres_cluster``. ``dir``: a scratch directory, for a runtime
 that keeps its queue in a file. Each is removed by ``close``, and every server still running when the process
 exits is killed there."""
 
@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
+from alkstore_faults.postgres_cluster import ThrowawayCluster
 from alkstore_faults.processes import signal_tree
 
 START_TIMEOUT_S = 20.0
@@ -273,13 +274,9 @@ class PostgresBroker:
     """A throwaway Postgres cluster; its crash is a ``SIGKILL`` of the postmaster's group, then recovery."""
 
     def __init__(self) -> None:
-        from alkstore_postgres.throwaway import ThrowawayCluster
-
         self._cluster: ThrowawayCluster | None = None
 
     async def start(self) -> None:
-        from alkstore_postgres.throwaway import ThrowawayCluster
-
         self._cluster = await ThrowawayCluster.create()
 
     @property

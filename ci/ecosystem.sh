@@ -3,8 +3,8 @@
 # docs/ecosystem/reports/ (ENGINE-RUN.json), the libraries with their expected-failures files; then each
 # library's standalone reproductions (the library's own API in its own language, separate worker processes,
 # nothing of alkstore), whose output is checked; then docs/ecosystem.md and docs/ecosystem.html rebuilt by
-# `alkstore matrix`. Not part of ci/test.sh: it takes a quarter of an hour on a quiet machine. The scheduled
-# workflow (.github/workflows/ecosystem.yml) runs it; a library upgrade that changes a verdict makes its certify
+# `python -m tools.ecosystem_page`. Not part of ci/test.sh: it takes a quarter of an hour on a quiet
+# machine. The scheduled workflow (.github/workflows/ecosystem.yml) runs it; a library upgrade that changes a verdict makes its certify
 # runs exit 1, and one that changes a reproduced behaviour makes its reproduction fail: the job goes red.
 #
 #   ALKSTORE_PG_DSN=postgresql://postgres@127.0.0.1:5432/postgres bash ci/ecosystem.sh
@@ -74,7 +74,7 @@ for engine in $ENGINES; do
     graphile-worker) reproduce graphile-worker 1 node ecosystem/alkstore_graphile/reproduce.js ;;
     esac
 done
-alkstore matrix || status=1
+"$python" -m tools.ecosystem_page || status=1
 if [ "${ALKSTORE_ECOSYSTEM_FAULTS:-1}" != 0 ]; then
     bash ci/faults.sh install && bash ci/faults.sh full || status=1 # runtime faults (docs/runtime-faults.md)
 fi

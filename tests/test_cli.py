@@ -308,3 +308,28 @@ def test_certify_with_an_expected_failures_file_exits_0_only_when_no_row_failed(
         command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
     )
     assert result.returncode == code, result.stdout[-3000:] + result.stderr[-2000:]
+
+
+ECOSYSTEM_CHECK = ["matrix", "--check"]
+
+
+def test_matrix_still_runs_the_page_builder_and_warns_where_it_moved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``alkstore matrix`` keeps working for a release, from a checkout, with a warning naming the new command."""
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    with pytest.warns(DeprecationWarning, match=r"python -m tools\.ecosystem_page"):
+        assert main(ECOSYSTEM_CHECK) == 0
+
+
+def test_matrix_without_the_repository_says_where_the_builder_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed from the wheel, ``tools`` is absent: one line and exit code 2, never an ImportError."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "tools.ecosystem_page", None)  # what an install without tools/ finds
+    with pytest.warns(DeprecationWarning, match="alkstore matrix is deprecated"):
+        assert main(ECOSYSTEM_CHECK) == 2
+    out, err = capsys.readouterr()
+    assert (out, err.count("\n")) == ("", 1), err
+    assert err.startswith("alkstore matrix: ")
+    assert "python -m tools.ecosystem_page" in err
+    assert "root of a checkout" in err

@@ -1,7 +1,7 @@
 """The ecosystem matrix (docs/ecosystem.md and docs/ecosystem.html) says what its committed reports say.
 
-If this fails, the pages and docs/ecosystem/reports/ disagree: rebuild them with ``alkstore matrix`` (run
-from the repository root) after committing new reports, or check ``alkstore_contract/report/ecosystem.py``.
+If this fails, the pages and docs/ecosystem/reports/ disagree: rebuild them with ``python -m tools.ecosystem_page``
+(run from the repository root) after committing new reports, or check ``tools/ecosystem_page.py``.
 Rule ids: the matrix's verdicts are the reports' clause verdicts, agreed by every run (else 'flips').
 """
 
@@ -12,9 +12,8 @@ import re
 import shutil
 from pathlib import Path
 
-from alkstore_contract.report.cli import main
-from alkstore_contract.report.ecosystem import CLASSES, EngineRuns, build, cell, inline_html, load_notes, load_runs
 from alkstore_contract.suite.profiles import SAFETY
+from tools.ecosystem_page import CLASSES, EngineRuns, build, cell, inline_html, load_notes, load_runs, main
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORTS = ROOT / "docs" / "ecosystem" / "reports"
@@ -24,7 +23,7 @@ TOPICS = ("delivery", "retry", "recovery after a crash", "what a late worker may
 
 def _check(reports: Path, markdown: Path, page: Path) -> int:
     paths = ["--reports", str(reports), "--notes", str(NOTES), "--markdown", str(markdown), "--html", str(page)]
-    return main(["matrix", *paths, "--check"])
+    return main([*paths, "--check"])
 
 
 def test_the_committed_pages_are_what_the_committed_reports_say() -> None:

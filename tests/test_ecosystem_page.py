@@ -3,8 +3,8 @@
 If this fails, the page does not render as a reader needs: the matrix table is missing or short, a link
 points nowhere (a note number without its note, a file that is not in the tree), or Markdown leaked into the
 page as raw text (backticks, ``[text](url)``, ``**``, ``*emphasis*``). The page is built by
-``alkstore_contract/report/ecosystem.py`` (``render_html`` and ``inline_html``); rebuild it with
-``alkstore matrix``. Chromium is Debian's ``chromium`` (``bash ci/chromium.sh`` installs it; ci/test.sh's
+``tools/ecosystem_page.py`` (``render_html`` and ``inline_html``); rebuild it with
+``python -m tools.ecosystem_page``. Chromium is Debian's ``chromium`` (``bash ci/chromium.sh`` installs it; ci/test.sh's
 phase 1 runs that and exports ``ALKSTORE_CHROMIUM``). Without a browser the test skips, and fails under
 ``ALKSTORE_REQUIRE=1``: a check that did not run is never a pass.
 """

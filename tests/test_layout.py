@@ -9,19 +9,31 @@ imports, warns with a ``DeprecationWarning`` naming the new path, and hands out
 the very module object at the new path (so a patch through either name reaches
 both).
 
+The wheel carries what users run and nothing else: the packages they import
+and every module an entry point names, but none of the project's tools
+(``tools/``), the libraries' reproduction scripts (``ecosystem/**/reproduce*``)
+or test servers inside an engine's package (the Postgres ones live in
+``alkstore_faults``). The test builds the wheel with hatchling, as pip would.
+
 If one of these fails, check: a new module's docstring lacks its part's phrase
 ("Part of the suite."); an entry of ``_moved.MOVED`` points at a module that was
-renamed again; or the finder is no longer installed by ``alkstore_contract``.
+renamed again; the finder is no longer installed by ``alkstore_contract``; or
+pyproject's ``[tool.hatch.build.targets.wheel]`` (``packages``, ``exclude``)
+lets in, or leaves out, what the wheel test names.
 """
 
 from __future__ import annotations
 
 import ast
+import configparser
 import importlib
+import importlib.util
+import os
 import re
 import subprocess
 import sys
 import warnings
+import zipfile
 from pathlib import Path
 from types import ModuleType
 
@@ -127,3 +139,66 @@ def test_api1_new_paths_import_without_a_warning() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+ROOT = PACKAGE.parent
+USER_PACKAGES = (
+    "alkstore_contract",
+    "alkstore_contract/suite",
+    "alkstore_contract/report",
+    "alkstore_faults",
+    "alkstore_worker",
+    "alkstore_sqlite",
+    "alkstore_mem",
+    "alkstore_postgres",
+    "alkstore_ecosystem_kit",
+    "alkstore_pgqueuer",
+    "alkstore_procrastinate",
+)
+"""What an installed user imports: the contract and its parts, the worker, the faults harness, the engines."""
+NOT_SHIPPED = re.compile(r"(^|/)reproduce[^/]*$|^tools/|^alkstore_postgres/(throwaway|skewed)\.py$")
+"""The project's own tools, the libraries' reproduction scripts, and test servers in the engine's package."""
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
+    """The wheel of this checkout, built once by hatchling (the build backend pip would run), offline."""
+    if importlib.util.find_spec("hatchling") is None:
+        reason = "hatchling is not installed (it is in the test extra: pip install -e '.[test]')"
+        if os.environ.get("ALKSTORE_REQUIRE") == "1":
+            pytest.fail(reason + " — ALKSTORE_REQUIRE=1 makes a check that cannot run a failure")
+        pytest.skip(reason)
+    out = tmp_path_factory.mktemp("wheel")
+    command = [sys.executable, "-m", "hatchling", "build", "--target", "wheel", "--directory", str(out)]
+    built = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    assert built.returncode == 0, built.stderr
+    (found,) = out.glob("*.whl")
+    return zipfile.ZipFile(found)
+
+
+def test_the_wheel_carries_no_tools_reproductions_or_engine_test_servers(wheel: zipfile.ZipFile) -> None:
+    shipped = [name for name in wheel.namelist() if NOT_SHIPPED.search(name)]
+    assert shipped == [], f"the wheel ships what only a checkout runs: {shipped}"
+
+
+def test_the_wheel_carries_every_package_users_import_and_the_test_servers_in_faults(wheel: zipfile.ZipFile) -> None:
+    names = set(wheel.namelist())
+    missing = [package for package in USER_PACKAGES if f"{package}/__init__.py" not in names]
+    assert missing == [], f"the wheel lacks packages users import: {missing}"
+    servers = {"alkstore_faults/postgres_cluster.py", "alkstore_faults/postgres_skewed.py"}
+    assert servers <= names, "the Postgres adapter's crash and clock hooks import these from an install too"
+
+
+def test_every_entry_point_names_a_module_the_wheel_carries(wheel: zipfile.ZipFile) -> None:
+    """The console script, the pytest plugin and each engine: what ``pip install alkstore`` makes users run."""
+    (listed,) = [name for name in wheel.namelist() if name.endswith(".dist-info/entry_points.txt")]
+    points = configparser.ConfigParser(delimiters=("=",))
+    points.read_string(wheel.read(listed).decode())
+    names = set(wheel.namelist())
+    absent = []
+    for section in points.sections():
+        for target in points[section].values():
+            path = target.split(":")[0].strip().replace(".", "/")
+            if f"{path}.py" not in names and f"{path}/__init__.py" not in names:
+                absent.append(f"{section}: {target}")
+    assert absent == [], f"entry points naming modules the wheel lacks: {absent}"

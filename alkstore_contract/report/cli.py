@@ -14,14 +14,16 @@ exit code 2 and one line saying which file and what is wrong.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
+from alkstore_contract._moved import REMOVED_IN
 from alkstore_contract.report.build import load_report
-from alkstore_contract.report.ecosystem import NotesFileError, build
 from alkstore_contract.report.read import ReportFileError, read_report
 from alkstore_contract.report.render import render_html, render_markdown
 from alkstore_contract.suite import UnknownEngine, load_adapter
@@ -38,6 +40,8 @@ Exit code: 0 certified, or (with --xfail-file) not certified only by the clauses
 of which failed where it lists it; 1 not certified, or a row failed; 2 the engine cannot be loaded or
 no report was written."""
 PYTEST_INI = "pytest.ini"
+MATRIX_TOOL = "python -m tools.ecosystem_page"
+"""What rebuilds the ecosystem pages now, from a checkout of the repository (``alkstore matrix`` is deprecated)."""
 
 
 def _scratch_ini(scratch: Path) -> Path:
@@ -129,9 +133,9 @@ def _certify(args: argparse.Namespace, passthrough: list[str]) -> int:
     return 0 if certified or known else 1
 
 
-def _fail(message: str) -> int:
+def _fail(message: str, command: str = "report") -> int:
     """One line on stderr and exit code 2: what a user can act on, not a traceback."""
-    sys.stderr.write(f"alkstore report: {message}\n")
+    sys.stderr.write(f"alkstore {command}: {message}\n")
     return 2
 
 
@@ -151,29 +155,64 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _matrix(args: argparse.Namespace) -> int:
-    """Rebuild the ecosystem pages from the committed reports, or (``--check``) say which page is stale."""
-    try:
-        markdown, page = build(Path(args.reports), Path(args.notes))
-    except (ReportFileError, NotesFileError) as exc:
-        return _fail(str(exc))
-    stale = []
-    for path, text in ((Path(args.markdown), markdown), (Path(args.html), page)):
-        if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                stale.append(str(path))
-            continue
-        try:
-            path.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            return _fail(f"{path}: cannot be written ({exc.strerror or exc})")
-    if stale:
-        sys.stderr.write(
-            f"alkstore matrix: {', '.join(stale)} disagree(s) with the reports in {args.reports}; "
-            "rebuild with alkstore matrix\n"
+def _matrix(argv: list[str]) -> int:
+    """``alkstore matrix``, deprecated: the ecosystem pages are the project's, rebuilt by a tool of its checkout.
+
+    The page builder left the wheel for ``tools/ecosystem_page.py``; for one release this command still runs
+    it, with a ``DeprecationWarning``, when run from the repository's root (where ``tools`` imports), and
+    otherwise says where the builder is instead of failing on an import.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", DeprecationWarning)  # a command's user sees it, not only a test run
+        warnings.warn(
+            f"alkstore matrix is deprecated and goes in alkstore {REMOVED_IN}: run {MATRIX_TOOL} from the "
+            "repository's root instead (same options)",
+            DeprecationWarning,
+            stacklevel=2,
         )
-        return 1
-    return 0
+    root = str(Path.cwd())
+    if root not in sys.path and (Path(root) / "tools" / "ecosystem_page.py").is_file():
+        sys.path.insert(0, root)
+    try:
+        page = importlib.import_module("tools.ecosystem_page")
+    except ModuleNotFoundError:
+        return _fail(
+            f"the ecosystem page builder is a tool of alkstore's repository, not of the installed package: "
+            f"run {MATRIX_TOOL} from the root of a checkout",
+            "matrix",
+        )
+    status: int = page.main(argv)
+    return status
+
+
+def _how_the_run_goes(certify: argparse.ArgumentParser) -> None:
+    """The options that shape a certify run without changing what certifies: its clock, its examples, its seed."""
+    certify.add_argument(
+        "--clock",
+        choices=("manual", "system"),
+        help="manual: an injected clock the rows move without sleeping (default where the engine can take one); "
+        "system: the engine's own clock, rows sleep",
+    )
+    certify.add_argument(
+        "--examples", type=int, metavar="N", help="Hypothesis examples of the model_based row (default 60)"
+    )
+    certify.add_argument("--seed", type=int, metavar="N", help="seed of every random choice, to replay a run")
+
+
+def _what_the_run_yields(certify: argparse.ArgumentParser) -> None:
+    """The options that decide a certify run's outcome: where its report goes, and what fails it."""
+    certify.add_argument(
+        "--report", metavar="PATH", help="where to write the JSON report (default alkstore-report-NAME.json)"
+    )
+    certify.add_argument(
+        "--require", action="store_true", help="an engine that cannot run here fails instead of skipping"
+    )
+    certify.add_argument(
+        "--xfail-file",
+        metavar="PATH",
+        help="clauses expected to fail: one 'row[engine] CLAUSE reason' a line, # starts a comment; strict (an "
+        "expected failure that does not happen fails the run)",
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -192,28 +231,8 @@ def parser() -> argparse.ArgumentParser:
         help="an installed engine name (entry point alkstore.engines), package.module:attr, "
         "or the path of an engine's manifest (alkstore-engine.toml, an engine in any language)",
     )
-    certify.add_argument(
-        "--report", metavar="PATH", help="where to write the JSON report (default alkstore-report-NAME.json)"
-    )
-    certify.add_argument(
-        "--clock",
-        choices=("manual", "system"),
-        help="manual: an injected clock the rows move without sleeping (default where the engine can take one); "
-        "system: the engine's own clock, rows sleep",
-    )
-    certify.add_argument(
-        "--require", action="store_true", help="an engine that cannot run here fails instead of skipping"
-    )
-    certify.add_argument(
-        "--xfail-file",
-        metavar="PATH",
-        help="clauses expected to fail: one 'row[engine] CLAUSE reason' a line, # starts a comment; strict (an "
-        "expected failure that does not happen fails the run)",
-    )
-    certify.add_argument(
-        "--examples", type=int, metavar="N", help="Hypothesis examples of the model_based row (default 60)"
-    )
-    certify.add_argument("--seed", type=int, metavar="N", help="seed of every random choice, to replay a run")
+    _how_the_run_goes(certify)
+    _what_the_run_yields(certify)
     report = commands.add_parser(
         "report",
         help="render JSON reports as a conformance matrix",
@@ -224,18 +243,7 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("reports", nargs="+", metavar="REPORT.json", help="reports to put side by side")
     report.add_argument("--html", metavar="PATH", help="write a self-contained HTML page")
     report.add_argument("--markdown", metavar="PATH", help="write a Markdown table")
-    matrix = commands.add_parser(
-        "matrix",
-        help="rebuild the ecosystem matrix (docs/ecosystem.md and its HTML page) from committed reports",
-        description="Rebuild the ecosystem matrix from every report in --reports and the notes file: one column "
-        "per engine, one row per clause, each verdict agreed by all its runs (else 'flips'), native or emulated. "
-        "--check writes nothing and exits 1 when a page disagrees with the reports.",
-    )
-    matrix.add_argument("--reports", default="docs/ecosystem/reports", metavar="DIR", help="the reports (*.json)")
-    matrix.add_argument("--notes", default="docs/ecosystem/notes.json", metavar="PATH", help="the notes file")
-    matrix.add_argument("--markdown", default="docs/ecosystem.md", metavar="PATH", help="the Markdown page")
-    matrix.add_argument("--html", default="docs/ecosystem.html", metavar="PATH", help="the HTML page")
-    matrix.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page is stale")
+    commands.add_parser("matrix", help=f"deprecated: run {MATRIX_TOOL} from the repository's root instead")
     faults = commands.add_parser(
         "faults", help="judge a queue library through its own workers under real faults (docs/runtime-faults.md)"
     )
@@ -254,11 +262,11 @@ def main(argv: list[str] | None = None) -> int:
         from alkstore_worker.cli import main as worker_main
 
         return worker_main(argv)
+    if argv[:1] == ["matrix"]:  # the page builder's own options, parsed where it lives
+        return _matrix(argv[1:])
     args = parser().parse_args(argv)
     if args.command == "certify":
         return _certify(args, passthrough)
-    if args.command == "matrix":
-        return _matrix(args)
     if args.command == "faults":
         return faults_cli.run(args)
     return _report(args)

@@ -18,15 +18,18 @@ follow from those timeouts (``alkstore_postgres.location.outage_bound_s``).
 
 It also lets the suite crash the server (contract P3 for a networked engine):
 ``create_crashable_location`` makes a location on a throwaway cluster of its
-own (``alkstore_postgres.throwaway``: initdb in a temporary directory, a free
-loopback port), never on the configured server; ``crash_server`` kills that
+own (``alkstore_faults.postgres_cluster``: initdb in a temporary directory, a
+free loopback port), never on the configured server; ``crash_server`` kills that
 cluster's processes with SIGKILL, ``restart_server`` starts it again on its
 data, and ``drop_location`` deletes the cluster with the location.
 
 And it gives the suite a server whose clock runs ahead of this host's (contract
 T3): ``create_skewed_server_location`` makes a schema on a throwaway cluster
-under libfaketime (``alkstore_postgres.skewed``), one cluster per offset for the
-adapter's life, so the suite can measure that every instant is the server's.
+under libfaketime (``alkstore_faults.postgres_skewed``), one cluster per offset
+for the adapter's life, so the suite can measure that every instant is the server's.
+
+Those test servers are fault tooling, not the engine: they are imported only
+inside the hooks that start them, so a user's store never loads them.
 """
 
 from __future__ import annotations
@@ -51,10 +54,9 @@ from alkstore_postgres.location import (
     quote_ident,
     redact_dsn,
 )
-from alkstore_postgres.skewed import skewed_cluster, skewed_unavailable_reason
-from alkstore_postgres.throwaway import RESTART_WITHIN_S, ThrowawayCluster
 
 if TYPE_CHECKING:
+    from alkstore_faults.postgres_cluster import ThrowawayCluster
     from alkstore_postgres.driver import PgDriver
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -75,6 +77,8 @@ NETWORK_CONNECT_TIMEOUT_S = 0.5
 """The acquire/connect timeout of stores on a ``location_via`` location."""
 DROP_LOCK_TIMEOUT = "30s"
 """A drop blocked by a store left mid-transaction fails after this instead of hanging the suite."""
+RESTART_WITHIN_S = 30.0
+"""The restart bound the adapter declares: a crashed throwaway cluster is back within this."""
 
 
 async def _connect(dsn: str) -> Any:
@@ -247,18 +251,24 @@ class PgAdapter:
 
     async def create_crashable_location(self) -> str:
         """A fresh schema on a throwaway cluster made for it alone, which ``crash_server`` may kill."""
+        from alkstore_faults.postgres_cluster import ThrowawayCluster
+
         cluster = await ThrowawayCluster.create()
         self._clusters[cluster.dsn] = cluster
         return await self._schema_on(cluster.dsn)
 
     async def skewed_server_unavailable_reason(self) -> str | None:
         """``None`` when initdb and libfaketime are here, else which is missing and how to get it."""
+        from alkstore_faults.postgres_skewed import skewed_unavailable_reason
+
         return skewed_unavailable_reason()
 
     async def create_skewed_server_location(self, offset_s: float) -> str:
         """A fresh schema on this adapter's throwaway cluster whose clock runs ``offset_s`` ahead (started once)."""
         cluster = self._skewed.get(offset_s)
         if cluster is None:
+            from alkstore_faults.postgres_skewed import skewed_cluster
+
             cluster = await skewed_cluster(offset_s)
             self._skewed[offset_s] = cluster
         return await self._schema_on(cluster.dsn)

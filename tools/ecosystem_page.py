@@ -1,12 +1,11 @@
 """The ecosystem matrix: engines and libraries side by side, one row per clause, from committed reports.
 
-Part of the report.
-
-``alkstore matrix`` reads every report of a directory (each run of each engine
-is one ``alkstore certify`` report) and a notes file (per engine: what it is,
-the command that produced its reports, what its adapter could not avoid
-emulating and why, and for each clause it fails a one-line explanation with
-the library's own doc, code or issue), and writes the Markdown page and a
+``python -m tools.ecosystem_page`` (from the repository's root) reads every
+report of a directory (each run of each engine is one ``alkstore certify``
+report) and a notes file (per engine: what it is, the command that produced
+its reports, what its adapter could not avoid emulating and why, and for each
+clause it fails a one-line explanation with the library's own doc, code or
+issue), and writes the Markdown page and a
 self-contained HTML page that say the same things:
 
 - a column per engine, in the notes file's order, headed by what it was judged
@@ -32,13 +31,19 @@ in headless Chromium).
 
 ``--check`` rebuilds both pages in memory and fails when a committed page
 differs from what its reports say (``tests/test_ecosystem_matrix.py`` runs it).
+
+A tool of the project's checkout, not of the wheel: the pages are the
+project's, built from its committed reports, and no user of the package
+rebuilds them. ``alkstore matrix`` runs this for one more release, deprecated.
 """
 
 from __future__ import annotations
 
+import argparse
 import html
 import json
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,8 +140,10 @@ def clause_ids(engines: list[EngineRuns]) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class Cell:
+    """One cell of the matrix: its ``kind`` (a verdict, ``flips`` or ``not applicable``: its colour), its text
+    and its note, if any."""
+
     kind: str
-    """``passed``, ``failed``, ``xfailed``, ``inconclusive``, ``not exercised`` or ``flips``."""
     text: str
     note: str | None
 
@@ -462,3 +469,64 @@ def build(reports_dir: Path, notes_path: Path) -> tuple[str, str]:
     notes = load_notes(notes_path)
     engines = load_runs(reports_dir, notes)
     return render_markdown(engines, notes), render_html(engines, notes)
+
+
+REPO = Path(__file__).resolve().parents[1]
+COMMAND = "python -m tools.ecosystem_page"
+
+
+def parser() -> argparse.ArgumentParser:
+    """The tool's options; every default is a path in the repository, wherever it is run from."""
+    top = argparse.ArgumentParser(
+        prog=COMMAND,
+        description="Rebuild the ecosystem matrix (docs/ecosystem.md and its HTML page) from every report in "
+        "--reports and the notes file: one column per engine, one row per clause, each verdict agreed by all its "
+        "runs (else 'flips'), native or emulated. --check writes nothing and exits 1 when a page disagrees with "
+        "the reports.",
+    )
+    docs = REPO / "docs"
+    for flag, default, metavar, what in (
+        ("--reports", docs / "ecosystem" / "reports", "DIR", "the reports (*.json)"),
+        ("--notes", docs / "ecosystem" / "notes.json", "PATH", "the notes file"),
+        ("--markdown", docs / "ecosystem.md", "PATH", "the Markdown page"),
+        ("--html", docs / "ecosystem.html", "PATH", "the HTML page"),
+    ):
+        shown = default.relative_to(REPO)
+        top.add_argument(flag, default=default, type=Path, metavar=metavar, help=f"{what} (default: {shown})")
+    top.add_argument("--check", action="store_true", help="write nothing; exit 1 when a page is stale")
+    return top
+
+
+def _fail(message: str) -> int:
+    """One line on stderr and exit code 2: what a user can act on, not a traceback."""
+    sys.stderr.write(f"{COMMAND}: {message}\n")
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Rebuild the ecosystem pages from the committed reports, or (``--check``) say which page is stale."""
+    args = parser().parse_args(argv)
+    try:
+        markdown, page = build(args.reports, args.notes)
+    except (ReportFileError, NotesFileError) as exc:
+        return _fail(str(exc))
+    stale = []
+    for path, text in ((args.markdown, markdown), (args.html, page)):
+        if args.check:
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                stale.append(str(path))
+            continue
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            return _fail(f"{path}: cannot be written ({exc.strerror or exc})")
+    if stale:
+        sys.stderr.write(
+            f"{COMMAND}: {', '.join(stale)} disagree(s) with the reports in {args.reports}; rebuild with {COMMAND}\n"
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
