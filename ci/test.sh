@@ -6,8 +6,8 @@
 #
 # Each phase prints a header and, when it ends, its time and the time so far; the pytest phases
 # longer than a few seconds show which engine, row or mutant is running and how far along they are.
-# Phase 3 runs the suite on both clocks and the mutant catalog at once (each line says which run it
-# comes from), then phase 4 the project's tests, two of which read what phase 3's manual-clock run wrote.
+# Phase 3 runs the suite on both clocks, the mutant catalog, the runtime-faults short run and the project's
+# tests at once (each line says which run it comes from); three tests wait for the manual-clock run's record.
 # Postgres: ci/postgres.sh finds a server that answers or starts a throwaway one; the suite runs
 # with --alkstore-require, so an unreachable server fails the run instead of skipping it.
 # The mutant catalog stops each mutant at its first failing row; ALKSTORE_FULL_CATALOG=1 adds the
@@ -25,7 +25,7 @@ PYTHON="${PYTHON:-python3}"
 VENV="${ALKSTORE_VENV:-.venv}"
 STARTED=$SECONDS
 PHASE_STARTED=$SECONDS
-PHASES=4
+PHASES=3
 
 PHASE_CPU=0
 CPU_MS=0
@@ -88,49 +88,52 @@ bash ci/rust.sh check
 "$VENV/bin/mypy" alkstore_contract alkstore_worker alkstore_faults reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres ecosystem tests tools
 phase_done
 
-phase 3 "the contract suite on both clocks, the mutant catalog and the runtime-faults short run, all at once: [system] sqlite, postgres (the server's clock), node, rust; [manual] sqlite, mem, postgres, sqlite-ms, postgres-base64, node, rust; [mutants] each mutant in its own pytest process, stopped at its first failing row; [faults] huey and our SQLite worker, each runtime fault once"
-# The system-clock run mostly waits for real time to pass, and the three runs need nothing from each other,
-# so the manual-clock run and the mutants use the CPU meanwhile.
-# The sleeps each manual-clock row asked for are recorded: tests/test_manual_clock_does_not_sleep.py (phase 4)
-# reads them instead of running the suite on the manual clock once more, and fails when the record is missing.
-# The manual-clock run also certifies tests/engines/sqlite_milliseconds.py's engine, which declares 1 ms;
-# tests/test_time_resolution.py (phase 4) reads its verdict from the report, and fails when it is missing.
-# So does tests/engines/postgres_base64.py's (the Postgres engine sending its payloads base64-encoded), which
-# tests/test_encoded_engine.py reads the same way.
+phase 3 "everything else at once: the contract suite on both clocks ([system] sqlite, postgres (the server's clock), node, rust; [manual] sqlite, mem, postgres, sqlite-ms, postgres-base64, node, rust); [mutants] each mutant in its own pytest process, stopped at its first failing row; [faults] huey and our SQLite worker, each runtime fault once; [tests] the project's tests (tests/, but the mutants)"
+# The system-clock run, the runtime-faults run and many of the project's tests mostly wait for real time to pass,
+# and the runs need nothing from each other, so the manual-clock run and the mutants use the CPU meanwhile.
+# Three of the project's tests read what the manual-clock run wrote, so they run ([after manual]) once it ends:
+# - the sleeps each manual-clock row asked for are recorded: tests/test_manual_clock_does_not_sleep.py reads them
+#   instead of running the suite on the manual clock once more, and fails when the record is missing;
+# - the manual-clock run also certifies tests/engines/sqlite_milliseconds.py's engine, which declares 1 ms:
+#   tests/test_time_resolution.py reads its verdict from the report, and fails when it is missing; so does
+#   tests/test_encoded_engine.py for tests/engines/postgres_base64.py's (the Postgres engine sending its payloads
+#   base64-encoded).
 export ALKSTORE_MANUAL_CLOCK_SLEEPS="$PWD/reports/manual-clock-sleeps.json"
 export ALKSTORE_SUITE_MANUAL_REPORT="$PWD/reports/suite-manual.json"
 MS_ENGINE="tests.engines.sqlite_milliseconds:adapter"
 B64_ENGINE="tests.engines.postgres_base64:adapter"
 NODE_ENGINE="engines_under_test/alkstore_node/alkstore-engine.toml" # through the wire protocol (docs/wire-protocol.md)
 RUST_ENGINE="engines_under_test/alkstore_rust/alkstore-engine.toml"
+AFTER_MANUAL=(tests/test_manual_clock_does_not_sleep.py tests/test_time_resolution.py tests/test_encoded_engine.py)
 rm -f "$ALKSTORE_MANUAL_CLOCK_SLEEPS" "$ALKSTORE_SUITE_MANUAL_REPORT"
-"${PYTEST[@]}" -v --alkstore-require --alkstore-clock=system --alkstore-engine="sqlite,postgres,$NODE_ENGINE,$RUST_ENGINE" \
-    alkstore_contract/suite/contract.suite 2>&1 | sed -u 's/^/[system] /' &
-SYSTEM_RUN=$!
-"${PYTEST[@]}" -v --maxschedchunk=1 --durations=5 tests/test_mutants.py 2>&1 | sed -u 's/^/[mutants] /' &
-MUTANTS_RUN=$!
-bash ci/faults.sh short 2>&1 | sed -u 's/^/[faults] /' & # huey, each runtime fault once (docs/runtime-faults.md)
-FAULTS_RUN=$!
-MANUAL_OK=1
-"${PYTEST[@]}" -v --alkstore-require --alkstore-engine="sqlite,mem,postgres,$MS_ENGINE,$B64_ENGINE,$NODE_ENGINE,$RUST_ENGINE" \
+RUNS=() # "name pid", in the order they started: the manual-clock run first, so [after manual] starts when it ends
+start() { # start NAME COMMAND...: run COMMAND in the background, each line of its output prefixed with [NAME]
+    local name=$1
+    shift
+    "$@" 2>&1 | sed -u "s/^/[$name] /" &
+    RUNS+=("$name $!")
+}
+start manual "${PYTEST[@]}" -v --alkstore-require \
+    --alkstore-engine="sqlite,mem,postgres,$MS_ENGINE,$B64_ENGINE,$NODE_ENGINE,$RUST_ENGINE" \
     -p tests.manual_clock_sleeps --alkstore-sleep-record="$ALKSTORE_MANUAL_CLOCK_SLEEPS" \
-    --alkstore-report="$ALKSTORE_SUITE_MANUAL_REPORT" alkstore_contract/suite/contract.suite 2>&1 | sed -u 's/^/[manual] /' ||
-    MANUAL_OK=0
-SYSTEM_OK=1
-wait "$SYSTEM_RUN" || SYSTEM_OK=0
-MUTANTS_OK=1
-wait "$MUTANTS_RUN" || MUTANTS_OK=0
-FAULTS_OK=1
-wait "$FAULTS_RUN" || FAULTS_OK=0
-if [ "$SYSTEM_OK$MANUAL_OK$MUTANTS_OK$FAULTS_OK" != 1111 ]; then
-    verdict() { [ "$1" = 1 ] && echo passed || echo FAILED; }
-    echo "== failed: the suite on the system clock $(verdict $SYSTEM_OK), on the manual clock $(verdict $MANUAL_OK);" \
-        "the mutant catalog $(verdict $MUTANTS_OK); the runtime-faults short run $(verdict $FAULTS_OK)"
+    --alkstore-report="$ALKSTORE_SUITE_MANUAL_REPORT" alkstore_contract/suite/contract.suite
+start system "${PYTEST[@]}" -v --alkstore-require --alkstore-clock=system \
+    --alkstore-engine="sqlite,postgres,$NODE_ENGINE,$RUST_ENGINE" alkstore_contract/suite/contract.suite
+start mutants "${PYTEST[@]}" -v --maxschedchunk=1 --durations=5 tests/test_mutants.py
+start faults bash ci/faults.sh short # huey, each runtime fault once (docs/runtime-faults.md)
+start tests "${PYTEST[@]}" --durations=5 --ignore=tests/test_mutants.py "${AFTER_MANUAL[@]/#/--ignore=}" tests
+FAILED=()
+for run in "${RUNS[@]}"; do
+    read -r name pid <<<"$run"
+    wait "$pid" || FAILED+=("$name")
+    if [ "$name" = manual ]; then
+        "$VENV/bin/pytest" -p no:cacheprovider "${AFTER_MANUAL[@]}" 2>&1 | sed -u 's/^/[after manual] /' ||
+            FAILED+=("after manual")
+    fi
+done
+if [ "${#FAILED[@]}" -gt 0 ]; then
+    echo "== failed: ${FAILED[*]} (the lines of each run start with its name in brackets)"
     exit 1
 fi
-phase_done
-
-phase 4 "the project's tests (tests/, but the mutants)"
-"${PYTEST[@]}" --durations=5 --ignore=tests/test_mutants.py tests
 phase_done
 echo "== all checks passed in $((SECONDS - STARTED)) s"

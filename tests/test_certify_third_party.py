@@ -90,11 +90,13 @@ def _build(root: Path) -> FreshVenv:
     """Build both wheels, make a venv, install the wheels (their dependencies come from the package index).
 
     The venv gets no pip of its own: this venv's pip installs into it (``pip --python``), which spares
-    ensurepip's copy of pip, which nothing here would run.
+    ensurepip's copy of pip, which nothing here would run. The wheels are built by the hatchling of this
+    venv (the test extra has it) rather than one pip would install into a build environment of its own.
     """
     wheels = root / "wheels"
     pip = [sys.executable, "-m", "pip"]
-    _checked([*pip, "wheel", "--no-deps", "--quiet", "-w", str(wheels), str(REPO), str(EXAMPLE)], root)
+    build = [*pip, "wheel", "--no-deps", "--no-build-isolation", "--quiet", "-w", str(wheels)]
+    _checked([*build, str(REPO), str(EXAMPLE)], root)
     venv = FreshVenv(root / "venv")
     _checked([sys.executable, "-m", "venv", "--clear", "--without-pip", str(venv.path)], root)
     python = str(venv.path / "bin" / "python")
@@ -170,8 +172,23 @@ def test_the_packages_come_from_the_wheels_not_the_checkout(venv: FreshVenv, emp
 
 
 def test_pytest_certifies_the_engine_from_an_empty_directory(venv: FreshVenv, empty_dir: Path) -> None:
-    result = venv.run("pytest", f"--alkstore-engine={ENGINE}", "--alkstore-report=r.json", cwd=empty_dir)
+    """The user's first screen: certified, with no pytest-asyncio deprecation warning and no ``.hypothesis/`` left.
+
+    If the warning or the directory shows, check ``pytest_configure_quiet_asyncio`` in
+    alkstore_contract/suite/plugin.py and ``_hypothesis_home_outside_cwd`` in
+    alkstore_contract/suite/rows/model_based/runner.py.
+    """
+    result = venv.run(
+        "pytest",
+        f"--alkstore-engine={ENGINE}",
+        "--alkstore-report=r.json",
+        "-W",
+        "error::pytest.PytestDeprecationWarning",
+        cwd=empty_dir,
+    )
     assert result.returncode == 0, _output(result)
+    assert "Warning" not in result.stdout + result.stderr, _output(result)
+    assert not (empty_dir / ".hypothesis").exists()
     assert f"collected {len(all_rows())} items" in result.stdout, _output(result)
     assert f"=> {ENGINE}: CERTIFIED" in result.stdout, _output(result)
     _assert_certified(_valid_report(venv, empty_dir / "r.json"))

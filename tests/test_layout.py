@@ -13,7 +13,7 @@ The wheel carries what users run and nothing else: the packages they import
 and every module an entry point names, but none of the project's tools
 (``tools/``), the libraries' reproduction scripts (``ecosystem/**/reproduce*``)
 or test servers inside an engine's package (the Postgres ones live in
-``alkstore_faults``). The test builds the wheel with hatchling, as pip would.
+``alkstore_faults``). The test builds the wheel with hatchling, as pip would, and finds the MIT license in it.
 
 If one of these fails, check: a new module's docstring lacks its part's phrase
 ("Part of the suite."); an entry of ``_moved.MOVED`` points at a module that was
@@ -202,3 +202,14 @@ def test_every_entry_point_names_a_module_the_wheel_carries(wheel: zipfile.ZipFi
             if f"{path}.py" not in names and f"{path}/__init__.py" not in names:
                 absent.append(f"{section}: {target}")
     assert absent == [], f"entry points naming modules the wheel lacks: {absent}"
+
+
+def test_the_license_ships_in_the_wheel(wheel: zipfile.ZipFile) -> None:
+    """The MIT license the metadata declares, word for word, in the wheel's dist-info."""
+    license_text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert license_text.startswith("MIT License\n\nCopyright (c) 2026 the alkstore authors\n")
+    shipped = [name for name in wheel.namelist() if name.endswith(".dist-info/licenses/LICENSE")]
+    assert len(shipped) == 1
+    assert wheel.read(shipped[0]).decode("utf-8") == license_text
+    metadata = next(name for name in wheel.namelist() if name.endswith(".dist-info/METADATA"))
+    assert "License-Expression: MIT" in wheel.read(metadata).decode("utf-8").splitlines()

@@ -291,21 +291,6 @@ def test_xdist_runs_rows_in_parallel_and_the_controller_writes_the_report(
     assert all(len(e["rows"]) == 2 for e in report["engines"])
 
 
-def test_a_certifying_run_from_an_empty_directory_prints_no_plugin_warning_and_leaves_nothing(
-    pytester: pytest.Pytester, run: Run
-) -> None:
-    """The user's first screen: no pytest-asyncio deprecation warning, and no ``.hypothesis/`` left behind.
-
-    If this fails, check ``pytest_configure_quiet_asyncio`` in alkstore_contract/suite/plugin.py and
-    ``_hypothesis_home_outside_cwd`` in alkstore_contract/suite/rows/model_based/runner.py.
-    """
-    result = run("--alkstore-engine=sqlite", "-W", "error::pytest.PytestDeprecationWarning")
-    assert result.ret == pytest.ExitCode.OK
-    output = result.stdout.str() + result.stderr.str()
-    assert "Warning" not in output
-    assert not (pytester.path / ".hypothesis").exists()
-
-
 def test_a_partial_run_still_says_why_the_engine_could_not_run(pytester: pytest.Pytester, run: Run) -> None:
     """``-k durability`` deselects the unavailable engine's placeholder; the verdict line still gives the reason."""
     pytester.makepyfile(fake_engine=FAKE_ENGINE)
