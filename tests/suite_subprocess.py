@@ -11,7 +11,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,25 +26,32 @@ def run_suite(scratch: Path, engine: str, *options: str) -> tuple[dict[str, Any]
     (scratch / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("ALKSTORE_REQUIRE", None)
-    done = run_pytest(scratch, env, f"--alkstore-engine={engine}", f"--alkstore-report={report}", *options)
+    done = run_pytest(scratch, env, "-q", f"--alkstore-engine={engine}", f"--alkstore-report={report}", *options)
     return json.loads(report.read_text(encoding="utf-8"))["engines"][0], done.stdout[-4000:]
 
 
+PYTHON_M_PYTEST = (sys.executable, "-m", "pytest")
+"""This interpreter's pytest, the default launcher of ``run_pytest``."""
+
+
 def run_pytest(
-    scratch: Path, env: Mapping[str, str], *args: str, check: bool = False, timeout: float | None = None
+    scratch: Path,
+    env: Mapping[str, str],
+    *args: str,
+    launcher: Sequence[str] = PYTHON_M_PYTEST,
+    timeout: float | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m pytest -q *args`` run in ``scratch`` with ``env``, its output captured.
+    """``launcher *args`` (a pytest) run in ``scratch`` with ``env``, its output captured; the caller judges it.
 
     The cache plugin is off so that a run leaves nothing behind in the scratch
     directory or the repository.
     """
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        [*launcher, "-p", "no:cacheprovider", *args],
         cwd=scratch,
         env=env,
         capture_output=True,
         text=True,
-        check=check,
         timeout=timeout,
     )
 

@@ -48,9 +48,10 @@ def _validator(pointer: str) -> Any:
 @cache
 def recorded_session(scratch: str) -> list[dict[str, Any]]:
     trace = Path(scratch) / "trace.jsonl"
-    run_pytest(
+    done = run_pytest(
         Path(scratch),
         {**os.environ, TRACE_ENV: str(trace)},
+        "-q",
         "-c",
         os.devnull,
         "--rootdir",
@@ -59,9 +60,9 @@ def recorded_session(scratch: str) -> list[dict[str, Any]]:
         "-k",
         " or ".join(SESSION_ROWS),
         scratch,
-        check=True,
         timeout=600,
     )
+    assert done.returncode == 0, done.stdout + done.stderr
     return [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
 
 
