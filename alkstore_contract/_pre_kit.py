@@ -40,19 +40,19 @@ class NewJob:
     dead_letter_retention_s: float | None
 
 
+_STAMPS = ("priority", "max_attempts", "visibility_timeout_s", "backoff_base_s", "dead_letter_retention_s")
+"""The fields a ``NewJob`` takes as ``NewJobs`` has them: the stamps that do not depend on ``now``."""
+
+
 def resolve_new_job(payload_json: str, options: EnqueueOptions, opts: QueueOpts, now: datetime) -> NewJob:
     """contract E1–E7: stamps from ``opts``; delay wins over run_at; expires is relative to ``now``."""
     jobs = resolve_new_jobs([payload_json], options, opts)
     return NewJob(
         payload_json=payload_json,
-        priority=jobs.priority,
-        max_attempts=jobs.max_attempts,
         run_at=jobs.run_at_from(now),
         expires_at=jobs.expires_at_from(now),
         enqueued_at=now,
-        visibility_timeout_s=jobs.visibility_timeout_s,
-        backoff_base_s=jobs.backoff_base_s,
-        dead_letter_retention_s=jobs.dead_letter_retention_s,
+        **{name: getattr(jobs, name) for name in _STAMPS},
     )
 
 

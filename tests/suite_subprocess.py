@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,25 +26,34 @@ def run_suite(scratch: Path, engine: str, *options: str) -> tuple[dict[str, Any]
     (scratch / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     env = dict(os.environ, PYTHONPATH=str(REPO))
     env.pop("ALKSTORE_REQUIRE", None)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            f"--alkstore-engine={engine}",
-            f"--alkstore-report={report}",
-            *options,
-        ],
+    done = run_pytest(scratch, env, "-q", f"--alkstore-engine={engine}", f"--alkstore-report={report}", *options)
+    return json.loads(report.read_text(encoding="utf-8"))["engines"][0], done.stdout[-4000:]
+
+
+PYTHON_M_PYTEST = (sys.executable, "-m", "pytest")
+"""This interpreter's pytest, the default launcher of ``run_pytest``."""
+
+
+def run_pytest(
+    scratch: Path,
+    env: Mapping[str, str],
+    *args: str,
+    launcher: Sequence[str] = PYTHON_M_PYTEST,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``launcher *args`` (a pytest) run in ``scratch`` with ``env``, its output captured; the caller judges it.
+
+    The cache plugin is off so that a run leaves nothing behind in the scratch
+    directory or the repository.
+    """
+    return subprocess.run(
+        [*launcher, "-p", "no:cacheprovider", *args],
         cwd=scratch,
         env=env,
         capture_output=True,
         text=True,
-        check=False,
+        timeout=timeout,
     )
-    return json.loads(report.read_text(encoding="utf-8"))["engines"][0], done.stdout[-4000:]
 
 
 def recorded_or_run(scratch: Path, engine: str, name: str) -> tuple[dict[str, Any], str]:

@@ -34,6 +34,7 @@ import pytest
 from alkstore_contract import surface
 from alkstore_contract.suite.row import all_rows
 from alkstore_contract.suite.xfail import load_xfail_file
+from tests.suite_subprocess import run_pytest
 from tools.api_reference import RENDERERS, generated_blocks, regenerate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -211,16 +212,7 @@ def test_the_testing_with_mem_snippets_pass_with_plain_pytest(tmp_path: Path) ->
     assert {"pytest.ini", "myapp/emails.py", "tests/conftest.py", "tests/test_emails.py"} <= set(written)
     (tmp_path / "myapp" / "__init__.py").write_text("", encoding="utf-8")  # "Add an empty myapp/__init__.py"
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "PYTHONPATH"))}
-    pytest_command = Path(sys.executable).parent / "pytest"
-    result = subprocess.run(
-        [str(pytest_command), "-p", "no:cacheprovider"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
+    result = run_pytest(tmp_path, env, launcher=[str(Path(sys.executable).parent / "pytest")], timeout=TIMEOUT_S)
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(r"\b5 passed\b", result.stdout), result.stdout
     assert "warning" not in result.stdout.lower()

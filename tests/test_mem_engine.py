@@ -35,6 +35,7 @@ from alkstore_contract import (
 from alkstore_contract.suite.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
 from alkstore_contract.suite.registry import load_adapter
 from tests.closed_store import assert_every_op_refused, close_holding_a_claim
+from tests.two_queues import three_of_four_claimed
 
 pytestmark = pytest.mark.asyncio
 
@@ -293,11 +294,7 @@ async def test_fail_and_heartbeat(store: MemStore, clock: ManualClock) -> None:
 
 
 async def test_ack_batch_cancel_and_isolation(store: MemStore, clock: ManualClock) -> None:
-    queue = store.queue("a", QueueOpts(visibility_timeout_s=10))
-    other = store.queue("b")
-    ids = await queue.enqueue_many(["p1", "p2", "p3", "ready"])
-    foreign = await other.enqueue("foreign")
-    handles = await queue.claim_batch("w", 3)
+    queue, other, ids, foreign, handles = await three_of_four_claimed(store)
     lapsed = handles[2].job.id
     clock.advance(5)
     assert await handles[2].heartbeat(extend=1) is True

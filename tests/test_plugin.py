@@ -53,6 +53,13 @@ adapter = Int32Adapter()
 """A pgqueuer-style engine: a 32-bit priority column raises on a valid 64-bit priority (E7)."""
 
 
+def _expect(result: pytest.RunResult, lines: list[str], **outcomes: int) -> pytest.RunResult:
+    """A run's outcomes, as ``assert_outcomes`` counts them, and lines of its output (fnmatch patterns, in order)."""
+    result.assert_outcomes(**outcomes)
+    result.stdout.fnmatch_lines(lines)
+    return result
+
+
 @pytest.fixture
 def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Run:
     """Run pytest in a fresh empty directory, in a subprocess, as a user would."""
@@ -73,14 +80,14 @@ def test_without_an_engine_the_plugin_adds_nothing(pytester: pytest.Pytester, ru
 
 
 def test_an_empty_directory_collects_every_row_with_its_clauses(run: Run) -> None:
-    result = run("--alkstore-engine=mem", "-v", "-k", "claim_extents or claim_order")
-    result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(
+    result = _expect(
+        run("--alkstore-engine=mem", "-v", "-k", "claim_extents or claim_order"),
         [
             "alkstore::claim_extents[[]mem[]] PASSED [[]C5 C6[]]*",
             "*C5 passed (*) · C6 passed (*)",
             "*=> mem: partial run (-k claim_extents or claim_order): no certificate",
-        ]
+        ],
+        passed=2,
     )
     assert "did not run" not in result.stdout.str()
     collected = run("--alkstore-engine=mem", "--collect-only", "-q")
@@ -89,9 +96,8 @@ def test_an_empty_directory_collects_every_row_with_its_clauses(run: Run) -> Non
 
 
 def test_a_test_id_pastes_back_into_pytest(run: Run) -> None:
-    result = run("--alkstore-engine=mem", "-v", "alkstore::claim_extents[mem]")
-    result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["alkstore::claim_extents[[]mem[]] PASSED*"])
+    test_id = "alkstore::claim_extents[mem]"
+    _expect(run("--alkstore-engine=mem", "-v", test_id), ["alkstore::claim_extents[[]mem[]] PASSED*"], passed=1)
 
 
 def test_an_unknown_engine_is_a_usage_error_listing_the_installed_ones(run: Run) -> None:
@@ -142,19 +148,21 @@ def test_an_unavailable_engine_skips_with_its_reason_or_fails_when_required(
     pytester: pytest.Pytester, run: Run
 ) -> None:
     pytester.makepyfile(fake_engine=FAKE_ENGINE)
-    skipped = run("--alkstore-engine=fake_engine:adapter", "-rs")
-    skipped.assert_outcomes(skipped=1)
-    skipped.stdout.fnmatch_lines(
+    skipped = _expect(
+        run("--alkstore-engine=fake_engine:adapter", "-rs"),
         [
             "  => unreachable: not run here: server at 127.0.0.1:1 refused the connection",
             "SKIPPED [[]1[]] alkstore: engine 'unreachable' cannot run here: server at 127.0.0.1:1 refused*"
             "--alkstore-require*",
-        ]
+        ],
+        skipped=1,
     )
     assert skipped.stdout.str().count("refused") == 2
-    required = run("--alkstore-engine=fake_engine:adapter", "--alkstore-require", "-k", "claim_extents")
-    required.assert_outcomes(errors=1)
-    required.stdout.fnmatch_lines(["*--alkstore-require turns this into a failure*"])
+    _expect(
+        run("--alkstore-engine=fake_engine:adapter", "--alkstore-require", "-k", "claim_extents"),
+        ["*--alkstore-require turns this into a failure*"],
+        errors=1,
+    )
 
 
 def test_an_adapter_missing_members_is_told_which(pytester: pytest.Pytester, run: Run) -> None:
@@ -170,13 +178,13 @@ def test_an_adapter_missing_members_is_told_which(pytester: pytest.Pytester, run
 
 
 def test_a_missing_capability_is_named_with_its_clause(run: Run) -> None:
-    result = run("--alkstore-engine=mem", "-rs", "-k", "durability or crash_recovery")
-    result.assert_outcomes(skipped=2)
-    result.stdout.fnmatch_lines(
+    _expect(
+        run("--alkstore-engine=mem", "-rs", "-k", "durability or crash_recovery"),
         [
             "*engine 'mem' does not declare 'durable' (P3), which row durability needs*",
             "*engine 'mem' does not declare 'multi_process' (P2), which row crash_recovery needs*",
-        ]
+        ],
+        skipped=2,
     )
 
 
@@ -191,13 +199,13 @@ def test_an_xfail_entry_that_passes_fails_the_run_and_a_stray_entry_is_reported(
 ) -> None:
     listing = pytester.path / "xfail.txt"
     listing.write_text("claim_extents[mem] C5 known bad batch sizes\nno_such_row[mem] C5 typo\n", encoding="utf-8")
-    result = run("--alkstore-engine=mem", f"--alkstore-xfail-file={listing}", "-k", "claim_extents")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
+    _expect(
+        run("--alkstore-engine=mem", f"--alkstore-xfail-file={listing}", "-k", "claim_extents"),
         [
             "*[[]C5[]] expected-failure entry (line 1: claim_extents[[]mem[]] C5) did not fail*passed*strict*",
             "*xfail entry matches no row: line 2: no_such_row[[]mem[]] C5*",
-        ]
+        ],
+        failed=1,
     )
 
 

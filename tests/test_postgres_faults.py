@@ -104,7 +104,6 @@ class Ledger(ClientHistory):
 
 async def _worker(queue: Queue, name: str, ledger: Ledger, stop: asyncio.Event, pace_s: float) -> None:
     """Claim and ack until ``stop`` is set and a claim comes back empty; an error is an unknown outcome."""
-    sequence = 0
     while True:
         try:
             handles = await queue.claim_batch(name, BATCH)
@@ -119,12 +118,10 @@ async def _worker(queue: Queue, name: str, ledger: Ledger, stop: asyncio.Event, 
             await asyncio.sleep(0.01)
             continue
         for handle in handles:
-            sequence += 1
-            claim = f"{name}#{sequence}"
             job = handle.job
             assert job.lease_expires_at is not None
             assert isinstance(job.payload, dict)
-            ledger.handed_out(job, name, claim)
+            claim = ledger.handed_out(job, name)
             await asyncio.sleep(pace_s)
             try:
                 acked = await handle.ack()

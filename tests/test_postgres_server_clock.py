@@ -18,11 +18,12 @@ import os
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
-import asyncpg
 import pytest
 import pytest_asyncio
 from alkstore_postgres.adapter import PgAdapter
 from alkstore_postgres.location import Location
+
+from tests.postgres_once import fetch_value
 
 OFFSET_S = 7200.0
 SLACK_S = 5.0
@@ -45,11 +46,7 @@ async def adapter() -> AsyncIterator[PgAdapter]:
 
 
 async def _server_offset_s(dsn: str) -> float:
-    conn = await asyncpg.connect(dsn)
-    try:
-        server_now: datetime = await conn.fetchval("SELECT clock_timestamp()")
-    finally:
-        await conn.close()
+    server_now: datetime = await fetch_value(dsn, "SELECT clock_timestamp()")
     return (server_now - datetime.now(UTC)).total_seconds()
 
 
@@ -72,10 +69,6 @@ async def test_t3_one_skewed_cluster_serves_every_location_and_a_drop_removes_on
     assert len(adapter._skewed) == 1
     await adapter.drop_location(first.encode())
     assert await adapter.count_stored_jobs(second.encode()) == 0, "[T3] the other location survives the drop"
-    conn = await asyncpg.connect(first.dsn)
-    try:
-        left = await conn.fetchval("SELECT count(*) FROM pg_namespace WHERE nspname = $1", first.schema)
-    finally:
-        await conn.close()
+    left = await fetch_value(first.dsn, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", first.schema)
     assert left == 0, "[T3] drop_location removes the skewed location's schema"
     await adapter.drop_location(second.encode())

@@ -39,6 +39,7 @@ from alkstore_contract import (
 from alkstore_contract.suite.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS, r2_range_s
 from tests.closed_store import assert_every_op_refused, close_holding_a_claim
 from tests.test_sqlite_layout import write_layout_1
+from tests.two_queues import three_of_four_claimed
 
 START = datetime(2030, 1, 1, tzinfo=UTC)
 
@@ -340,11 +341,7 @@ async def test_retention_purges_only_after_it_runs_out(store: SqliteStore, db_pa
 
 @pytest.mark.asyncio
 async def test_ack_batch_cancel_and_queue_isolation(store: SqliteStore, clock: ManualClock) -> None:
-    queue = store.queue("a", QueueOpts(visibility_timeout_s=10))
-    other = store.queue("b")
-    ids = await queue.enqueue_many(["1", "2", "3", "4"])
-    foreign = await other.enqueue("b1")
-    handles = await queue.claim_batch("w", 3)
+    queue, other, ids, foreign, handles = await three_of_four_claimed(store)
     assert await other.claim_one("w") is not None
 
     assert await queue.ack_batch([]) == 0

@@ -15,8 +15,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ import pytest
 from alkstore_contract.wire import SCHEMA_PATH
 from alkstore_contract.wire.process import TRACE_ENV
 from alkstore_contract.wire.schema import reply_fault, request_fault
+from tests.suite_subprocess import run_pytest
 
 REPO = Path(__file__).resolve().parents[1]
 NODE_MANIFEST = REPO / "engines_under_test" / "alkstore_node" / "alkstore-engine.toml"
@@ -49,29 +48,21 @@ def _validator(pointer: str) -> Any:
 @cache
 def recorded_session(scratch: str) -> list[dict[str, Any]]:
     trace = Path(scratch) / "trace.jsonl"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-c",
-            os.devnull,
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "--rootdir",
-            scratch,
-            f"--alkstore-engine={NODE_MANIFEST}",
-            "-k",
-            " or ".join(SESSION_ROWS),
-            scratch,
-        ],
-        cwd=scratch,
-        env={**os.environ, TRACE_ENV: str(trace)},
-        capture_output=True,
-        check=True,
+    done = run_pytest(
+        Path(scratch),
+        {**os.environ, TRACE_ENV: str(trace)},
+        "-q",
+        "-c",
+        os.devnull,
+        "--rootdir",
+        scratch,
+        f"--alkstore-engine={NODE_MANIFEST}",
+        "-k",
+        " or ".join(SESSION_ROWS),
+        scratch,
         timeout=600,
     )
+    assert done.returncode == 0, done.stdout + done.stderr
     return [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
 
 

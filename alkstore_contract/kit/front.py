@@ -152,14 +152,19 @@ class KitQueue(NamedQueue, Generic[D]):
         count = validate_batch_size(n)
         if count <= 0:
             return []
-        # One token per claim call, from the OS's randomness rather than the store's seeded rng:
-        # two stores opened with one seed must never mint the same token. Fencing is on id AND
-        # token, so the jobs of one batch may share it.
-        token = secrets.token_hex(16)
+        token = self._mint_token()
         jobs = await self._driver.claim(self._name, worker, min(count, INT64_MAX), token, store.now())
         if len(jobs) > 1:
             jobs.sort(key=c2_order_key)
         return [KitJobHandle(self, job, token) for job in jobs]
+
+    def _mint_token(self) -> str:
+        """A fresh claim token, one per claim call: fencing is on id AND token, so one batch's jobs may share it.
+
+        It comes from the OS's randomness rather than the store's seeded rng: two
+        stores opened with one seed must never mint the same token (H5).
+        """
+        return secrets.token_hex(16)
 
     async def ack_batch(self, ids: Sequence[JobId]) -> int:
         """B1: delete the listed jobs of this queue whose lease is live; how many. ``[]`` does no I/O."""

@@ -14,7 +14,7 @@ failures, not warnings (unlike Jepsen's counters).
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -168,16 +168,24 @@ class ClientHistory:
     handouts: list[Handout] = field(default_factory=list)
     releases: list[Release] = field(default_factory=list)
     acks_in_doubt: set[JobId] = field(default_factory=set)
+    claims_by: Counter[str] = field(default_factory=Counter)
+    """How many handouts each worker has had: the number in the next claim's name."""
 
-    def handed_out(self, job: Job, worker: str, claim: str) -> None:
-        """Record the handout of ``job`` (a handle's job, under its lease) and the tag its payload carries."""
+    def handed_out(self, job: Job, worker: str) -> str:
+        """Record the handout of ``job`` (a handle's job, under its lease) and the tag its payload carries.
+
+        Returns the claim's name, ``worker#n`` for the worker's n-th handout, for the release that follows.
+        """
         if job.lease_expires_at is None:
             raise ValueError(f"{job!r} has no lease: it was not handed out by a claim")
         if isinstance(job.payload, dict):
             self.tag_of[job.id] = str(job.payload.get("tag"))
+        self.claims_by[worker] += 1
+        claim = f"{worker}#{self.claims_by[worker]}"
         self.handouts.append(
             handout_from_job(job.id, worker, claim, job.lease_expires_at, job.visibility_timeout_s, job.attempts)
         )
+        return claim
 
     def verdict(self, still_present: Iterable[JobId], seen: Mapping[JobId, str] | None = None) -> Verdict:
         """``check_history`` over what was confirmed; each job of an enqueue in doubt that showed up is enqueued.

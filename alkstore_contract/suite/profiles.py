@@ -24,7 +24,7 @@ them; this module judges them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from alkstore_contract.adapter import Capability
@@ -80,15 +80,8 @@ class ProfileVerdict:
         return f"{self.name} PASSED"
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "clauses": self.clauses,
-            "passed": self.passed,
-            "status": self.status,
-            "failed": self.failed,
-            "emulated": self.emulated,
-            "hazards": self.hazards,
-        }
+        """Every field, and the two properties a reader of the report would otherwise work out again."""
+        return asdict(self) | {"status": self.status, "hazards": self.hazards}
 
 
 def _counts_as_passed(found: ClauseVerdict) -> bool:

@@ -210,15 +210,18 @@ WHERE queue = :queue AND state = 'dead'
 
     async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
         """C1–C5, X1, C7: one UPDATE … RETURNING, one hop (shared for one job, its own for more)."""
-        params = {
+        rows = await self._db.fetch(self.CLAIM_SQL, self._claim_params(queue, worker_id, n, token, now), bulk=n > 1)
+        return [decode_job(row) for row in rows]
+
+    def _claim_params(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> dict[str, object]:
+        """``CLAIM_SQL``'s named parameters, apart so a variant of the statement can add its own."""
+        return {
             "queue": queue,
             "now": self._epoch_us(self._now(now)),
             "worker_id": worker_id,
             "token": token,
             "n": n,
         }
-        rows = await self._db.fetch(self.CLAIM_SQL, params, bulk=n > 1)
-        return [decode_job(row) for row in rows]
 
     # --- the fenced handle ops --------------------------------------------------------------------
 

@@ -18,11 +18,9 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from alkstore_sqlite import SqliteDriver
-from alkstore_sqlite.columns import decode_job
 
 from alkstore_contract.kit import KitQueue
 from alkstore_contract.kit.front import KitJobHandle
-from alkstore_contract.types import Job
 from tests.mutants.catalog import Mutant, mutated, sqlite_mutant
 
 
@@ -35,17 +33,8 @@ class ClaimerTimeoutDriver(SqliteDriver):
         "AND state = 'processing' AND lease_expires_at - visibility_timeout_us + :claimer_timeout_us <= :now",
     )
 
-    async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
-        params = {
-            "queue": queue,
-            "now": self._epoch_us(self._now(now)),
-            "worker_id": worker_id,
-            "token": token,
-            "n": n,
-            "claimer_timeout_us": self.claimer_timeout_us,
-        }
-        rows = await self._db.fetch(self.CLAIM_SQL, params, bulk=n > 1)
-        return [decode_job(row) for row in rows]
+    def _claim_params(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> dict[str, object]:
+        return super()._claim_params(queue, worker_id, n, token, now) | {"claimer_timeout_us": self.claimer_timeout_us}
 
 
 class ClaimerTimeoutQueue(KitQueue[Any]):

@@ -13,24 +13,13 @@ from __future__ import annotations
 
 from alkstore_sqlite import SqliteDriver
 
-from alkstore_contract.kit import KitJobHandle, KitQueue
-from alkstore_contract.kit.driver import c2_order_key
-from alkstore_contract.validation import INT64_MAX, validate_batch_size, validate_worker_id
+from alkstore_contract.kit import KitQueue
 from tests.mutants.catalog import Mutant, sqlite_mutant
 
 
 class SeededTokenQueue(KitQueue[SqliteDriver]):
-    async def _claim(self, op: str, worker_id: object, n: object) -> list[KitJobHandle[SqliteDriver]]:
-        store = self._store
-        store.check_open(op)
-        worker = validate_worker_id(worker_id)
-        count = validate_batch_size(n)
-        if count <= 0:
-            return []
-        token = f"{store.rng.getrandbits(128):032x}"
-        jobs = await self._driver.claim(self._name, worker, min(count, INT64_MAX), token, store.now())
-        jobs.sort(key=c2_order_key)
-        return [KitJobHandle(self, job, token) for job in jobs]
+    def _mint_token(self) -> str:
+        return f"{self._store.rng.getrandbits(128):032x}"
 
 
 adapter = sqlite_mutant("mut-sqlite-seeded-tokens", queue=SeededTokenQueue)

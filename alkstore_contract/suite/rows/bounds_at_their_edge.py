@@ -43,7 +43,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from alkstore_contract.errors import InvalidArgument, InvalidName, PayloadError
-from alkstore_contract.suite.checks import expect, expect_equal, expect_raises, expect_stored
+from alkstore_contract.suite.checks import expect, expect_equal, expect_handed_out, expect_raises, expect_stored
 from alkstore_contract.suite.expected import (
     CONTROL_CHARACTER_RANGES,
     MAX_ATTEMPTS_RANGE,
@@ -333,14 +333,14 @@ async def _leg_worker_ids(ctx: RowContext, store: Store) -> None:
     expect_equal(await queue.cancel(waiting), True, "C6", "cancel() of the job that waited")
     for worker in accepted:
         job_id = await queue.enqueue({"worker": worker})
-        handle = await queue.claim_one(worker)
-        expect(
-            handle is not None and handle.job.id == job_id and handle.job.claimed_by == worker,
+        handle = expect_handed_out(
+            await queue.claim_one(worker),
+            job_id,
             "C6",
-            did=f"returned {handle!r} from claim_one({_show(worker)})",
-            demands=f"a claim of job {job_id!r} by that worker id, claimed_by as given",
+            when=f"from claim_one({_show(worker)})",
+            demands=f"a claim of job {job_id!r} by that worker id",
         )
-        assert handle is not None
+        expect_equal(handle.job.claimed_by, worker, "C6", f"claimed_by of the handle claim_one({_show(worker)}) gave")
         stored = await expect_stored(queue, job_id, "C6")
         expect_equal(stored.claimed_by, worker, "C6", f"claimed_by of job {job_id!r} read back")
         expect_equal(await handle.ack(), True, "C6", f"ack() of the job {_show(worker)} claimed")

@@ -355,14 +355,14 @@ async def leg_reclaim_selection(ctx: RowContext) -> None:
 
 
 async def _reclaimed(ctx: RowContext, queue: Queue, job_id: JobId, attempts: int, what: str) -> JobHandle:
-    handle = await queue.claim_one("again")
-    expect(
-        handle is not None and handle.job.id == job_id and handle.job.attempts == attempts,
+    handle = expect_handed_out(
+        await queue.claim_one("again"),
+        job_id,
         "C1",
-        did=f"handed out {None if handle is None else (handle.job.id, handle.job.attempts)} {what}",
-        demands=f"job {job_id!r} again, attempt {attempts}: a lapsed lease with attempts left is claimable",
+        when=what,
+        demands=f"job {job_id!r} again: a lapsed lease with attempts left is claimable",
     )
-    assert handle is not None
+    expect_equal(handle.job.attempts, attempts, "C1", f"attempts of job {job_id!r} handed out {what}")
     return handle
 
 

@@ -95,7 +95,6 @@ class History(ClientHistory):
 
 async def _worker(wire: Wire, queue: Queue, name: str, history: History) -> None:
     """Claim and ack until the queue is drained after the faults; stop at the first violation."""
-    sequence = 0
     while not history.stopped:
         claimed = await wire.bounded("claim_batch()", queue.claim_batch(name, BATCH))
         if not history.judge(claimed):
@@ -108,13 +107,11 @@ async def _worker(wire: Wire, queue: Queue, name: str, history: History) -> None
             await asyncio.sleep(0.02)
             continue
         for handle in handles:
-            sequence += 1
-            claim = f"{name}#{sequence}"
             job = handle.job
             if job.lease_expires_at is None or not isinstance(job.payload, dict):
                 history.broken.append(f"claim_batch() handed out {job!r} without a lease or with a foreign payload")
                 return
-            history.handed_out(job, name, claim)
+            claim = history.handed_out(job, name)
             acked = await wire.bounded("ack()", handle.ack())
             if history.judge(acked):
                 history.releases.append(Release(job.id, claim, "ack", bool(acked.value)))
@@ -163,14 +160,10 @@ async def _nemesis(wire: Wire, rng: random.Random) -> None:
 async def _drain_stranded(ctx: RowContext, queue: Queue, history: History) -> None:
     """Manual clock only: past every lease, a direct store reclaims and acks what lost claims left (N3)."""
     await ctx.advance(OPTS.visibility_timeout_s + ctx.unit_s)
-    sequence = 0
     while handles := await queue.claim_batch("drain", BATCH):
         for handle in handles:
-            sequence += 1
-            job = handle.job
-            claim = f"drain#{sequence}"
-            history.handed_out(job, "drain", claim)
-            history.releases.append(Release(job.id, claim, "ack", await handle.ack()))
+            claim = history.handed_out(handle.job, "drain")
+            history.releases.append(Release(handle.job.id, claim, "ack", await handle.ack()))
 
 
 async def network_history(ctx: RowContext) -> None:
