@@ -76,7 +76,7 @@ ALKSTORE_CHROMIUM="$(bash ci/chromium.sh)" # the headless browser of tests/test_
 export ALKSTORE_CHROMIUM
 phase_done
 
-PYTEST=("$VENV/bin/pytest" -p no:cacheprovider -n 2)
+PYTEST=("$VENV/bin/pytest" -p no:cacheprovider)
 
 phase 2 "ruff, mypy; the Node.js engine's node --check and node --test; the Rust engine's cargo fmt, clippy and test"
 bash ci/node.sh check
@@ -113,15 +113,15 @@ start() { # start NAME COMMAND...: run COMMAND in the background, each line of i
     "$@" 2>&1 | sed -u "s/^/[$name] /" &
     RUNS+=("$name $!")
 }
-start manual "${PYTEST[@]}" -v --alkstore-require \
+start manual "${PYTEST[@]}" -n 2 -v --alkstore-require \
     --alkstore-engine="sqlite,mem,postgres,$MS_ENGINE,$B64_ENGINE,$NODE_ENGINE,$RUST_ENGINE" \
     -p tests.manual_clock_sleeps --alkstore-sleep-record="$ALKSTORE_MANUAL_CLOCK_SLEEPS" \
     --alkstore-report="$ALKSTORE_SUITE_MANUAL_REPORT" alkstore_contract/suite/contract.suite
-start system "${PYTEST[@]}" -v --alkstore-require --alkstore-clock=system \
+start system "${PYTEST[@]}" -n 2 -v --alkstore-require --alkstore-clock=system \
     --alkstore-engine="sqlite,postgres,$NODE_ENGINE,$RUST_ENGINE" alkstore_contract/suite/contract.suite
-start mutants "${PYTEST[@]}" -v --maxschedchunk=1 --durations=5 tests/test_mutants.py
+start mutants "${PYTEST[@]}" -n 2 -v --maxschedchunk=1 --durations=5 tests/test_mutants.py
 start faults bash ci/faults.sh short # huey, each runtime fault once (docs/runtime-faults.md)
-start tests "${PYTEST[@]}" --durations=5 --ignore=tests/test_mutants.py "${AFTER_MANUAL[@]/#/--ignore=}" tests
+start tests "${PYTEST[@]}" -n 2 --durations=5 --ignore=tests/test_mutants.py "${AFTER_MANUAL[@]/#/--ignore=}" tests
 FAILED=()
 for run in "${RUNS[@]}"; do
     read -r name pid <<<"$run"

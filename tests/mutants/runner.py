@@ -1,10 +1,12 @@
-"""Run the contract suite against ONE mutant, in a pytest subprocess of its own.
+"""Run the contract suite against ONE mutant, in a pytest process of its own.
 
 One process per mutant is what lets a mutant patch code every engine shares
 (see the catalog's docstring) and lets the catalog spread over xdist workers.
-The subprocess is rooted in an empty temporary directory, as a user's run
-would be, so the project's own pyproject and conftest do not apply; its only
-engine is the mutant.
+Each process is forked from a server that has imported pytest and the
+libraries once (``tests/mutants/forkserver.py``), so it does not spend its
+start importing them. The process is rooted in an empty temporary directory,
+as a user's run would be, so the project's own pyproject and conftest do not
+apply; its only engine is the mutant.
 
 Two ways to run it:
 
@@ -20,13 +22,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from tests.mutants.catalog import CatalogEntry
+from tests.mutants.forkserver import ForkServer
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 20261129
@@ -34,7 +36,7 @@ SEED = 20261129
 
 
 INHERITED_NOT = ("ALKSTORE_REQUIRE", "PYTEST_XDIST_")
-"""Environment the subprocess does not inherit: the project's --alkstore-require, the xdist worker's identity."""
+"""Environment the run does not inherit: the project's --alkstore-require, the xdist worker's identity."""
 PLUGINS_OFF = ("no:cacheprovider", "no:asyncio", "no:xdist", "no:hypothesispytest")
 """Plugins a one-mutant run has no use for (rows run their own event loop; one process; no ``@given`` test):
 less to start. Hypothesis's own plugin would import all of Hypothesis at the end of every run, a third of
@@ -42,7 +44,20 @@ the start-up of a run that stops before ``model_based``."""
 
 
 class MutantRunError(RuntimeError):
-    """The subprocess wrote no report: the mutant did not load, or pytest could not start."""
+    """The run wrote no report: the mutant did not load, or pytest could not start."""
+
+
+def _environment() -> dict[str, str]:
+    """The run's environment: this process's, but what it must not inherit, and the checkout on the path."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(INHERITED_NOT)}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+    return env
+
+
+@cache
+def _server() -> ForkServer:
+    """This process's fork server (``tests/mutants/forkserver.py``), started by its first mutant's run."""
+    return ForkServer(_environment(), REPO)
 
 
 def run_mutant(
@@ -57,12 +72,8 @@ def run_mutant(
     ``rows_first`` defaults to the rows the mutant names.
     """
     first = entry.mutant.rows if rows_first is None else rows_first
-    env = {key: value for key, value in os.environ.items() if not key.startswith(INHERITED_NOT)}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+    env = _environment()
     command = [
-        sys.executable,
-        "-m",
-        "pytest",
         "-c",
         os.devnull,
         *(arg for plugin in PLUGINS_OFF for arg in ("-p", plugin)),
@@ -79,19 +90,12 @@ def run_mutant(
     if stop_at_first_failure:
         command.append("-x")
     report_path.unlink(missing_ok=True)
+    output = report_path.with_suffix(".out")
     with tempfile.TemporaryDirectory(prefix=f"alkstore-{entry.module}-") as scratch:
-        done = subprocess.run(
-            [*command, "--rootdir", scratch, scratch],
-            env=env,
-            cwd=scratch,
-            check=False,
-            capture_output=True,
-            text=True,
-        )
+        status = _server().run([*command, "--rootdir", scratch, scratch], env=env, cwd=Path(scratch), output=output)
     if not report_path.exists():
-        output = (done.stdout + done.stderr).strip().splitlines()
-        tail = "\n".join(output[-30:])
-        raise MutantRunError(f"mutant {entry.module}: pytest exited {done.returncode} without a report:\n{tail}")
+        tail = "\n".join(output.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-30:])
+        raise MutantRunError(f"mutant {entry.module}: pytest exited {status} without a report:\n{tail}")
     data: dict[str, Any] = json.loads(report_path.read_text(encoding="utf-8"))
     return data
 
