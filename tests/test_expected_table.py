@@ -1,7 +1,7 @@
 """The shared code the engines run agrees with the contract's values as ``alkstore_contract.suite.expected`` has them.
 
 The table is the spec: when these fail, ``backoff.py`` or ``resolution.py``
-is wrong (or a row of the table in ``alkstore_contract/wire/literals.json`` is), and
+is wrong (or the table lost a row's arithmetic, which its comment shows), and
 every engine built on that code would draw the same wrong values.
 """
 

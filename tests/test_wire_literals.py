@@ -3,9 +3,8 @@
 Rule: R2's rows, the three ``last_error`` strings (R4, D1, X2), the one-hour
 cap and the bounds of DEC-bounds, S1, E8 are the contract's text; engines in
 other languages read them from this JSON file, the suite from
-``alkstore_contract.suite.expected`` and ``validation``. R2's rows are kept
-once, here (expected.py reads them); the rest is typed in on both sides, neither
-derived from the other, so this test is what keeps them one set of values. If this fails,
+``alkstore_contract.suite.expected`` and ``validation``. Neither is derived from the
+other, so this test is what keeps them one set of values. If this fails,
 check which of the two was edited, against docs/contract.md.
 """
 
@@ -25,16 +24,13 @@ def _literals() -> dict[str, Any]:
     return loaded
 
 
-def test_r2_rows_are_one_table_and_the_cap_is_expected_pys() -> None:
-    """R2: the rows' columns, no (base, attempts) twice, and the 3600 s cap.
-
-    expected.py reads R2's rows from this file, so they are not compared with it;
-    the cap, which the Node.js kit reads from here, is.
-    """
+def test_r2_rows_and_the_cap_are_expected_pys() -> None:
+    """R2: every (base, attempts) → (low, high) row, the same rows, and the 3600 s cap."""
     literals = _literals()
     assert literals["r2_range_columns"] == ["backoff_base_s", "attempts", "low_s", "high_s"]
-    keys = {(base, attempts) for base, attempts, _, _ in literals["r2_range_s"]}
-    assert len(keys) == len(literals["r2_range_s"]), "no row twice"
+    rows = {(base, attempts): (low, high) for base, attempts, low, high in literals["r2_range_s"]}
+    assert rows == expected.R2_RANGE_S
+    assert len(rows) == len(literals["r2_range_s"]), "no row twice"
     assert literals["backoff_cap_s"] == expected.BACKOFF_CAP_S
 
 
