@@ -100,6 +100,7 @@ class ForkServer:
         self._env = env
         self._cwd = cwd
         self._process: subprocess.Popen[str] | None = None
+        atexit.register(self.close)
 
     def run(self, args: list[str], *, env: dict[str, str], cwd: Path, output: Path) -> int:
         """``pytest.main(args)`` in a forked child; its exit status, its stdout and stderr in ``output``."""
@@ -125,7 +126,6 @@ class ForkServer:
                 cwd=self._cwd,
                 text=True,
             )
-            atexit.register(self.close)
         return self._process
 
     def close(self) -> None:
