@@ -46,7 +46,8 @@ MOVED: dict[str, str] = {
     "alkstore_contract.rows": "alkstore_contract.suite.rows",
     "alkstore_contract.report_file": "alkstore_contract.report.read",
     "alkstore_contract.render": "alkstore_contract.report.render",
-    "alkstore_contract.cli": "alkstore_contract.report.cli",
+    "alkstore_contract.cli": "alkstore_cli.main",
+    "alkstore_contract.report.cli": "alkstore_cli.main",
 }
 """Old module path → new one. A package's submodules follow it (``alkstore_contract.rows.claim_order``).
 

@@ -3,7 +3,7 @@
 Redis: a ``redis-server`` of our own on a free port, in a directory and a process group of its own, with AOF
 (``appendfsync always``: an acknowledged write is on disk) or with no persistence at all (a restart forgets
 everything). RabbitMQ: a node of our own (``RabbitBroker``), its durable queues kept across a crash. Postgres: a
-cluster of ``alkstore_faults.postgres_cluster``. ``dir``: a scratch directory, for a runtime
+cluster of ``alkstore_postgres.provision``. ``dir``: a scratch directory, for a runtime
 that keeps its queue in a file. Each is removed by ``close``, and every server still running when the process
 exits is killed there."""
 
@@ -21,7 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
-from alkstore_faults.postgres_cluster import ThrowawayCluster
+from alkstore_postgres.provision import ThrowawayCluster
+
 from alkstore_faults.processes import signal_tree
 
 START_TIMEOUT_S = 20.0

@@ -49,7 +49,7 @@ def _run(engines: str, burners: int, scratch: Path, index: int) -> tuple[dict[st
         before = os.getloadavg()[0]
         started = time.monotonic()
         # `alkstore certify`, as a user runs the suite: its own scratch directory and pytest configuration
-        command = [sys.executable, "-m", "alkstore_contract.report.cli", "certify", engines, "--clock", "system"]
+        command = [sys.executable, "-m", "alkstore_cli", "certify", engines, "--clock", "system"]
         command += ["--report", str(report), "--", "-q", "-n", "2"]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         took = time.monotonic() - started

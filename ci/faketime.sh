@@ -3,7 +3,7 @@
 #
 #   ci/faketime.sh      print the library's path (stdout carries only the path; logs go to stderr)
 #
-# The Postgres adapter's skewed-server hook (alkstore_faults/postgres_skewed.py) starts a
+# The Postgres adapter's skewed-server hook (engines_under_test/alkstore_postgres/provision_skewed.py) starts a
 # throwaway cluster with this library preloaded (FAKETIME=+7200), so the server's clock runs two hours
 # ahead of the client's: the suite's server_clock row (contract T3) and tests/test_postgres_server_clock.py
 # use it; without it that row is "not run here", and a failure under --alkstore-require. The

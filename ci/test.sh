@@ -85,7 +85,7 @@ bash ci/rust.sh check
 "$VENV/bin/ruff" format --check .
 # ecosystem/: typed against pgqueuer and procrastinate where the venv has the ecosystem extra; '.[test]' alone
 # lacks them, so their imports are Any there (pyproject's mypy overrides) and the adapters' own code is still checked.
-"$VENV/bin/mypy" alkstore_contract alkstore_worker alkstore_faults reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres ecosystem tests tools
+"$VENV/bin/mypy" alkstore_cli alkstore_contract alkstore_worker alkstore_faults reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres ecosystem tests tools
 phase_done
 
 phase 3 "everything else at once: the contract suite on both clocks ([system] sqlite, postgres (the server's clock), node, rust; [manual] sqlite, mem, postgres, sqlite-ms, postgres-base64, node, rust); [mutants] each mutant in its own pytest process, stopped at its first failing row; [faults] huey and our SQLite worker, each runtime fault once; [tests] the project's tests (tests/, but the mutants)"

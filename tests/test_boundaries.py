@@ -1,18 +1,15 @@
-"""The parts' import boundaries: the report reads what the suite publishes, never the suite's internals.
+"""The parts' import boundaries: each part imports only the parts below it, and no circle inside the contract.
 
-The rule (``alkstore_contract/report/model.py`` and docs/api.md, "Layout"): a
-module of ``alkstore_contract/report/`` imports the contract's top-level
-modules, the report's own modules, and of the suite only what
-``alkstore_contract.suite`` itself publishes (its ``__all__``); never a module
-inside the suite (``alkstore_contract.suite.verdicts``, ``…profiles``,
-``…registry``), nor the kit or the wire part. The suite hands the report its
-conclusions as ``alkstore_contract.report.model`` objects, so the dependency
-runs one way. Every import counts: at the top, inside a function, and a constant
-name given to ``importlib.import_module``.
+The rule (docs/api.md, "The layout"): the shipped packages stand in layers (``LAYERS``), lowest first — the
+contract; the kit and the report; the engines and the wire; the suite, the worker and the libraries' kit; the
+faults harness and the libraries' adapters; the ``alkstore`` command on top. A module imports its own part and
+the parts of lower layers, never a part of its own layer or above. Every import counts: at the top, inside a
+function, and a constant name given to ``importlib.import_module``. Following imports through therefore never
+runs back up, and parts form no circle. The suite hands the report its conclusions as
+``alkstore_contract.report.model`` objects, so the report never reads the suite.
 
-If this fails, check: a report module grew an import of a suite module (hand the
-value over through ``report/model.py`` instead, computed in
-``suite/publish.py``), or the suite's ``__all__`` lost a name the report uses.
+If this fails, check: a lower part grew an import of one above it — move the shared piece down, or hand the
+value over through a lower part's type.
 
 A second rule: no import circle inside ``alkstore_contract``, a type-only import
 included, but for the 0.1 shims' one (``SHIM_CIRCLE``), which ends with them.
@@ -28,8 +25,8 @@ import pytest
 
 import alkstore_contract.suite
 
-PACKAGE = Path(__file__).resolve().parents[1] / "alkstore_contract"
-REPORT = sorted((PACKAGE / "report").rglob("*.py"))
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "alkstore_contract"
 CONTRACT_MODULES = frozenset(path.stem for path in PACKAGE.glob("*.py") if path.stem != "__init__")
 """The contract part: the package's top-level modules (``alkstore_contract.types``, ``…adapter``, …)."""
 
@@ -55,61 +52,116 @@ def imported(source: str) -> Iterator[tuple[int, str, tuple[str, ...]]]:
             yield node.lineno, node.args[0].value, ()
 
 
-def report_violations(source: str) -> list[str]:
-    """What ``source``, read as a report module, imports across the boundary: one line per import."""
-    published = frozenset(alkstore_contract.suite.__all__)
-    found: list[str] = []
-    for line, module, names in imported(source):
-        parts = module.split(".")
-        if parts[0] != "alkstore_contract" or len(parts) == 1:
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("the contract", frozenset({"alkstore_contract"})),
+    ("the kit and the report", frozenset({"alkstore_contract.kit", "alkstore_contract.report"})),
+    (
+        "the engines and the wire",
+        frozenset({"alkstore_sqlite", "alkstore_mem", "alkstore_postgres", "alkstore_contract.wire"}),
+    ),
+    (
+        "the suite, the worker and the libraries' kit",
+        frozenset({"alkstore_contract.suite", "alkstore_worker", "alkstore_ecosystem_kit"}),
+    ),
+    (
+        "the faults harness and the libraries' adapters",
+        frozenset({"alkstore_faults", "alkstore_pgqueuer", "alkstore_procrastinate"}),
+    ),
+    ("the command", frozenset({"alkstore_cli"})),
+)
+"""The parts, lowest first: a part imports only parts of a lower layer (and itself), so no import runs back up and
+no circle can form between parts, whichever chain of imports one follows. The report sits below the suite: it owns
+the report's format (``report/model.py``), which the suite fills in, and it reads and renders reports without the
+suite; the command on top dispatches to every part."""
+PARTS = {part: rank for rank, (_, parts) in enumerate(LAYERS) for part in parts}
+SOURCES = {
+    "alkstore_cli": ROOT / "alkstore_cli",
+    "alkstore_contract": PACKAGE,
+    "alkstore_faults": ROOT / "alkstore_faults",
+    "alkstore_worker": ROOT / "alkstore_worker",
+    "alkstore_sqlite": ROOT / "reference_engine" / "alkstore_sqlite",
+    "alkstore_mem": ROOT / "engines_under_test" / "alkstore_mem",
+    "alkstore_postgres": ROOT / "engines_under_test" / "alkstore_postgres",
+    "alkstore_ecosystem_kit": ROOT / "ecosystem" / "alkstore_ecosystem_kit",
+    "alkstore_pgqueuer": ROOT / "ecosystem" / "alkstore_pgqueuer",
+    "alkstore_procrastinate": ROOT / "ecosystem" / "alkstore_procrastinate",
+}
+"""Every package the wheel ships (tests/test_layout.py), where its source lives."""
+
+
+def part_of(module: str) -> str | None:
+    """The part ``module`` belongs to (a name in ``LAYERS``), or ``None`` for a module of no part of ours."""
+    parts = module.split(".")
+    if parts[0] == "alkstore_contract" and len(parts) > 1 and f"alkstore_contract.{parts[1]}" in PARTS:
+        return f"alkstore_contract.{parts[1]}"
+    return parts[0] if parts[0] in PARTS else None
+
+
+def layer_violations(module: str, source: str) -> list[str]:
+    """What ``source``, read as the module ``module``, imports from its own layer's other parts or above it."""
+    importer = part_of(module)
+    assert importer is not None, f"{module} belongs to no part of LAYERS"
+    found = []
+    for line, target, _ in imported(source):
+        imported_part = part_of(target)
+        if imported_part is None or imported_part == importer or PARTS[imported_part] < PARTS[importer]:
             continue
-        if parts[1] == "report" or (len(parts) == 2 and parts[1] in CONTRACT_MODULES):
-            continue
-        if module == "alkstore_contract.suite" and names and set(names) <= published:
-            continue
-        taken = f" ({', '.join(names)})" if names else ""
-        found.append(f"line {line}: {module}{taken}")
+        found.append(f"line {line}: {target} ({LAYERS[PARTS[imported_part]][0]})")
     return found
 
 
-@pytest.mark.parametrize("module", REPORT, ids=lambda path: str(path.relative_to(PACKAGE)))
-def test_the_report_imports_only_what_the_suite_publishes(module: Path) -> None:
-    violations = report_violations(module.read_text(encoding="utf-8"))
+def shipped_modules() -> Iterator[tuple[str, Path]]:
+    """Every module of every shipped package: its dotted name and its file."""
+    for package, root in SOURCES.items():
+        for path in sorted(root.rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            yield ".".join([package, *(parts[:-1] if parts[-1] == "__init__" else parts)]), path
+
+
+@pytest.mark.parametrize(("module", "path"), list(shipped_modules()), ids=lambda value: str(value))
+def test_no_part_imports_a_part_above_it_or_beside_it(module: str, path: Path) -> None:
+    """Every import counts: at the top, inside a function, under ``TYPE_CHECKING``, and a constant name given to
+    ``importlib.import_module``.
+
+    If this fails, check: a lower part grew an import of one above it (the engine imported the harness; the
+    report imported the suite): move the shared piece down to the lower part, or hand the value over through a
+    lower part's type (``report/model.py``, filled in by ``suite/publish.py``).
+    """
+    violations = layer_violations(module, path.read_text(encoding="utf-8"))
     assert not violations, (
-        f"alkstore_contract/{module.relative_to(PACKAGE)} imports across the report's boundary: "
-        f"{'; '.join(violations)}. The report reads only the contract, its own modules and what "
-        f"alkstore_contract.suite publishes ({', '.join(alkstore_contract.suite.__all__)}); hand anything "
-        "else over through alkstore_contract/report/model.py, filled in by alkstore_contract/suite/publish.py"
+        f"{path.relative_to(ROOT)} ({LAYERS[PARTS[str(part_of(module))]][0]}) imports upward or sideways: "
+        f"{'; '.join(violations)}. The layers, lowest first: {' < '.join(name for name, _ in LAYERS)}"
     )
 
 
 @pytest.mark.parametrize(
-    "source",
+    ("module", "source"),
     [
-        "from alkstore_contract.suite.verdicts import EngineVerdict\n",
-        "import alkstore_contract.suite.profiles\n",
-        "from alkstore_contract.suite import registry\n",
-        "def later():\n    from alkstore_contract.suite.row import SUITE_VERSION\n",
-        "import importlib\nimportlib.import_module('alkstore_contract.suite.verdicts')\n",
-        "from alkstore_contract.kit import KitStore\n",
+        ("alkstore_contract.report.render", "from alkstore_contract.suite.verdicts import EngineVerdict\n"),
+        ("alkstore_contract.report.read", "import alkstore_contract.suite.profiles\n"),
+        ("alkstore_contract.types", "from alkstore_contract.kit import KitStore\n"),
+        ("alkstore_postgres.adapter", "def later():\n    from alkstore_faults.brokers import Broker\n"),
+        ("alkstore_worker.app", "import importlib\nimportlib.import_module('alkstore_cli.main')\n"),
+        ("alkstore_sqlite.driver", "from alkstore_mem import open_store\n"),
+        ("alkstore_faults.cli", "from alkstore_cli import main\n"),
     ],
 )
-def test_the_check_sees_an_import_of_the_suites_internals(source: str) -> None:
-    assert report_violations(source), f"the boundary check let through: {source!r}"
+def test_the_layer_check_sees_an_upward_or_sideways_import(module: str, source: str) -> None:
+    assert layer_violations(module, source), f"the layer check let {module} through: {source!r}"
 
 
 @pytest.mark.parametrize(
-    "source",
+    ("module", "source"),
     [
-        "from alkstore_contract import CONTRACT_VERSION\n",
-        "from alkstore_contract.adapter import Capability\n",
-        "from alkstore_contract.report.model import EngineEntry\n",
-        "from alkstore_contract.suite import UnknownEngine, load_adapter\n",
-        "import json\n",
+        ("alkstore_contract.report.read", "from alkstore_contract.report.model import EngineEntry\n"),
+        ("alkstore_contract.suite.publish", "from alkstore_contract.report.model import EngineEntry\n"),
+        ("alkstore_worker.sources", "from alkstore_postgres import open_store\n"),
+        ("alkstore_cli.main", "from alkstore_faults import cli\n"),
+        ("alkstore_contract.kit.front", "import json\n"),
     ],
 )
-def test_the_check_lets_through_what_the_rule_allows(source: str) -> None:
-    assert report_violations(source) == []
+def test_the_layer_check_lets_through_what_the_rule_allows(module: str, source: str) -> None:
+    assert layer_violations(module, source) == []
 
 
 def test_the_suite_publishes_the_names_it_lists() -> None:

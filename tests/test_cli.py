@@ -20,8 +20,8 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 import pytest
 
+from alkstore_cli import main
 from alkstore_contract.report.build import SCHEMA_PATH
-from alkstore_contract.report.cli import main
 from alkstore_contract.report.read import schema_fault
 from tests.test_plugin import INT32_ENGINE
 
@@ -219,7 +219,7 @@ def test_certify_help_explains_every_option_and_the_pytest_passthrough(capsys: p
 def _certify(engine: str, cwd: Path) -> str:
     """``alkstore certify ENGINE -- --collect-only`` from ``cwd``: the header, without running a row."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
-    command = [sys.executable, "-m", "alkstore_contract.report.cli", "certify", engine, "--", "--collect-only"]
+    command = [sys.executable, "-m", "alkstore_cli", "certify", engine, "--", "--collect-only"]
     result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
     return result.stdout + result.stderr
 
@@ -264,7 +264,7 @@ def test_certify_an_adapter_that_cannot_load_exits_2_with_one_line(
     (tmp_path / "bad_engine.py").write_text(source, encoding="utf-8")
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
     env["PYTHONPATH"] = str(tmp_path)
-    command = [sys.executable, "-m", "alkstore_contract.report.cli", "certify", spec]
+    command = [sys.executable, "-m", "alkstore_cli", "certify", spec]
     result = subprocess.run(
         command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
     )
@@ -302,7 +302,7 @@ def test_certify_with_an_expected_failures_file_exits_0_only_when_no_row_failed(
     xfail.write_text(listing, encoding="utf-8")
     env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "ALKSTORE_"))}
     env["PYTHONPATH"] = str(tmp_path)
-    command = [sys.executable, "-m", "alkstore_contract.report.cli", "certify", "int32_engine:adapter"]
+    command = [sys.executable, "-m", "alkstore_cli", "certify", "int32_engine:adapter"]
     command += ["--xfail-file", str(xfail), "--report", str(tmp_path / "report.json")]
     result = subprocess.run(
         command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False

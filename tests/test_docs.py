@@ -102,10 +102,7 @@ def issue_numbers(text: str) -> list[str]:
 
 def _help_texts() -> list[str]:
     """What ``alkstore --help`` and its commands', and ``pytest --help``'s alkstore options, print."""
-    cli = [
-        [sys.executable, "-m", "alkstore_contract.report.cli", *args, "--help"]
-        for args in ([], ["certify"], ["report"])
-    ]
+    cli = [[sys.executable, "-m", "alkstore_cli", *args, "--help"] for args in ([], ["certify"], ["report"])]
     runs = [subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False) for command in cli]
     plugin = subprocess.run(
         [sys.executable, "-m", "pytest", "--help"], capture_output=True, text=True, timeout=TIMEOUT_S, check=False

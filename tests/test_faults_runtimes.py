@@ -35,7 +35,7 @@ MUTANTS = [  # the runtime, the fault, the promise it breaks, the finding that s
 
 
 def _faults(runtime: str, report: Path, *options: str) -> subprocess.Popen[str]:
-    command = [sys.executable, "-m", "alkstore_contract.report.cli", "faults", str(RUNTIMES / runtime), "--short"]
+    command = [sys.executable, "-m", "alkstore_cli", "faults", str(RUNTIMES / runtime), "--short"]
     return subprocess.Popen(
         [*command, "--seed", "7", "--report", str(report), *options],
         stdout=subprocess.PIPE,

@@ -11,9 +11,10 @@ both).
 
 The wheel carries what users run and nothing else: the packages they import
 and every module an entry point names, but none of the project's tools
-(``tools/``), the libraries' reproduction scripts (``ecosystem/**/reproduce*``)
-or test servers inside an engine's package (the Postgres ones live in
-``alkstore_faults``). The test builds the wheel with hatchling, as pip would, and finds the MIT license in it.
+(``tools/``) or the libraries' reproduction scripts (``ecosystem/**/reproduce*``).
+The Postgres engine's test servers ship inside it (``alkstore_postgres.provision``,
+``…provision_skewed``): ``alkstore certify postgres`` crashes and skews servers of its own from an
+install too. The test builds the wheel with hatchling, as pip would, and finds the MIT license in it.
 
 If one of these fails, check: a new module's docstring lacks its part's phrase
 ("Part of the suite."); an entry of ``_moved.MOVED`` points at a module that was
@@ -143,6 +144,7 @@ def test_api1_new_paths_import_without_a_warning() -> None:
 
 ROOT = PACKAGE.parent
 USER_PACKAGES = (
+    "alkstore_cli",
     "alkstore_contract",
     "alkstore_contract/suite",
     "alkstore_contract/report",
@@ -155,9 +157,10 @@ USER_PACKAGES = (
     "alkstore_pgqueuer",
     "alkstore_procrastinate",
 )
-"""What an installed user imports: the contract and its parts, the worker, the faults harness, the engines."""
-NOT_SHIPPED = re.compile(r"(^|/)reproduce[^/]*$|^tools/|^alkstore_postgres/(throwaway|skewed)\.py$")
-"""The project's own tools, the libraries' reproduction scripts, and test servers in the engine's package."""
+"""What an installed user imports or runs: the command, the contract and its parts, the worker, the faults harness, the
+engines."""
+NOT_SHIPPED = re.compile(r"(^|/)reproduce[^/]*$|^tools/")
+"""The project's own tools and the libraries' reproduction scripts."""
 
 
 @pytest.fixture(scope="module")
@@ -176,16 +179,16 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> zipfile.ZipFile:
     return zipfile.ZipFile(found)
 
 
-def test_the_wheel_carries_no_tools_reproductions_or_engine_test_servers(wheel: zipfile.ZipFile) -> None:
+def test_the_wheel_carries_no_tools_or_reproductions(wheel: zipfile.ZipFile) -> None:
     shipped = [name for name in wheel.namelist() if NOT_SHIPPED.search(name)]
     assert shipped == [], f"the wheel ships what only a checkout runs: {shipped}"
 
 
-def test_the_wheel_carries_every_package_users_import_and_the_test_servers_in_faults(wheel: zipfile.ZipFile) -> None:
+def test_the_wheel_carries_every_package_users_import_and_the_engine_s_test_servers(wheel: zipfile.ZipFile) -> None:
     names = set(wheel.namelist())
     missing = [package for package in USER_PACKAGES if f"{package}/__init__.py" not in names]
     assert missing == [], f"the wheel lacks packages users import: {missing}"
-    servers = {"alkstore_faults/postgres_cluster.py", "alkstore_faults/postgres_skewed.py"}
+    servers = {"alkstore_postgres/provision.py", "alkstore_postgres/provision_skewed.py"}
     assert servers <= names, "the Postgres adapter's crash and clock hooks import these from an install too"
 
 

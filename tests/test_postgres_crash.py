@@ -5,7 +5,7 @@ and start it again on what it kept; these tests pin what the leg cannot see:
 a crash really stops the server (connections refused), the restart keeps the
 committed rows, the configured server is never a target, and dropping the
 location leaves no process and no directory behind. If one fails, check
-``alkstore_faults/postgres_cluster.py`` and the adapter's crash members.
+``engines_under_test/alkstore_postgres/provision.py`` and the adapter's crash members.
 """
 
 from __future__ import annotations

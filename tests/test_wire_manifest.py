@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from alkstore_cli.certify import report_name
 from alkstore_contract.adapter import CrashableServerAdapter, EngineAdapter, NetworkedAdapter
-from alkstore_contract.report.cli import _report_name
 from alkstore_contract.suite.registry import UnknownEngine, load_adapter
 from alkstore_contract.wire.adapter import WireCrashableAdapter
 from alkstore_contract.wire.manifest import load_manifest
@@ -55,8 +55,8 @@ def test_paths_are_relative_to_the_manifest(tmp_path: Path) -> None:
 
 
 def test_the_default_report_is_named_after_the_manifests_directory() -> None:
-    assert _report_name("engines_under_test/alkstore_node/alkstore-engine.toml") == "alkstore_node"
-    assert _report_name("pkg.mod:adapter") == "pkg.mod_adapter"
+    assert report_name("engines_under_test/alkstore_node/alkstore-engine.toml") == "alkstore_node"
+    assert report_name("pkg.mod:adapter") == "pkg.mod_adapter"
 
 
 def _typed(adapter: WireCrashableAdapter) -> tuple[EngineAdapter, NetworkedAdapter, CrashableServerAdapter]:

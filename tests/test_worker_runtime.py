@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from alkstore_cli import main as alkstore_main
 from alkstore_contract import InvalidArgument, InvalidName, JobState, PayloadError, QueueOpts
-from alkstore_contract.report.cli import main as alkstore_main
 from alkstore_worker import (
     App,
     JobContext,

@@ -58,6 +58,7 @@ KIT = (
 )
 ENGINES = ("alkstore_sqlite", "alkstore_mem", "alkstore_postgres")
 WORKER = ("alkstore_worker",)
+COMMAND = ("alkstore_cli",)
 CURATED: dict[str, tuple[str, ...]] = {
     "alkstore_contract.suite.plugin": (),
     "alkstore_contract.suite.registry": (
@@ -68,17 +69,17 @@ CURATED: dict[str, tuple[str, ...]] = {
     ),
     "alkstore_contract.report.build": ("SCHEMA_PATH", "load_report"),
     "alkstore_contract.report.read": ("ReportFileError", "read_report"),
-    "alkstore_contract.report.cli": ("main",),
 }
 """The suite's and the report's public names: the pytest11 entry point (the module itself), the engine
-registry an author's tooling may call, the report's schema and readers, and the console script."""
+registry an author's tooling may call, and the report's schema and readers."""
 PARTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("contract", "What an engine and its adapter import: types, surface, errors, clock, rules.", CONTRACT),
     ("kit", "The public surface written once over a storage driver.", KIT),
     ("suite", "The pytest plugin and the engine registry (the rest of the suite is its own machinery).", ()),
-    ("report", "The JSON report's schema and readers, and the `alkstore` command.", ()),
+    ("report", "The JSON report's schema and readers.", ()),
     ("engines", "The engines shipped in the alkstore distribution.", ENGINES),
     ("worker", "The worker runtime: tasks, `defer` and workers over any certified Python engine.", WORKER),
+    ("command", "The `alkstore` command, on top of every part.", COMMAND),
 )
 
 
@@ -148,7 +149,7 @@ def resolve(name: Name) -> tuple[object, list[str]]:
     """What ``name`` is now, and the deprecation warnings importing it raised (an exception when it is gone)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        if not name.name and new_path(name.module) is not None:
+        if new_path(name.module) is not None:
             sys.modules.pop(name.module, None)  # an old path warns on its first import only
         module = importlib.import_module(name.module)
         if name.name and hasattr(module, "__getattr__") and name.name not in _defined_at_top(module, imports=True):

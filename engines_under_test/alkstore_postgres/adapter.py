@@ -18,18 +18,18 @@ follow from those timeouts (``alkstore_postgres.location.outage_bound_s``).
 
 It also lets the suite crash the server (contract P3 for a networked engine):
 ``create_crashable_location`` makes a location on a throwaway cluster of its
-own (``alkstore_faults.postgres_cluster``: initdb in a temporary directory, a
+own (``alkstore_postgres.provision``: initdb in a temporary directory, a
 free loopback port), never on the configured server; ``crash_server`` kills that
 cluster's processes with SIGKILL, ``restart_server`` starts it again on its
 data, and ``drop_location`` deletes the cluster with the location.
 
 And it gives the suite a server whose clock runs ahead of this host's (contract
 T3): ``create_skewed_server_location`` makes a schema on a throwaway cluster
-under libfaketime (``alkstore_faults.postgres_skewed``), one cluster per offset
+under libfaketime (``alkstore_postgres.provision_skewed``), one cluster per offset
 for the adapter's life, so the suite can measure that every instant is the server's.
 
-Those test servers are fault tooling, not the engine: they are imported only
-inside the hooks that start them, so a user's store never loads them.
+Those test servers are the engine's provisioning, beside its code as a dialect's are in
+SQLAlchemy: imported only inside the hooks that start them, so a user's store never loads them.
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ from alkstore_postgres.location import (
 )
 
 if TYPE_CHECKING:
-    from alkstore_faults.postgres_cluster import ThrowawayCluster
     from alkstore_postgres.driver import PgDriver
+    from alkstore_postgres.provision import ThrowawayCluster
 
 DEFAULT_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 DSN_ENV = "ALKSTORE_PG_DSN"
@@ -251,7 +251,7 @@ class PgAdapter:
 
     async def create_crashable_location(self) -> str:
         """A fresh schema on a throwaway cluster made for it alone, which ``crash_server`` may kill."""
-        from alkstore_faults.postgres_cluster import ThrowawayCluster
+        from alkstore_postgres.provision import ThrowawayCluster
 
         cluster = await ThrowawayCluster.create()
         self._clusters[cluster.dsn] = cluster
@@ -259,7 +259,7 @@ class PgAdapter:
 
     async def skewed_server_unavailable_reason(self) -> str | None:
         """``None`` when initdb and libfaketime are here, else which is missing and how to get it."""
-        from alkstore_faults.postgres_skewed import skewed_unavailable_reason
+        from alkstore_postgres.provision_skewed import skewed_unavailable_reason
 
         return skewed_unavailable_reason()
 
@@ -267,7 +267,7 @@ class PgAdapter:
         """A fresh schema on this adapter's throwaway cluster whose clock runs ``offset_s`` ahead (started once)."""
         cluster = self._skewed.get(offset_s)
         if cluster is None:
-            from alkstore_faults.postgres_skewed import skewed_cluster
+            from alkstore_postgres.provision_skewed import skewed_cluster
 
             cluster = await skewed_cluster(offset_s)
             self._skewed[offset_s] = cluster

@@ -1,10 +1,11 @@
 """A throwaway Postgres cluster, so the suite can crash a server and restart it (contract P3).
 
-Fault tooling, not the engine: the Postgres adapter imports this only when the
-suite asks it for a crashable or skewed-clock location, and the runtime-faults
-harness starts its Postgres broker with it (``alkstore_faults.brokers``). A
-user's store never needs it, so it lives beside the harness, not in the engine's
-package.
+The engine's provisioning, as SQLAlchemy's dialects keep theirs (``testing/provision.py``): the
+server a test needs lives with the backend it serves, behind the hooks the suite owns. The Postgres
+adapter imports this only when the suite asks it for a crashable or skewed-clock location, and the
+runtime-faults harness starts its Postgres broker with it (``alkstore_faults.brokers``); a user's
+store never imports it. It lived in ``alkstore_faults`` for a while, which made the engine import
+the harness above it (tests/test_boundaries.py now forbids that).
 
 P3 for an engine whose storage is a server means the server's crash: every
 committed write survives a ``kill -9`` of the server and its restart. The suite

@@ -4,7 +4,7 @@ T3: the Postgres engine's default clock is the server's (``statement_timestamp()
 so worker hosts with skewed clocks agree. On one machine the client's and the
 server's clocks agree and nothing could tell a lease computed on the client from
 one computed on the server; a server with a clock of its own can. The server of
-a ``ThrowawayCluster`` (``alkstore_faults.postgres_cluster``) runs under libfaketime
+a ``ThrowawayCluster`` (``alkstore_postgres.provision``) runs under libfaketime
 (Debian's ``faketime`` package; ``ci/faketime.sh`` installs it): ``LD_PRELOAD``
 of the library and ``FAKETIME=+OFFSET`` in the server's environment move every
 wall-clock read of the postmaster and its backends by the offset, while
@@ -14,7 +14,7 @@ waits and timeouts by it).
 One cluster serves every skewed location of an adapter with the same offset (a
 schema each, as on the configured server): ``initdb`` costs seconds, and a
 skewed location is only ever read and written, never crashed. The cluster is
-stopped when the process exits (``postgres_cluster``'s exit hook).
+stopped when the process exits (``provision``'s exit hook).
 
 Which library: ``$ALKSTORE_FAKETIME_LIB``, else Debian's
 ``/usr/lib/*/faketime/libfaketime.so.1``.
@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from alkstore_faults.postgres_cluster import ThrowawayCluster, server_bindir
+from alkstore_postgres.provision import ThrowawayCluster, server_bindir
 
 FAKETIME_ENV = "ALKSTORE_FAKETIME_LIB"
 FAKETIME_GLOBS = ("/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1")
