@@ -6,12 +6,12 @@
 - docs/testing-with-mem.md's snippets, written into the files their first
   lines name, form a project whose tests pass when run with plain ``pytest``,
   as the page says.
-- docs/certify-your-engine.md's example xfail file keeps each reason whole
+- docs/certify-reference.md's example xfail file keeps each reason whole
   when the suite reads it.
 - README's engines sentence names the rows mem skips for want of a capability.
 - Every link and image of README.md and docs/ that points into the
   repository points at a file that is there.
-- docs/certify-your-engine.md's listings of the driver, the surface and
+- docs/certify-reference.md's listings of the driver, the surface and
   ``Job`` are what ``python -m tools.api_reference`` generates from the code
   now, and the page names the example's every file.
 - Every decision code or docs cite by id (``DEC-sweep-order``) is in
@@ -167,8 +167,8 @@ def test_no_decision_is_cited_by_number() -> None:
     assert citing == [], "cite the decision's id from docs/contract.md's Decisions table (DEC-…)"
 
 
-def test_the_api_listings_of_certify_your_engine_match_the_code() -> None:
-    text = (DOCS / "certify-your-engine.md").read_text(encoding="utf-8")
+def test_the_api_listings_of_the_certify_reference_match_the_code() -> None:
+    text = (DOCS / "certify-reference.md").read_text(encoding="utf-8")
     assert sorted(generated_blocks(text)) == sorted(RENDERERS)
     assert regenerate(text) == text, "the code changed: run `python -m tools.api_reference` and commit the page"
 
@@ -216,7 +216,7 @@ def test_the_testing_with_mem_snippets_pass_with_plain_pytest(tmp_path: Path) ->
 
 
 def test_the_xfail_example_keeps_its_reasons_whole(tmp_path: Path) -> None:
-    examples = [code for _, code in _blocks(DOCS / "certify-your-engine.md") if code.startswith("# xfail.txt")]
+    examples = [code for _, code in _blocks(DOCS / "certify-reference.md") if code.startswith("# xfail.txt")]
     assert len(examples) == 1
     listing = tmp_path / "xfail.txt"
     listing.write_text(examples[0], encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The manifest that names an engine in any language (docs/certify-your-engine.md, "Any language").
+"""The manifest that names an engine in any language (docs/certify-reference.md, "Any language").
 
 Rule: a bad manifest is one line naming the file, the key and the rule, never
 a traceback; paths in it are relative to it, so it works from any directory;

@@ -5,7 +5,7 @@ user runs: the contract, the kit, the suite, the report, the wire protocol and
 the engines. What only the project's own checkout needs lives here and runs
 from the repository's root: ``python -m tools.public_api`` and
 ``python -m tools.api_reference`` regenerate docs/api.md and the listings of
-docs/certify-your-engine.md from the code, ``python -m tools.perf_summary``
+docs/certify-reference.md from the code, ``python -m tools.perf_summary``
 the README's performance summary from the committed benchmark runs, and
 ``python -m tools.ecosystem_page`` the ecosystem matrix (docs/ecosystem.md and
 its HTML page) from the committed reports (the tests hold each page to its

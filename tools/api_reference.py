@@ -1,4 +1,4 @@
-"""The API listings of docs/certify-your-engine.md, generated from the code.
+"""The API listings of docs/certify-reference.md, generated from the code.
 
 ``python -m tools.api_reference`` rewrites every block of that page between
 ``<!-- generated: NAME -->`` and ``<!-- end generated: NAME -->`` from the
@@ -24,7 +24,7 @@ from alkstore_contract import kit, surface
 from alkstore_contract.kit import driver
 from alkstore_contract.types import Job
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "certify-your-engine.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "certify-reference.md"
 BLOCK = re.compile(r"(<!-- generated: (\w+) -->\n)(.*?)(<!-- end generated: \2 -->)", re.DOTALL)
 
 

@@ -55,7 +55,7 @@ def is_manifest_spec(spec: str) -> bool:
 
 
 def _fail(path: Path, text: str) -> ManifestError:
-    return ManifestError(f"engine manifest {path}: {text} (see docs/certify-your-engine.md, 'Any language')")
+    return ManifestError(f"engine manifest {path}: {text} (see docs/certify-reference.md, 'Any language')")
 
 
 def _timeout(path: Path, data: dict[str, object], key: str, default: float) -> float:
