@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Node.js engine (engines_under_test/alkstore_node) and the Node kit it shares with the Node ecosystem
-# adapters (ecosystem/node_kit): install the engine's npm packages when they are missing, check the syntax
+# adapters (engines_under_test/node_kit): install the engine's npm packages when they are missing, check the syntax
 # of both, run their unit tests. ci/test.sh calls it; its certification runs with the suite's phases.
 #
 #   ci/node.sh install    npm ci, unless node_modules already holds the built better-sqlite3; npm ci in each
@@ -37,10 +37,10 @@ check)
     done
     # The engine's in-process users (a test fixture, a benchmark) too: they drive it through its handlers.
     for file in src/*.js test/*.js ../../ecosystem/runners/*.js ../../ecosystem/runners/*/*.js ../../tests/mutants/node_*.js ../../tests/wire_testees/*.js ../../benchmarks/*.js \
-        ../../ecosystem/node_kit/src/*.js ../../ecosystem/node_kit/test/*.js "${adapter_files[@]}"; do
+        ../node_kit/src/*.js ../node_kit/test/*.js "${adapter_files[@]}"; do
         node --check "$file"
     done
-    node --test test/ ../../ecosystem/node_kit/test/ "${adapter_tests[@]}"
+    node --test test/ ../node_kit/test/ "${adapter_tests[@]}"
     ;;
 *)
     echo "usage: ci/node.sh install|check" >&2

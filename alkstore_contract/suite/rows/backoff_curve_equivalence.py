@@ -58,7 +58,7 @@ For a wire engine, check the ``retry`` handler: with no ``delay_s`` the delay
 is R2's — ``cap = min(base * 2**(attempts - 1), 3600 s)`` over the claimed
 attempts, drawn uniformly on ``[cap/2, cap]`` (equal jitter) from the store's
 own generator seeded by ``open_store``'s ``seed`` (R5) — added to the op's one
-``now`` and stored in whole microseconds; the Node kit's ``backoffDelayS`` (``ecosystem/node_kit/src/
+``now`` and stored in whole microseconds; the Node kit's ``backoffDelayS`` (``engines_under_test/node_kit/src/
 backoff.js``) is one such implementation to compare with.
 """
 

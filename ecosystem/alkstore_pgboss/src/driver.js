@@ -1,6 +1,6 @@
 'use strict';
 // Part of the pg-boss adapter (ecosystem/alkstore_pgboss): the Node kit's storage driver over one PgBoss
-// instance, each step one call of pg-boss's public API (ecosystem/node_kit/src/front.js says what a driver
+// instance, each step one call of pg-boss's public API (engines_under_test/node_kit/src/front.js says what a driver
 // is). What pg-boss has no call for is left to fail, and the adapter's expected-failures.txt says why:
 // - no per-claim token: complete() and fail() act by job id on any active job (H1, H5);
 // - no heartbeat: a lease is started_on + expireInSeconds, and nothing moves it (H3);

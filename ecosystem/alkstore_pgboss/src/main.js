@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 // Part of the pg-boss adapter (ecosystem/alkstore_pgboss): pg-boss (pinned in package.json) under the
-// contract, through the wire protocol, on the Node kit's front (ecosystem/node_kit). A location is a
+// contract, through the wire protocol, on the Node kit's front (engines_under_test/node_kit). A location is a
 // Postgres schema of its own on $ALKSTORE_PG_DSN's server, holding pg-boss's tables as its own migration
 // makes them; count_stored_jobs reads pg-boss's job table directly. `emulates` names what the kit decides
 // that pg-boss does not; every other verdict is pg-boss's own behaviour.

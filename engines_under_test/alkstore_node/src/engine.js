@@ -1,5 +1,5 @@
 'use strict';
-// The Node engine as an adapter of the Node kit's front (alkstore-node-kit, ecosystem/node_kit): the front
+// The Node engine as an adapter of the Node kit's front (alkstore-node-kit, engines_under_test/node_kit): the front
 // keeps the contract's surface (stores, queues, one-shot handles, DEC-order-of-checks, the retry decision,
 // C2's order of a batch); this file is the storage driver under it, over better-sqlite3 (storage.js), and
 // the handshake's facts. A store opened with the suite's clock takes `now` from each op (T2) and never reads

@@ -1,5 +1,5 @@
 'use strict';
-// Part of the Node kit (ecosystem/node_kit): the retry curve of contract R2 and its seeded jitter (R5),
+// Part of the Node kit (engines_under_test/node_kit): the retry curve of contract R2 and its seeded jitter (R5),
 // drawn the same way by the Node engine and every Node ecosystem adapter (an adapter over a library that
 // takes whatever delay it is given declares R2 and R5 emulated: this file, not the library, draws them).
 

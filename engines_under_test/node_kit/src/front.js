@@ -1,5 +1,5 @@
 'use strict';
-// Part of the Node kit (ecosystem/node_kit): the contract's public surface written once over an adapter's
+// Part of the Node kit (engines_under_test/node_kit): the contract's public surface written once over an adapter's
 // storage driver, as alkstore_contract.kit.front is for Python engines. Every op follows one order
 // (DEC-order-of-checks): refuse a closed store (S3) -> refuse a spent handle (H4) -> validate every
 // argument, so bad input stores nothing -> spend the handle -> the op's one clock read -> one driver call.

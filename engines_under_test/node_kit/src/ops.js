@@ -1,5 +1,5 @@
 'use strict';
-// Part of the Node kit (ecosystem/node_kit): the protocol's operations, read from their one table, the
+// Part of the Node kit (engines_under_test/node_kit): the protocol's operations, read from their one table, the
 // requests of alkstore_contract/wire/protocol.schema.json (the file the suite judges messages by). The
 // front's handler table and every Node engine's are held to it by their tests, so an op added to the
 // schema fails `node --test` until the kit and the engines serve it. An op marked `x-only-with` is served

@@ -1,5 +1,5 @@
 'use strict';
-// Part of the Node kit (ecosystem/node_kit): the contract's error classes (docs/wire-protocol.md, "Errors").
+// Part of the Node kit (engines_under_test/node_kit): the contract's error classes (docs/wire-protocol.md, "Errors").
 // The protocol sends the class by name; the Node engine and the Node ecosystem adapters throw these.
 
 class ContractError extends Error {

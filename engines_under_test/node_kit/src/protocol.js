@@ -1,5 +1,5 @@
 'use strict';
-// Part of the Node kit (ecosystem/node_kit): the wire protocol's testee loop (docs/wire-protocol.md).
+// Part of the Node kit (engines_under_test/node_kit): the wire protocol's testee loop (docs/wire-protocol.md).
 // One JSON request a line on stdin, one reply a line on stdout, nothing else on stdout; the log goes to
 // stderr. A handler may answer at once or with a promise (a library's calls are async): each reply is
 // written when its request settles, carrying the request's id, so replies may go out of order, as the

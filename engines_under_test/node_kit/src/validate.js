@@ -1,5 +1,5 @@
 'use strict';
-// Part of the Node kit (ecosystem/node_kit): the input rules of the contract (S1, C6, E7, E9, D1, H3,
+// Part of the Node kit (engines_under_test/node_kit): the input rules of the contract (S1, C6, E7, E9, D1, H3,
 // DEC-bounds), judged alike by the Node engine and every Node ecosystem adapter.
 // Each message names the argument, shows the value as Python's repr would (the suite's rows look for it)
 // and states the rule. The bounds come from the contract's literals, the file the suite reads too.
