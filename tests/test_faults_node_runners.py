@@ -1,7 +1,7 @@
 """The pg-boss and graphile-worker runners' descriptions (docs/runtime-faults.md), the rule that lets a runner
 declare a lease of hours (graphile-worker's 4-hour lock) only when it takes no fault that outlives the lease, and
 the protocol's side every Node runner shares (ecosystem/runners/runner_protocol.js): the ledger records its handler
-writes, as the harness reads them, and the refusal of anything but the three subcommands."""
+writes, as the harness reads them, and the refusal of anything but its subcommands."""
 
 from __future__ import annotations
 
@@ -100,10 +100,13 @@ def test_a_node_handlers_ledger_reads_back_as_its_runs(tmp_path: Path) -> None:
 @needs_node
 @pytest.mark.parametrize("runner", NODE_RUNNERS)
 @pytest.mark.parametrize("argv", [["run"], ["enqueue"], []], ids=repr)
-def test_a_node_runner_refuses_anything_but_its_three_subcommands(runner: str, argv: list[str]) -> None:
+def test_a_node_runner_refuses_anything_but_its_subcommands(runner: str, argv: list[str]) -> None:
     directory = RUNNERS / runner
     if not (directory / "node_modules").is_dir():
         pytest.skip(f"{runner}'s npm packages are not installed: bash ci/faults.sh install")
     out = subprocess.run(["node", "runner.js", *argv], cwd=directory, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
-    assert out.stderr == f"unknown command {json.dumps(' '.join(argv))}: describe, enqueue JOBS_FILE or worker\n"
+    assert (
+        out.stderr
+        == f"unknown command {json.dumps(' '.join(argv))}: describe, enqueue JOBS_FILE, worker or inspect JOBS_FILE\n"
+    )
