@@ -77,7 +77,7 @@ def test_correct_toyq_keeps_its_promises_under_every_fault(tmp_path: Path) -> No
 
 
 def test_each_broken_runtime_is_caught_and_each_documented_rule_classed(tmp_path: Path) -> None:
-    every = [(name, fault) for name, fault, *_ in MUTANTS + CLASSED]  # type: ignore[operator]
+    every = [(name, fault) for name, fault, *_ in MUTANTS + CLASSED]
     processes = {name: _faults(name, tmp_path / f"{name}.json", "--fault", fault) for name, fault in every}
     outputs = {name: process.communicate(timeout=240)[0] for name, process in processes.items()}
     for name, fault, outcome, found, words in MUTANTS:
@@ -89,7 +89,7 @@ def test_each_broken_runtime_is_caught_and_each_documented_rule_classed(tmp_path
         assert finding["job"].startswith("j")
         assert words in finding["detail"], finding
         assert f"--fault {fault} --seed 7 --round 0" in run["replay"]
-    for name, fault, outcome, cause in CLASSED:
+    for name, _, outcome, cause in CLASSED:
         assert "BROKEN PROMISE" not in outputs[name], outputs[name]
         [run] = _report(tmp_path / f"{name}.json")["runs"]
         assert (run["counts"]["lost"], run["counts"][outcome]) == (0, 1), outputs[name]
