@@ -1,4 +1,4 @@
-"""The command line every Python runner serves: ``describe``, ``enqueue JOBS_FILE``, ``worker``.
+"""The command line every Python runner serves: ``describe``, ``enqueue JOBS_FILE``, ``worker``, ``inspect JOBS_FILE``.
 
 The runner protocol (docs/runtime-faults.md) is the same for every library; what differs is the description,
 how the library's client enqueues a job and how the library's worker starts. A runner
@@ -6,6 +6,11 @@ how the library's client enqueues a job and how the library's worker starts. A r
 subcommand and the jobs file and refuses anything else the same way for every library, so a fix to the protocol's
 side of a runner reaches all of them at once. A runner imports its library's task module inside its ``enqueue``
 and ``worker`` only: ``describe`` runs with no broker, and a task module may need one to import.
+
+A runner that needs a package this interpreter lacks fails in one line naming it (``missing_package``), not in
+a traceback: importing this module installs that as the hook for an uncaught ``PackageNotFoundError`` (a runner's
+``importlib.metadata.version`` lookup, which most describe with) or ``ModuleNotFoundError``, so the harness
+refuses the runner at ``describe`` with the package to install instead of failing every fault later.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ import json
 import os
 import sys
 from collections.abc import Callable, Coroutine, Mapping, Sequence
+from importlib.metadata import PackageNotFoundError
 from pathlib import Path
+from types import TracebackType
 from typing import Any, NoReturn
 
 from alkstore_faults.handler import read_jobs
@@ -24,18 +31,28 @@ Job = dict[str, Any]
 """One job of an ``enqueue`` call: ``id``, ``duration_s`` and ``fail`` (``alkstore_faults.handler.read_jobs``)."""
 Enqueue = Callable[[list[Job]], Coroutine[Any, Any, None] | None]
 """Enqueues every job with the library's ordinary client call; a coroutine function for an asyncio client."""
-USAGE = "describe, enqueue JOBS_FILE or worker"
+State = dict[str, Any]
+"""What ``inspect`` says of one job: ``job``, ``state``, ``library_state``, ``reason``, ``until``, ``held_by``,
+``attempts`` (docs/runtime-faults.md, "inspect")."""
+Inspect = Callable[[list[Job]], Coroutine[Any, Any, list[State]] | list[State]]
+"""Asks the library what it holds for each job, through its documented API; a coroutine function for asyncio."""
+USAGE = "describe, enqueue JOBS_FILE, worker or inspect JOBS_FILE"
 
 
 def serve(
-    description: Mapping[str, Any], enqueue: Enqueue, worker: Callable[[], None], argv: Sequence[str] | None = None
+    description: Mapping[str, Any],
+    enqueue: Enqueue,
+    worker: Callable[[], None],
+    argv: Sequence[str] | None = None,
+    inspect: Inspect | None = None,
 ) -> int:
     """Run the subcommand in ``argv`` (default: this process's arguments); the exit status.
 
     ``describe`` prints ``description`` as one line of JSON; ``enqueue JOBS_FILE`` hands the file's jobs to
     ``enqueue`` (running it to its end when it is a coroutine function); ``worker`` calls ``worker``, which starts
-    one worker in the foreground, most often by replacing this process (``exec_console_script``). Anything else
-    is refused with status 2 and the usage on stderr.
+    one worker in the foreground, most often by replacing this process (``exec_console_script``); ``inspect
+    JOBS_FILE`` (protocol 2) hands the jobs to ``inspect`` and prints each state it returns as one line of JSON.
+    Anything else, and ``inspect`` of a runner that gave none, is refused with status 2 and the usage on stderr.
     """
     arguments = list(sys.argv[1:] if argv is None else argv)
     command = arguments[0] if arguments else ""
@@ -47,10 +64,39 @@ def serve(
             asyncio.run(pending)
     elif command == "worker" and len(arguments) == 1:
         worker()
+    elif command == "inspect" and len(arguments) == 2 and inspect is not None:
+        states = inspect(read_jobs(arguments[1]))
+        if not isinstance(states, list):
+            states = asyncio.run(states)
+        sys.stdout.write("".join(json.dumps(state) + "\n" for state in states))
     else:
-        sys.stderr.write(f"unknown command {' '.join(arguments)!r}: {USAGE}\n")
+        missing = " (this runner has no inspect: protocol 1)" if command == "inspect" else ""
+        sys.stderr.write(f"unknown command {' '.join(arguments)!r}{missing}: {USAGE}\n")
         return 2
     return 0
+
+
+def missing_package(exc: BaseException) -> str | None:
+    """The one line for a package this interpreter lacks, or ``None`` when ``exc`` is no such failure."""
+    if isinstance(exc, PackageNotFoundError):
+        name = str(exc.args[0] if exc.args else exc)
+    elif isinstance(exc, ModuleNotFoundError) and exc.name:
+        name = exc.name.split(".")[0]
+    else:
+        return None
+    return f"runner needs the Python package {name!r}, which {sys.executable} lacks: install it (pip install {name})"
+
+
+def _one_line_hook(kind: type[BaseException], exc: BaseException, trace: TracebackType | None) -> None:
+    line = missing_package(exc)
+    if line is None:
+        _previous_hook(kind, exc, trace)
+    else:
+        sys.stderr.write(line + "\n")
+
+
+_previous_hook = sys.excepthook
+sys.excepthook = _one_line_hook
 
 
 def exec_console_script(name: str, *arguments: str, env: Mapping[str, str] | None = None) -> NoReturn:

@@ -5,12 +5,14 @@ alike; and every shipped Python runner, served by it, still describes itself as 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from alkstore_faults.runner import RUNNERS, RunnerError, find_runner
-from alkstore_faults.runner_cli import USAGE, Job, serve
+from alkstore_faults.runner_cli import USAGE, Job, State, missing_package, serve
 
 DESCRIPTION = {"library": "x", "version": "1"}
 JOBS = [{"id": "j0001", "duration_s": 0.5, "fail": False}, {"id": "j0002", "duration_s": 1.0, "fail": True}]
@@ -72,6 +74,51 @@ def test_anything_else_is_refused_with_the_usage_and_status_2(
     assert (calls.enqueued, calls.workers) == ([], 0)
 
 
+def _states(jobs: list[Job]) -> list[State]:
+    return [{"job": job["id"], "state": "completed", "library_state": "done"} for job in jobs]
+
+
+async def _states_async(jobs: list[Job]) -> list[State]:
+    return _states(jobs)
+
+
+@pytest.mark.parametrize("inspect", [_states, _states_async], ids=["sync", "async"])
+def test_inspect_prints_one_state_a_line_for_every_job(
+    tmp_path: Path, inspect: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = Calls()
+    assert serve(DESCRIPTION, calls.enqueue, calls.worker, ["inspect", _jobs_file(tmp_path)], inspect=inspect) == 0  # type: ignore[arg-type]
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(line)["job"] for line in lines] == ["j0001", "j0002"]
+
+
+def test_inspect_of_a_runner_without_one_is_refused_as_protocol_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = Calls()
+    assert serve(DESCRIPTION, calls.enqueue, calls.worker, ["inspect", _jobs_file(tmp_path)]) == 2
+    assert "(this runner has no inspect: protocol 1)" in capsys.readouterr().err
+
+
+def test_a_missing_package_is_one_line_naming_it(tmp_path: Path) -> None:
+    """A runner whose ``version()`` lookup (or import) finds no package fails in one line naming the package."""
+    from importlib.metadata import PackageNotFoundError
+
+    assert "'no-such-lib'" in (missing_package(PackageNotFoundError("no-such-lib")) or "")
+    assert missing_package(ValueError("x")) is None
+    script = tmp_path / "runner.py"
+    script.write_text(
+        "from importlib.metadata import version\n"
+        "from alkstore_faults.runner_cli import serve\n"
+        "serve({'version': version('no-such-lib')}, print, print)\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script), "describe"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1
+    assert "runner needs the Python package 'no-such-lib'" in done.stderr
+
+
 PYTHON_RUNNERS = sorted(
     manifest.parent.name
     for manifest in RUNNERS.glob("*/runner.json")
@@ -88,7 +135,7 @@ def test_every_python_runner_describes_itself_as_the_protocol_demands(name: str)
     try:
         description = runner.describe()
     except RunnerError as exc:
-        if "PackageNotFoundError" in str(exc):
+        if "runner needs the Python package" in str(exc):
             pytest.skip(f"{name}'s library is not installed: bash ci/faults.sh install")
         raise
     assert description.faults
