@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import ast
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from alkstore_faults.runner import find_runner
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTES = ROOT / "docs" / "ecosystem" / "notes.json"
@@ -26,8 +29,6 @@ KINDS = ("promises", "caveats", "policies", "recovery_rules")
 FIELDS = {"url", "taken", "how", "excerpt"}
 
 RUNNERS_WITHOUT_SOURCES = {
-    "alkstore_postgres": "quotes this project's own docs (docs/worker.md, docs/contract.md): checked by its doc tests",
-    "alkstore_sqlite": "quotes this project's own docs (docs/worker.md, docs/contract.md): checked by its doc tests",
     "arq": "h46redis adds ecosystem/runners/arq/sources.json on its branch (issue 46)",
     "bullmq": "h46redis adds ecosystem/runners/bullmq/sources.json on its branch (issue 46)",
     "celery_rabbitmq": "h46redis adds ecosystem/runners/celery_rabbitmq/sources.json on its branch (issue 46)",
@@ -60,8 +61,38 @@ def _sources(path: Path) -> list[dict[str, Any]]:
 
 
 def _holds(quote: str, doc: str, sources: list[dict[str, Any]]) -> bool:
+    """``quote`` is in one excerpt of ``doc``'s page; a quote that marks a cut with ``[...]`` holds when its parts
+    are in that excerpt in their order."""
     page = doc.split("#", 1)[0]
-    return any(e["url"] == page and _normal(quote) in _normal(e["excerpt"]) for e in sources)
+    parts = [_normal(part) for part in quote.split("[...]")]
+    for entry in sources:
+        if entry["url"] != page:
+            continue
+        text, at = _normal(entry["excerpt"]), 0
+        for part in parts:
+            at = text.find(part, at)
+            if at < 0:
+                break
+            at += len(part)
+        else:
+            return True
+    return False
+
+
+def _this_projects_pages(quoted: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """This project's own docs a runner quotes (``docs/worker.md#…``), as excerpts: each whole page, read here, as a
+    reader sees it (Markdown's ``**`` bold markers left out)."""
+    pages = {entry["doc"].split("#", 1)[0] for entry in quoted}
+    return [
+        {
+            "url": page,
+            "taken": "now",
+            "how": "this checkout",
+            "excerpt": (ROOT / page).read_text(encoding="utf-8").replace("**", ""),
+        }
+        for page in sorted(pages)
+        if "://" not in page and (ROOT / page).is_file()
+    ]
 
 
 def _notes() -> dict[str, Any]:
@@ -92,6 +123,8 @@ def test_an_altered_quote_fails_the_check() -> None:
     assert _holds(said, doc, sources)
     assert not _holds(said.replace("release", "version"), doc, sources)
     assert not _holds(said, "https://procrastinate.readthedocs.io/en/stable/", sources)
+    assert _holds("This parameter is deprecated [...] wrongly retrying jobs", doc, sources)
+    assert not _holds("wrongly retrying jobs [...] This parameter is deprecated", doc, sources)
 
 
 def test_an_excerpt_taken_from_an_installed_package_is_in_that_package() -> None:
@@ -114,9 +147,9 @@ def test_an_excerpt_taken_from_an_installed_package_is_in_that_package() -> None
 
 
 def _description(runner: Path) -> dict[str, Any]:
-    """What ``describe`` declares, read statically: a Python runner's ``DESCRIPTION`` literal, or the runner's
-    committed report (what the page shows) when the runner builds its description at run time."""
-    report = FAULT_REPORTS / f"{runner.name}.json"
+    """What the runner's ``describe`` prints: a Python runner's ``DESCRIPTION`` literal when it is one, else the
+    command itself, run as the harness runs it (its library must be installed: a runner that cannot describe
+    itself fails here, never passes)."""
     script = runner / "runner.py"
     if script.is_file():
         for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
@@ -126,33 +159,53 @@ def _description(runner: Path) -> dict[str, Any]:
                     return found
                 except ValueError:
                     break
-    assert report.is_file(), f"{runner}: no static description and no committed report to read its quotes from"
-    published: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
-    return published
+    described = find_runner(runner.name)
+    done = subprocess.run(
+        described.argv("describe"),
+        cwd=described.directory,
+        env=described.env("", ""),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"{runner.name}: describe exited {done.returncode}: {done.stderr[-800:]}"
+    printed: dict[str, Any] = json.loads(done.stdout)
+    return printed
 
 
 def _runners() -> list[Path]:
     return sorted(p.parent for p in RUNNERS.glob("*/runner.json"))
 
 
+def _published(runner: Path) -> list[dict[str, Any]]:
+    """Every promise, caveat, policy and recovery rule of the runner's committed report: what the page shows."""
+    report = FAULT_REPORTS / f"{runner.name}.json"
+    if not report.is_file():
+        return []
+    published: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+    return [entry for kind in KINDS for entry in published.get(kind, [])]
+
+
 @pytest.mark.parametrize("runner", _runners(), ids=lambda p: p.name)
 def test_every_quote_of_a_runner_is_verbatim_on_the_page_it_names(runner: Path) -> None:
-    """A runner with a ``sources.json``: every quote of its description and of its committed report holds."""
+    """A runner's quotes (its ``describe`` and its committed report) hold against its ``sources.json`` (another
+    project's pages) or this checkout (this project's docs)."""
     sources_path = runner / "sources.json"
-    if not sources_path.is_file():
+    ours = _this_projects_pages(_published(runner))
+    if not sources_path.is_file() and any(
+        e["doc"].split("#", 1)[0] not in {o["url"] for o in ours} for e in _published(runner)
+    ):
         assert runner.name in RUNNERS_WITHOUT_SOURCES, f"{runner.name}: no sources.json and not listed as missing"
         pytest.skip(f"KNOWN MISSING: {runner.name}: {RUNNERS_WITHOUT_SOURCES[runner.name]}")
-    sources = _sources(sources_path)
-    said = [_description(runner)]
-    report = FAULT_REPORTS / f"{runner.name}.json"
-    if report.is_file():
-        said.append(json.loads(report.read_text(encoding="utf-8")))
-    for description in said:
-        for kind in KINDS:
-            for entry in description.get(kind, []):
-                assert _holds(entry["quote"], entry["doc"], sources), (
-                    f"{runner.name} {kind}: {entry['quote']!r} is not in any excerpt of {entry['doc']}"
-                )
+    described = _description(runner)
+    quoted = _published(runner) + [entry for kind in KINDS for entry in described.get(kind, [])]
+    sources = _this_projects_pages(quoted) + (_sources(sources_path) if sources_path.is_file() else [])
+    assert quoted, f"{runner.name}: no quote to check"
+    for entry in quoted:
+        assert _holds(entry["quote"], entry["doc"], sources), (
+            f"{runner.name}: {entry['quote']!r} is not in any excerpt of {entry['doc']}"
+        )
 
 
 def test_the_known_missing_list_names_only_runners_without_sources() -> None:
