@@ -124,3 +124,23 @@ def test_every_non_zero_count_of_the_faults_page_names_its_replay() -> None:
     page = FAULTS_PAGE.read_text(encoding="utf-8")
     for runner, fault in faults_claims.nonzero_cells(load_faults(faults_claims.REPORTS)):
         assert f"alkstore faults {runner} --fault {fault} " in page, f"{runner} {fault}: no replay command"
+
+
+def test_an_own_promise_break_without_its_reproduction_is_named_and_fails() -> None:
+    """The reproductions sentence and its check can fail: pg-boss with its scripts taken away."""
+    from tools.ecosystem_page import _reproductions_sentence
+
+    engines = load_runs(REPORTS, load_notes(NOTES))
+    boss = next(e for e in engines if e.name == "pg-boss")
+    boss.notes = {**boss.notes, "library": {**boss.notes["library"], "reproductions": []}}
+    assert "H5" in own_promise_breaks(boss)
+    assert "H5" not in reproduced(boss)
+    assert "these have no standalone reproduction: pg-boss H5" in _reproductions_sentence(engines)
+
+
+def test_a_broken_promise_with_no_reproduction_entry_says_so_on_the_page() -> None:
+    reports = load_faults(faults_claims.REPORTS)
+    block = faults_claims.render(reports, [])
+    assert block.count("standalone reproduction: NONE LISTED") == len(
+        [c for c in faults_claims.counts(reports) if c.kind == "breaks its own promise"]
+    )

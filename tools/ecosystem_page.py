@@ -24,6 +24,14 @@ self-contained HTML page that say the same things:
   its APIs and settings, and its findings;
 - a table of the runs: version, suite and contract version, storage, clock,
   dates, and the command.
+- no sentence saying what every (or no) library did is typed: the notes' prose
+  places ``{claim:NAME}`` and this tool counts it from the reports (``claims``:
+  whether a library lost a job, which failures a standalone reproduction shows,
+  the runs; and, from docs/runtime-faults/*.json through ``tools.faults_claims``,
+  what the runtime-faults runs showed), so committing new runtime-faults reports
+  makes this page stale too;
+- a failed safety clause is named by what its failed check judged: its hazard,
+  or the note's ``shows`` (``SHOWN_APART``) when the check judged something else.
 
 The HTML page renders the notes' inline Markdown (links, code, bold) as HTML,
 so a browser shows no raw Markdown (``tests/test_ecosystem_page.py`` checks it
