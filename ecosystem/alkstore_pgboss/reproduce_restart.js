@@ -27,7 +27,7 @@ const { execFileSync, spawn } = require('node:child_process');
 const pg = require('pg');
 const PgBoss = require('pg-boss');
 // The event log both pg-boss reproductions keep (one line per handler start and end, from every process).
-const { events, log, sleep } = require('./reproduce_workers.js');
+const { events, killAll, log, runMain, sleep } = require('./reproduce_workers.js');
 
 const QUEUE = 'repro';
 const HANDLER_MS = 2000;
@@ -194,13 +194,7 @@ async function main(argv) {
     await cluster.start();
     shown = await scenario(cluster, file, procs);
   } finally {
-    for (const child of procs) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    killAll(procs);
     cluster.crash();
     fs.rmSync(top, { recursive: true, force: true });
   }
@@ -208,14 +202,4 @@ async function main(argv) {
   return shown ? 0 : 1;
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
-    (code) => {
-      if (code !== null) process.exit(code);
-    },
-    (error) => {
-      process.stderr.write(`reproduce_restart.js could not run: ${error.stack}\n`);
-      process.exit(2);
-    },
-  );
-}
+if (require.main === module) runMain(main, 'reproduce_restart.js');

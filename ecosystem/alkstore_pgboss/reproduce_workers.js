@@ -211,13 +211,7 @@ async function main(argv) {
     await boss.createQueue(QUEUE);
     results = await scenarios(boss, dsn, schema, file, procs);
   } finally {
-    for (const child of procs) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    killAll(procs);
     await boss.stop({ graceful: false, wait: true, close: true });
     const client = new pg.Client({ connectionString: dsn });
     await client.connect();
@@ -229,16 +223,30 @@ async function main(argv) {
   return results.length > 0 && results.every(([, shown]) => shown) ? 0 : 1;
 }
 
-module.exports = { events, log, sleep };
+/** Kill every process group a reproduction started (each worker is the leader of its own). */
+function killAll(procs) {
+  for (const child of procs) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
+/** Run a reproduction's main() as a script: its exit code, or 2 with the stack when it could not run. */
+function runMain(run, name) {
+  run(process.argv.slice(2)).then(
     (code) => {
       if (code !== null) process.exit(code);
     },
     (error) => {
-      process.stderr.write(`reproduce_workers.js could not run: ${error.stack}\n`);
+      process.stderr.write(`${name} could not run: ${error.stack}\n`);
       process.exit(2);
     },
   );
 }
+
+module.exports = { events, killAll, log, runMain, sleep };
+
+if (require.main === module) runMain(main, 'reproduce_workers.js');
