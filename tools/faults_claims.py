@@ -81,9 +81,10 @@ def _runs(report: dict[str, Any], fault: str) -> list[dict[str, Any]]:
 
 
 def _covers(entry: dict[str, Any], outcome: str, fault: str) -> bool:
-    """A promise or caveat about ``outcome`` (``stale`` covers every late completion) under ``fault``."""
+    """A promise or caveat about ``outcome`` under ``fault``; one about an outcome the checker splits covers each
+    part (``stale`` covers ``stale_refused``, ``concurrent`` a ``concurrent_…`` split)."""
     about = entry["outcome"]
-    same = about == outcome or (about == "stale" and outcome.startswith("stale_"))
+    same = about == outcome or outcome.startswith(f"{about}_")
     return same and ("*" in entry["faults"] or fault in entry["faults"])
 
 
