@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from alkstore_faults.checker import OUTCOMES
+from alkstore_faults.checker import OUTCOMES as CHECKED
 from alkstore_faults.promises import judged, normalised
 from alkstore_faults.runner import FAULTS
 from alkstore_faults.table import load
@@ -38,12 +38,23 @@ COMMAND = "python -m tools.faults_claims"
 
 WORDS = {
     "lost": "lost a job",
+    "failed_by_policy": "failed a job by a documented policy",
+    "failed_unexplained": "failed a job with no documented policy for it",
+    "recovers_later": "held a job for a documented recovery after the run",
+    "still_queued": "left a job queued",
+    "unread": "left a job whose final state was not read",
     "twice": "ran a job twice",
     "concurrent": "ran a job in two workers at once",
+    "concurrent_executing": "ran a job in two executing workers at once",
+    "concurrent_stopped": "overlapped two runs of a job while one worker was stopped",
     "stale_refused": "refused a late completion",
     "stale_accepted": "took a late completion",
+    "cancelled": "cancelled a run",
 }
 """The outcomes the summary says in words; an outcome the checker counts that is not here is named as it is."""
+OUTCOMES = tuple(normalised(dict.fromkeys(CHECKED, 0)))
+"""Every count a report's run has once ``normalised``: the checker's outcomes (and whatever an older report's
+reading adds)."""
 SUMMED = tuple(o for o in OUTCOMES if o != "stale_unobserved")
 """The outcomes the per-fault summary counts: every one the checker has, but a late completion no runner saw."""
 KINDS: tuple[tuple[str, str], ...] = (
@@ -73,6 +84,7 @@ class Count:
 
 
 def _count(run: dict[str, Any], outcome: str) -> int:
+    """A run's count of ``outcome``, its report's counts read as ``alkstore_faults.promises`` reads them."""
     return int(normalised(run["counts"]).get(outcome) or 0)
 
 
