@@ -70,7 +70,10 @@ for engine in $ENGINES; do
     case $engine in
     pgqueuer) reproduce pgqueuer 3 "$python" ecosystem/alkstore_pgqueuer/reproduce_pause.py ;;
     procrastinate) reproduce procrastinate 3 "$python" ecosystem/alkstore_procrastinate/reproduce_pause.py ;;
-    pg-boss) reproduce pg-boss 3 node ecosystem/alkstore_pgboss/reproduce_workers.js ;;
+    pg-boss)
+        reproduce pg-boss 4 node ecosystem/alkstore_pgboss/reproduce_workers.js
+        reproduce pg-boss 1 node ecosystem/alkstore_pgboss/reproduce_restart.js # a throwaway cluster of its own
+        ;;
     graphile-worker) reproduce graphile-worker 1 node ecosystem/alkstore_graphile/reproduce.js ;;
     esac
 done

@@ -12,8 +12,21 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 from alkstore_contract.suite.profiles import SAFETY
-from tools.ecosystem_page import CLASSES, EngineRuns, build, cell, inline_html, load_notes, load_runs, main
+from tools.ecosystem_page import (
+    CLASSES,
+    EngineRuns,
+    NotesFileError,
+    _by_hazard,
+    build,
+    cell,
+    inline_html,
+    load_notes,
+    load_runs,
+    main,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORTS = ROOT / "docs" / "ecosystem" / "reports"
@@ -66,6 +79,26 @@ def test_inline_markdown_becomes_html_and_nothing_else_does() -> None:
         '<code>a&lt;b*c*</code> <a href="contract.md">contract.md</a> <strong>lost</strong> '
         "<em>not promised</em> 2 * 3 &lt;script&gt;"
     )
+    assert inline_html("``heartbeat_timeout`` is `x`") == "<code>heartbeat_timeout</code> is <code>x</code>"
+
+
+def test_a_note_naming_what_a_check_showed_relabels_the_clause_and_nothing_else() -> None:
+    """Matrix: pgqueuer's C1 (back on time, at the old attempt count) reads 'attempt not counted', not 'late
+    recovery'; graphile-worker's C1 (its 4-hour lock) still reads 'late recovery'; an unknown label is refused."""
+    engines = {e.name: e for e in load_runs(REPORTS, load_notes(NOTES))}
+    safety = {name: _by_hazard("safety NOT PASSED", e.latest, e.notes) for name, e in engines.items()}
+    assert "attempt not counted: C1" in safety["pgqueuer"]
+    assert "late recovery" not in safety["pgqueuer"]
+    assert "late recovery: C1" in safety["graphile-worker"]
+
+
+def test_a_notes_file_naming_an_unknown_hazard_is_refused(tmp_path: Path) -> None:
+    notes = json.loads(NOTES.read_text(encoding="utf-8"))
+    notes["engines"]["pgqueuer"]["clauses"]["C1"]["shows"] = "slightly late"
+    path = tmp_path / "notes.json"
+    path.write_text(json.dumps(notes), encoding="utf-8")
+    with pytest.raises(NotesFileError, match="slightly late"):
+        load_notes(path)
 
 
 def test_a_report_made_before_hazards_reads_by_hazard_never_as_loss(tmp_path: Path) -> None:

@@ -24,6 +24,14 @@ self-contained HTML page that say the same things:
   its APIs and settings, and its findings;
 - a table of the runs: version, suite and contract version, storage, clock,
   dates, and the command.
+- no sentence saying what every (or no) library did is typed: the notes' prose
+  places ``{claim:NAME}`` and this tool counts it from the reports (``claims``:
+  whether a library lost a job, which failures a standalone reproduction shows,
+  the runs; and, from docs/runtime-faults/*.json through ``tools.faults_claims``,
+  what the runtime-faults runs showed), so committing new runtime-faults reports
+  makes this page stale too;
+- a failed safety clause is named by what its failed check judged: its hazard,
+  or the note's ``shows`` (``SHOWN_APART``) when the check judged something else.
 
 The HTML page renders the notes' inline Markdown (links, code, bold) as HTML,
 so a browser shows no raw Markdown (``tests/test_ecosystem_page.py`` checks it
@@ -51,6 +59,8 @@ from typing import Any
 
 from alkstore_contract.report.model import HAZARDS, SAFETY
 from alkstore_contract.report.read import ReportFileError, read_report
+from alkstore_faults.table import load as load_faults
+from tools import faults_claims
 
 SYMBOLS = {
     "passed": "✓ passed",
@@ -71,6 +81,12 @@ CLASSES = {
 not hold: a bug to report upstream), ``not promised`` (a documented difference, or one the docs never speak
 of), ``stricter`` (the library keeps a rule of its own the contract makes stricter), ``not applicable`` (the
 check judges what the adapter built because the library lacks it: never the library's failure)."""
+SHOWN_APART = {
+    "attempt not counted": "a lapsed lease's job came back on time but at the attempt count of the claim that lapsed",
+}
+"""What a failed safety clause can show besides its ``HAZARDS`` entry: a note's ``shows`` names it when the check
+that failed judged that and not the hazard (C1 judges both that a lapsed lease is claimable at its deadline and
+that the claim counts an attempt; pgqueuer fails only the second)."""
 QUIET_GAPS = ("capability", "untested")
 """Gaps a cell shows without a note: the engine does not declare the capability, or no row checks the clause."""
 COLOURS = {
@@ -113,6 +129,13 @@ def load_notes(path: Path) -> dict[str, Any]:
         raise NotesFileError(f"{path}: cannot be read as JSON ({exc})") from exc
     if not isinstance(notes.get("engines"), dict) or not notes["engines"]:
         raise NotesFileError(f"{path}: needs an 'engines' object naming each engine of the matrix, in column order")
+    for name, entry in notes["engines"].items():
+        for clause_id, said in entry.get("clauses", {}).items():
+            shows = said.get("shows")
+            if shows is not None and shows not in (*HAZARDS, *SHOWN_APART):
+                raise NotesFileError(
+                    f"{path}: {name} {clause_id}: shows {shows!r}, which is none of {[*HAZARDS, *SHOWN_APART]}"
+                )
     return notes
 
 
@@ -214,14 +237,22 @@ def _by_hazard(line: str, run: dict[str, Any], notes: dict[str, Any]) -> str:
     aside = f"; not applicable, the adapter's construct: {' '.join(construct)}" if construct else ""
     if not own:
         return f"safety: only the adapter's construct fails ({' '.join(construct)})"
-    return f"safety NOT PASSED ({_hazard_text(own)}{aside})"
+    return f"safety NOT PASSED ({_hazard_text(own, explained)}{aside})"
 
 
-def _hazard_text(clauses: list[str]) -> str:
-    """``completed by a stale worker: H1 H5; late recovery: C1``, in ``HAZARDS`` order."""
+def hazard_of(clause_id: str, explained: dict[str, Any]) -> str | None:
+    """What a failed safety clause shows: its note's ``shows`` (what the failed check judged), else its hazard."""
+    shows = explained.get(clause_id, {}).get("shows")
+    if shows:
+        return str(shows)
+    return next((hazard for hazard, members in HAZARDS.items() if clause_id in members), None)
+
+
+def _hazard_text(clauses: list[str], explained: dict[str, Any]) -> str:
+    """``completed by a stale worker: H1 H5; late recovery: C1``, in ``HAZARDS`` then ``SHOWN_APART`` order."""
     parts = []
-    for hazard, members in HAZARDS.items():
-        found = [c for c in clauses if c in members]
+    for hazard in (*HAZARDS, *SHOWN_APART):
+        found = [c for c in clauses if hazard_of(c, explained) == hazard]
         if found:
             parts.append(f"{hazard}: {' '.join(found)}")
     return "; ".join(parts) if parts else " ".join(clauses)
@@ -234,7 +265,7 @@ def _classed(engine: EngineRuns, kind: str) -> str:
     found = [
         c for c in SAFETY if verdicts.get(c) in ("failed", "xfailed") and explained.get(c, {}).get("class") == kind
     ]
-    return _hazard_text(found) if found else "—"
+    return _hazard_text(found, explained) if found else "—"
 
 
 def _with_extra(shown: str, engine: EngineRuns) -> str:
@@ -342,20 +373,145 @@ def _libraries(engines: list[EngineRuns]) -> list[EngineRuns]:
     return [e for e in engines if "library" in e.notes]
 
 
+def _failed(engine: EngineRuns) -> list[str]:
+    """The clauses the library fails in its latest run, but those the notes class as the adapter's construct."""
+    explained = engine.notes.get("clauses", {})
+    return [
+        str(c["clause"])
+        for c in engine.latest["clauses"]
+        if c["verdict"] in ("failed", "xfailed") and explained.get(c["clause"], {}).get("class") != "not applicable"
+    ]
+
+
+def reproduced(engine: EngineRuns) -> dict[str, str]:
+    """Each clause a standalone reproduction of the library shows (and ``extra``, its own-promise break that no
+    clause row shows), with the file that shows it."""
+    found: dict[str, str] = {}
+    for entry in engine.notes.get("library", {}).get("reproductions", []):
+        for clause_id in [*entry.get("clauses", []), *(["extra"] if entry.get("extra") else [])]:
+            found.setdefault(str(clause_id), str(entry["file"]))
+    return found
+
+
+def own_promise_breaks(engine: EngineRuns) -> list[str]:
+    """The library's failed clauses classed *breaks its own promise*, and ``extra`` when the notes give one."""
+    explained = engine.notes.get("clauses", {})
+    found = [c for c in _failed(engine) if explained.get(c, {}).get("class") == "own promise"]
+    return found + (["extra"] if engine.notes.get("library", {}).get("extra") else [])
+
+
+def _reproductions_sentence(engines: list[EngineRuns]) -> str:
+    """How many library failures a standalone reproduction shows, counted from the notes and the reports."""
+    libraries = _libraries(engines)
+    own = [(e.name, c) for e in libraries for c in own_promise_breaks(e)]
+    bare = [f"{name} {c}" for name, c in own if c not in reproduced(next(e for e in libraries if e.name == name))]
+    shown = [(e.name, c) for e in libraries for c in _failed(e) if c in reproduced(e)]
+    others = [f"{name} {c}" for name, c in shown if (name, c) not in own]
+    failed = sum(len(_failed(e)) for e in libraries)
+    extras = {e.name: str(e.notes["library"].get("extra", "")).split(":", 1)[0] for e in libraries}
+    named = ", ".join(f"{n} {c}" if c != "extra" else f"{n}: {extras[n]} (no clause row shows it)" for n, c in own)
+    head = (
+        f"Of the {len(own)} failures classed *breaks its own promise* ({named}), "
+        + (f"these have no standalone reproduction: {', '.join(bare)}. " if bare else "each has ")
+        + "a standalone reproduction in the library's own language (its public API, separate worker processes, "
+        "nothing of alkstore), which `ci/ecosystem.sh` runs and checks"
+    )
+    return (
+        f"{head}; so do {len(others)} other failed clauses ({', '.join(others)}). The other "
+        f"{failed - len(shown)} failed clauses of the libraries (`fails (listed)`) have none: the certify command "
+        "of the Runs table replays them, and each note names the library's code or docs behind it."
+    )
+
+
+def _reproduction_lines(engines: list[EngineRuns]) -> list[str]:
+    lines = []
+    for engine in _libraries(engines):
+        for entry in engine.notes["library"].get("reproductions", []):
+            lines.append(f"- **{engine.name}** (`{entry['command']}`): {entry['what']}")
+    return lines
+
+
+def _lost_sentence(engines: list[EngineRuns]) -> str:
+    """Whether a library lost a job in the matrix: a failed clause whose hazard is *lost*."""
+    lost = [
+        f"{e.name} {c}"
+        for e in _libraries(engines)
+        for c in _failed(e)
+        if hazard_of(c, e.notes.get("clauses", {})) == "lost"
+    ]
+    return f"Lost a job: {', '.join(lost)}." if lost else "No library here lost a job."
+
+
+def _runs_sentence(engines: list[EngineRuns]) -> str:
+    """How many runs each column rests on, and what the runs' certificates and expected-failures files said."""
+    runs = sorted({len(e.runs) for e in engines})
+    count = str(runs[0]) if len(runs) == 1 else f"{runs[0]} to {runs[-1]}"
+    ours = [e for e in engines if "library" not in e.notes]
+    libraries = _libraries(engines)
+    uncertified = [e.name for e in ours if not all(run["certified"] for _, run in e.runs)]
+    unlisted = [e.name for e in libraries if not all(run.get("known_differences_only") for _, run in e.runs)]
+    certified = (
+        f"every run of this project's {len(ours)} engines was certified"
+        if not uncertified
+        else f"runs of {', '.join(uncertified)} were not certified"
+    )
+    listed = (
+        f"every run of the {len(libraries)} libraries failed only what its expected-failures file lists"
+        if not unlisted
+        else f"runs of {', '.join(unlisted)} failed what their expected-failures files do not list"
+    )
+    return f"Every column rests on {count} runs; {certified}, and {listed}."
+
+
+def claims(engines: list[EngineRuns], faults: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Every generated sentence the notes' prose may place with ``{claim:NAME}``: counted from the reports (the
+    matrix's and the runtime-faults runs'), never typed, so a sentence saying "every" or "no" library is true of
+    what was committed."""
+    return {
+        "lost": [_lost_sentence(engines)],
+        "reproductions": [_reproductions_sentence(engines)],
+        "reproduction_list": _reproduction_lines(engines),
+        "runs": [_runs_sentence(engines)],
+        "faults_lost": [faults_claims.outcome_sentence(faults, "lost", "lost a job")],
+        "faults_twice": [faults_claims.outcome_sentence(faults, "twice", "ran a job twice")],
+        "faults_fence": [faults_claims.outcome_sentence(faults, "stale_refused", "refused a late completion")],
+        "faults_replay": [faults_claims.replay_sentence(faults)],
+    }
+
+
+_CLAIM = re.compile(r"\{claim:([a-z_]+)\}")
+
+
+def expand(lines: list[Any], found: dict[str, list[str]]) -> list[str]:
+    """The notes' prose with each ``{claim:NAME}`` replaced: a line that is only the token becomes the claim's
+    lines, a token inside a line its one sentence. An unknown name is the notes file's error."""
+    out: list[str] = []
+    for line in map(str, lines):
+        for name in _CLAIM.findall(line):
+            if name not in found:
+                raise NotesFileError(f"the notes place {{claim:{name}}}, which is none of {sorted(found)}")
+        whole = _CLAIM.fullmatch(line.strip())
+        if whole:
+            out += found[whole.group(1)]
+        else:
+            out.append(_CLAIM.sub(lambda m: " ".join(found[m.group(1)]), line))
+    return out
+
+
 def _promise_rows(engine: EngineRuns) -> list[list[str]]:
     return [[str(p["topic"]), f"“{p['quote']}”", str(p["where"])] for p in engine.notes["library"].get("promises", [])]
 
 
-def render_markdown(engines: list[EngineRuns], notes: dict[str, Any]) -> str:
+def render_markdown(engines: list[EngineRuns], notes: dict[str, Any], claimed: dict[str, list[str]]) -> str:
     header, rows, footnotes = _table(engines)
     out = [f"# {notes.get('title', 'Ecosystem matrix')}", ""]
-    out += [str(line) for line in notes.get("intro", [])]
+    out += expand(notes.get("intro", []), claimed)
     out += ["", "| what is checked | " + " | ".join(header) + " |", "|---|" + "---|" * len(header)]
     for label, cells in rows:
         shown = [c.text + (f" [{n}]" if n else "") for c, n in cells]
         out.append(f"| {_row_label(label, notes)} | " + " | ".join(s.replace("|", "\\|") for s in shown) + " |")
     out += ["", "## What each library promises", ""]
-    out += [str(line) for line in notes.get("promises_intro", [])]
+    out += expand(notes.get("promises_intro", []), claimed)
     for engine in _libraries(engines):
         library = engine.notes["library"]
         out += ["", f"### {_label(engine)}", "", "| topic | the library's docs | where |", "|---|---|---|"]
@@ -373,12 +529,12 @@ def render_markdown(engines: list[EngineRuns], notes: dict[str, Any]) -> str:
         out.append(f"- **{engine.name}**: {said}")
         out += [f"  - `{clause_id}` emulated: {why}" for clause_id, why in emulates.items()]
     for section in notes.get("sections", []):
-        out += ["", f"## {section['title']}", ""] + [str(line) for line in section["lines"]]
+        out += ["", f"## {section['title']}", "", *expand(section["lines"], claimed)]
     return "\n".join(out) + "\n"
 
 
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
-_CODE = re.compile(r"`([^`]+)`")
+_CODE = re.compile(r"``(.+?)``|`([^`]+)`")
 _BOLD = re.compile(r"\*\*([^*]+)\*\*")
 _ITALIC = re.compile(r"(?<![*\w])\*([^*\s][^*]*?)\*(?![*\w])")
 
@@ -392,7 +548,7 @@ def inline_html(text: str) -> str:
     codes: list[str] = []
 
     def keep(match: re.Match[str]) -> str:
-        codes.append(f"<code>{html.escape(match.group(1))}</code>")
+        codes.append(f"<code>{html.escape(match.group(1) or match.group(2))}</code>")
         return f"\x00{len(codes) - 1}\x00"
 
     escaped = html.escape(_CODE.sub(keep, text), quote=False)
@@ -401,7 +557,7 @@ def inline_html(text: str) -> str:
     return re.sub("\x00([0-9]+)\x00", lambda m: codes[int(m.group(1))], bold)
 
 
-def render_html(engines: list[EngineRuns], notes: dict[str, Any]) -> str:
+def render_html(engines: list[EngineRuns], notes: dict[str, Any], claimed: dict[str, list[str]]) -> str:
     header, rows, footnotes = _table(engines)
     esc = html.escape
     title = esc(str(notes.get("title", "Ecosystem matrix")))
@@ -415,7 +571,7 @@ def render_html(engines: list[EngineRuns], notes: dict[str, Any]) -> str:
         "max-width:28em}code{font-size:.9em;background:#f6f8fa;padding:0 .2em}</style>",
         f"</head><body><h1>{title}</h1>",
     ]
-    parts += [f"<p>{inline_html(str(line))}</p>" for line in notes.get("intro", []) if str(line).strip()]
+    parts += [f"<p>{inline_html(line)}</p>" for line in expand(notes.get("intro", []), claimed) if line.strip()]
     parts.append('<table id="matrix"><tr><th>what is checked</th>' + "".join(f"<th>{esc(h)}</th>" for h in header))
     parts.append("</tr>")
     for label, cells in rows:
@@ -426,7 +582,8 @@ def render_html(engines: list[EngineRuns], notes: dict[str, Any]) -> str:
             tds.append(f'<td style="background:{colour}">{inline_html(found.text)}{mark}</td>')
         parts.append(f'<tr><th class="row">{inline_html(_row_label(label, notes))}</th>{"".join(tds)}</tr>')
     parts.append("</table><h2>What each library promises</h2>")
-    parts += [f"<p>{inline_html(str(line))}</p>" for line in notes.get("promises_intro", []) if str(line).strip()]
+    promised = expand(notes.get("promises_intro", []), claimed)
+    parts += [f"<p>{inline_html(line)}</p>" for line in promised if line.strip()]
     for engine in _libraries(engines):
         library = engine.notes["library"]
         parts.append(
@@ -459,16 +616,18 @@ def render_html(engines: list[EngineRuns], notes: dict[str, Any]) -> str:
     parts.append("</ul>")
     for section in notes.get("sections", []):
         parts.append(f"<h2>{esc(str(section['title']))}</h2>")
-        parts += [f"<p>{inline_html(str(line))}</p>" for line in section["lines"] if str(line).strip()]
+        parts += [f"<p>{inline_html(line)}</p>" for line in expand(section["lines"], claimed) if line.strip()]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 
-def build(reports_dir: Path, notes_path: Path) -> tuple[str, str]:
-    """(Markdown, HTML) of the matrix the reports in ``reports_dir`` and the notes file give."""
+def build(reports_dir: Path, notes_path: Path, faults_dir: Path | None = None) -> tuple[str, str]:
+    """(Markdown, HTML) of the matrix the reports in ``reports_dir`` and the notes file give; the sentences about
+    the runtime-faults runs are counted from the reports in ``faults_dir`` (default: docs/runtime-faults)."""
     notes = load_notes(notes_path)
     engines = load_runs(reports_dir, notes)
-    return render_markdown(engines, notes), render_html(engines, notes)
+    claimed = claims(engines, load_faults(faults_dir or faults_claims.REPORTS))
+    return render_markdown(engines, notes, claimed), render_html(engines, notes, claimed)
 
 
 REPO = Path(__file__).resolve().parents[1]

@@ -16,7 +16,10 @@
 //   complete() succeeds and the job is `completed` while B runs it.
 // - kill: worker C's handler starts a job and C is killed (SIGKILL); maintenance fails it by timeout and
 //   worker D runs it: the delay from the kill to D's start is printed (late, not lost).
-// Prints one `SAW:` line per observation and REPRODUCED / NOT REPRODUCED per scenario; exit 0 when all three
+// - pause: worker P's handler (3 s) starts a job and P is stopped (SIGSTOP) for 6 s, past the 2 s expiry;
+//   maintenance fails it by timeout and worker Q runs it; P resumes (SIGCONT) and its handler runs to its end:
+//   the job ran twice (docs/runtime-faults.md, pgboss under `pause`).
+// Prints one `SAW:` line per observation and REPRODUCED / NOT REPRODUCED per scenario; exit 0 when all four
 // showed what docs/ecosystem.md says, 1 when one did not, 2 when it could not run. Every process it starts is
 // killed on the way out.
 
@@ -31,6 +34,8 @@ const PgBoss = require('pg-boss');
 const QUEUE = 'repro';
 const LONG_MS = 6000;
 const SHORT_MS = 1000;
+const PAUSED_MS = 3000;
+const PAUSE_MS = 6000;
 const WAIT_MS = 30000;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -99,13 +104,14 @@ async function scenarios(boss, dsn, schema, file, procs) {
     procs.push(child);
     return child;
   };
-  const kill = (child) => {
+  const signal = (child, name) => {
     try {
-      process.kill(-child.pid, 'SIGKILL');
+      process.kill(-child.pid, name);
     } catch {
       // already gone
     }
   };
+  const kill = (child) => signal(child, 'SIGKILL');
   const results = [];
   const opts = { expireInSeconds: 2, retryLimit: 1, retryDelay: 0 };
 
@@ -163,6 +169,28 @@ async function scenarios(boss, dsn, schema, file, procs) {
       `; the job then: ${state3}\n`,
   );
   results.push(['kill', dEnd !== null && state3 === 'completed']);
+  [d].forEach(kill);
+
+  const p = start('work', PAUSED_MS);
+  const fourth = await boss.send(QUEUE, {}, opts);
+  const pStart = await waitFor(file, p.pid, 'start', fourth);
+  signal(p, 'SIGSTOP');
+  const q = start('work', SHORT_MS);
+  await sleep(PAUSE_MS);
+  signal(p, 'SIGCONT');
+  const resumed = Date.now() / 1000;
+  const pEnd = pStart && (await waitFor(file, p.pid, 'end', fourth));
+  const qStart = events(file).find((e) => e.pid === q.pid && e.what === 'start' && e.job === fourth) || null;
+  const qEnd = qStart && (await waitFor(file, q.pid, 'end', fourth));
+  process.stdout.write(
+    `SAW: work() P (pid ${p.pid}) started job ${fourth} (a ${PAUSED_MS / 1000} s handler, expireInSeconds 2) and was ` +
+      `stopped (SIGSTOP) for ${PAUSE_MS / 1000} s; ` +
+      (qStart ? `worker Q (pid ${q.pid}) started it ${(qStart.at - pStart.at).toFixed(1)} s after P did, while P was stopped` : 'no worker started it while P was stopped') +
+      `; after SIGCONT P's handler ${pEnd ? `ran to its end ${(pEnd.at - resumed).toFixed(1)} s later` : 'did not end'}` +
+      `; Q's run ${qEnd ? 'ended' : 'did not end'}: the job ran ${qStart && pEnd ? 'twice' : 'once'}\n`,
+  );
+  results.push(['pause', pStart !== null && pEnd !== null && qStart !== null && qEnd !== null && qStart.at < resumed]);
+  [p, q].forEach(kill);
   return results;
 }
 
@@ -183,13 +211,7 @@ async function main(argv) {
     await boss.createQueue(QUEUE);
     results = await scenarios(boss, dsn, schema, file, procs);
   } finally {
-    for (const child of procs) {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    killAll(procs);
     await boss.stop({ graceful: false, wait: true, close: true });
     const client = new pg.Client({ connectionString: dsn });
     await client.connect();
@@ -201,14 +223,30 @@ async function main(argv) {
   return results.length > 0 && results.every(([, shown]) => shown) ? 0 : 1;
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then(
+/** Kill every process group a reproduction started (each worker is the leader of its own). */
+function killAll(procs) {
+  for (const child of procs) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Run a reproduction's main() as a script: its exit code, or 2 with the stack when it could not run. */
+function runMain(run, name) {
+  run(process.argv.slice(2)).then(
     (code) => {
       if (code !== null) process.exit(code);
     },
     (error) => {
-      process.stderr.write(`reproduce_workers.js could not run: ${error.stack}\n`);
+      process.stderr.write(`${name} could not run: ${error.stack}\n`);
       process.exit(2);
     },
   );
 }
+
+module.exports = { events, killAll, log, runMain, sleep };
+
+if (require.main === module) runMain(main, 'reproduce_workers.js');
