@@ -22,6 +22,7 @@ from alkstore_contract import InvalidArgument, InvalidName, JobState, PayloadErr
 from alkstore_contract.report.cli import main as alkstore_main
 from alkstore_worker import (
     App,
+    Counters,
     JobContext,
     MemSource,
     Settlement,
@@ -31,6 +32,7 @@ from alkstore_worker import (
     Worker,
     WorkerOptions,
 )
+from alkstore_worker.events import report_progress
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "alkstore_worker"
@@ -395,8 +397,8 @@ async def test_on_settled_hears_each_claims_settlement_and_whether_the_store_too
 
 
 @pytest.mark.asyncio
-async def test_the_sweep_runs_on_its_interval_and_progress_prints_the_counters(
-    capsys: pytest.CaptureFixture[str],
+async def test_the_sweep_runs_on_its_interval_and_progress_reports_the_counters(
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     app = App(MemSource(f"sweep-{id(object())}"))
 
@@ -406,6 +408,7 @@ async def test_the_sweep_runs_on_its_interval_and_progress_prints_the_counters(
 
     expiring = await never.defer(None, delay=60, expires=0.05)
     worker = Worker(app, WorkerOptions(sweep_interval_s=0.1, progress_s=0.1))
+    caplog.set_level("INFO", logger="alkstore_worker")
     serving = asyncio.create_task(worker.run())
     try:
         queue = (await app.store()).queue("sweep")
@@ -420,7 +423,17 @@ async def test_the_sweep_runs_on_its_interval_and_progress_prints_the_counters(
         worker.stop()
         await asyncio.wait_for(serving, 10)
         await app.close()
-    assert "done 0 · retried 0 · dead 0 · in flight 0 · claim" in capsys.readouterr().err
+    progress = [record for record in caplog.records if getattr(record, "alkstore_event", None) == "progress"]
+    assert progress, "stderr is no terminal here: the counters come as progress events"
+    assert '"event": "progress", "done": 0, "failed": 0' in progress[0].getMessage()
+
+
+def test_progress_on_a_terminal_is_one_human_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    report_progress(Counters(done=3))
+    assert "done 3 · retried 0 · dead 0 · in flight 0 · claim" in capsys.readouterr().err
 
 
 @pytest.mark.asyncio
