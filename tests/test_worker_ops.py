@@ -143,7 +143,7 @@ def test_a_worker_that_cannot_reach_its_store_says_so_in_one_json_line_and_exits
     assert (line["event"], line["level"], line["store"]) == ("store_unreachable", "ERROR", "postgres schema nowhere")
 
 
-def test_postgres_source_without_asyncpg_names_the_extra_that_installs_it() -> None:
+def test_postgres_source_without_asyncpg_names_the_extra_that_installs_it(tmp_path: Path) -> None:
     probe = "from alkstore_worker import PostgresSource\nPostgresSource('postgresql://db/prod')"
     done = subprocess.run(
         [sys.executable, "-c", _hiding("asyncpg") + probe], cwd=ROOT, capture_output=True, text=True, timeout=60
@@ -153,6 +153,11 @@ def test_postgres_source_without_asyncpg_names_the_extra_that_installs_it() -> N
         "ModuleNotFoundError: PostgresSource needs the asyncpg driver, which is not installed: "
         "pip install 'alkstore[postgres]'"
     )
+    env = {STORE_ENV: "postgres:any", LOG_ENV: str(tmp_path / "h.jsonl")}
+    worker = _run_cli("worker", "tests.worker_app:app", env=env, prelude=_hiding("asyncpg"))
+    assert worker.returncode == 2, worker.stderr
+    assert worker.stderr.count("\n") == 1, worker.stderr
+    assert worker.stderr.endswith("pip install 'alkstore[postgres]'\n"), worker.stderr
 
 
 def test_metrics_without_prometheus_client_is_one_line_naming_the_extra(tmp_path: Path) -> None:
