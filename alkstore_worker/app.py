@@ -99,16 +99,8 @@ class Task(Generic[P, R]):
         priority: int = 0,
     ) -> JobId:
         """Enqueue one run of this task; returns the job id. Bad input raises the contract's errors, stores nothing."""
-        (envelope,) = self.envelopes((payload,), delay=delay, run_at=run_at, single=True)
-        queue = await self.app.queue_for(self)
-        return await queue.enqueue(
-            envelope,
-            delay=delay,
-            run_at=run_at,
-            expires=expires,
-            max_attempts=self.options.max_attempts,
-            priority=priority,
-        )
+        (job_id,) = await self._enqueue((payload,), True, delay, run_at, expires, priority)
+        return job_id
 
     async def defer_many(
         self,
@@ -121,15 +113,29 @@ class Task(Generic[P, R]):
     ) -> list[JobId]:
         """Enqueue one run of this task per payload, in one round trip (``Queue.enqueue_many``, E11); the ids in
         input order. All or nothing: one bad payload or option raises as ``defer`` would, and stores none."""
-        envelopes = self.envelopes(payloads, delay=delay, run_at=run_at, single=False)
+        return await self._enqueue(payloads, False, delay, run_at, expires, priority)
+
+    async def _enqueue(
+        self,
+        payloads: Sequence[object],
+        single: bool,
+        delay: Duration | None,
+        run_at: datetime | None,
+        expires: Duration | None,
+        priority: int,
+    ) -> list[JobId]:
+        """``defer`` (``single``: one ``enqueue``) or ``defer_many`` (one ``enqueue_many``), after ``envelopes``."""
+        envelopes = self.envelopes(payloads, delay=delay, run_at=run_at, single=single)
         queue = await self.app.queue_for(self)
+        attempts = self.options.max_attempts
+        if single:
+            return [
+                await queue.enqueue(
+                    envelopes[0], delay=delay, run_at=run_at, expires=expires, max_attempts=attempts, priority=priority
+                )
+            ]
         return await queue.enqueue_many(
-            envelopes,
-            delay=delay,
-            run_at=run_at,
-            expires=expires,
-            max_attempts=self.options.max_attempts,
-            priority=priority,
+            envelopes, delay=delay, run_at=run_at, expires=expires, max_attempts=attempts, priority=priority
         )
 
     def envelopes(

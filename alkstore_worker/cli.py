@@ -104,29 +104,28 @@ def _parser() -> argparse.ArgumentParser:
     worker.add_argument(
         "--metrics-address", default="127.0.0.1", metavar="ADDR", help="where --metrics-port listens (127.0.0.1)"
     )
-    worker.add_argument(
-        "--max-restarts",
-        type=int,
-        default=RESTARTS.max_restarts,
-        metavar="N",
-        help=f"--processes: restarts of dead children allowed within --restart-window (default "
-        f"{RESTARTS.max_restarts}); one more and the parent stops and exits with the death's status",
-    )
-    worker.add_argument(
-        "--restart-window",
-        type=float,
-        default=RESTARTS.window_s,
-        metavar="S",
-        help=f"--processes: the window the restart budget counts in (default {RESTARTS.window_s:g} s)",
-    )
-    worker.add_argument(
-        "--restart-backoff",
-        type=float,
-        default=RESTARTS.backoff_s,
-        metavar="S",
-        help=f"--processes: the first restart's delay, doubled per restart in the window up to "
-        f"{RESTARTS.backoff_max_s:g} s (default {RESTARTS.backoff_s:g})",
-    )
+    restarts: list[tuple[str, type[int] | type[float], float, str, str]] = [
+        (
+            "--max-restarts",
+            int,
+            RESTARTS.max_restarts,
+            "N",
+            "restarts of dead children allowed within --restart-window; one more and the parent stops and exits "
+            "with the death's status",
+        ),
+        ("--restart-window", float, RESTARTS.window_s, "S", "the seconds the restart budget counts in"),
+        (
+            "--restart-backoff",
+            float,
+            RESTARTS.backoff_s,
+            "S",
+            f"the first restart's delay, doubled per restart in the window up to {RESTARTS.backoff_max_s:g} s",
+        ),
+    ]
+    for flag, kind, default, metavar, text in restarts:
+        worker.add_argument(
+            flag, type=kind, default=default, metavar=metavar, help=f"--processes: {text} (default {default:g})"
+        )
     jobs = commands.add_parser("jobs", help="dead letters: list them, retry one")
     actions = jobs.add_subparsers(dest="action", required=True)
     dead = actions.add_parser("dead", help="list dead jobs, newest first")
