@@ -97,6 +97,26 @@ def test_an_exception_is_an_error_event_with_its_traceback_under_a_key() -> None
     assert "\n" not in JsonLines().format(record), "one line, whatever the traceback"
 
 
+def test_warnings_other_loggers_and_an_uncaught_exception_join_the_json_stream() -> None:
+    program = (
+        "import logging, warnings\n"
+        "from alkstore_worker import logs\n"
+        "logs.configure('INFO')\n"
+        "warnings.warn('this API goes away', DeprecationWarning, stacklevel=1)\n"
+        "logging.getLogger('asyncpg.pool').warning('Failed to restore the pool connection floor; retrying')\n"
+        "raise ConnectionRefusedError(111, 'Connect call failed')\n"
+    )
+    done = subprocess.run([sys.executable, "-W", "always", "-c", program], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    warned, pool, uncaught = _assert_structured(done.stderr)
+    assert (warned["logger"], warned["event"], warned["level"]) == ("py.warnings", "warning", "WARNING")
+    assert "this API goes away" in str(warned["message"])
+    assert (pool["logger"], pool["event"]) == ("asyncpg.pool", "log")
+    assert (uncaught["event"], uncaught["level"]) == ("uncaught_exception", "CRITICAL")
+    assert uncaught["error"] == {"type": "ConnectionRefusedError", "message": "[Errno 111] Connect call failed"}
+    assert "Traceback (most recent call last)" in str(uncaught["traceback"])
+
+
 def test_cli_errors_are_one_line_with_status_2_for_bad_arguments_and_1_for_an_unreachable_store(
     tmp_path: Path,
 ) -> None:
@@ -177,6 +197,42 @@ def _sample(text: str, name: str, **labels: str) -> float:
     pattern = re.escape(f"{name}{{{shown}}}" if labels else name) + r" ([0-9.e+-]+)$"
     found = re.search(pattern, text, re.MULTILINE)
     return float(found.group(1)) if found else 0.0
+
+
+def test_each_job_counter_counts_its_events_by_task_and_queue() -> None:
+    from prometheus_client import generate_latest
+
+    from alkstore_worker.events import Counters
+    from alkstore_worker.metrics import Metrics
+
+    metrics = Metrics(Counters(in_flight=2))
+    where = {"task": "send", "queue": "emails"}
+    for event, fields in [
+        ("start", where),
+        ("retry", where),
+        ("dead", {"task": None, "queue": "emails"}),
+        ("lease_lost", where),
+        ("lease_lost", {**where, "at": "ack"}),
+        ("cancelled", where),
+        ("settle_retry", where),
+        ("worker_started", {}),
+    ]:
+        metrics.observe(event, fields)
+    text = generate_latest(metrics.registry).decode()
+    expected = {
+        "started": 1,
+        "succeeded": 0,
+        "failed": 1,
+        "retried": 1,
+        "cancelled": 2,
+        "settle_retries": 1,
+        "dead": 0,
+    }
+    for name, value in expected.items():
+        assert _sample(text, f"alkstore_jobs_{name}_total", **where) == value, (name, text)
+    assert _sample(text, "alkstore_jobs_dead_total", task="", queue="emails") == 1
+    assert _sample(text, "alkstore_jobs_failed_total", task="", queue="emails") == 1
+    assert _sample(text, "alkstore_jobs_in_flight") == 2
 
 
 def test_the_metrics_endpoint_counts_a_drain_as_it_goes(tmp_path: Path) -> None:
