@@ -207,7 +207,7 @@ def test_each_job_counter_counts_its_events_by_task_and_queue() -> None:
 
     metrics = Metrics(Counters(in_flight=2))
     where = {"task": "send", "queue": "emails"}
-    for event, fields in [
+    events: list[tuple[str, dict[str, str | None]]] = [
         ("start", where),
         ("retry", where),
         ("dead", {"task": None, "queue": "emails"}),
@@ -216,7 +216,8 @@ def test_each_job_counter_counts_its_events_by_task_and_queue() -> None:
         ("cancelled", where),
         ("settle_retry", where),
         ("worker_started", {}),
-    ]:
+    ]
+    for event, fields in events:
         metrics.observe(event, fields)
     text = generate_latest(metrics.registry).decode()
     expected = {
