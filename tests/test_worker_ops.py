@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -207,7 +208,7 @@ def test_each_job_counter_counts_its_events_by_task_and_queue() -> None:
 
     metrics = Metrics(Counters(in_flight=2))
     where = {"task": "send", "queue": "emails"}
-    events: list[tuple[str, dict[str, str | None]]] = [
+    events: list[tuple[str, Mapping[str, object]]] = [
         ("start", where),
         ("retry", where),
         ("dead", {"task": None, "queue": "emails"}),
