@@ -40,7 +40,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (``alkstore: ...; see --help``) and exit status 2."""
 
     def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"alkstore: {self.prog}: {message}; see '{self.prog} --help'\n")
+        command = self.prog.removeprefix("alkstore").strip()
+        where = f"{command}: " if command else ""
+        sys.stderr.write(f"alkstore: {where}{message}; see '{self.prog} --help'\n")
         raise SystemExit(2)
 
 
