@@ -181,14 +181,16 @@ async def _answers_on(port: int, hello: bytes = b"", reply: bytes = b"") -> bool
 
 
 RABBITMQ_START_TIMEOUT_S = 90.0
-EPMD_PORT = 4369
+EPMD_STOP_TIMEOUT_S = 10.0
 
 
 class RabbitBroker(_OwnServer):
-    """A throwaway RabbitMQ node: its own name, ports, data and log directories, no plugins.
+    """A throwaway RabbitMQ node: its own name, ports, data and log directories, no plugins, on loopback only.
 
-    It registers with the machine's ``epmd`` when one runs; when none did before it started, the one its start
-    launched is stopped at ``close`` (``epmd -kill``), so the machine is left as it was found.
+    Every port it opens listens on 127.0.0.1: AMQP (``listeners.tcp.default``), the Erlang distribution port
+    (``RABBITMQ_DIST_PORT``, bound by ``inet_dist_use_interface``), and an ``epmd`` of its own on a free port
+    (``ERL_EPMD_PORT``, ``ERL_EPMD_ADDRESS``), which the node starts and ``close`` stops (``epmd -kill``): the
+    machine's own epmd, if one runs, is neither used nor touched.
     """
 
     what = "RabbitMQ node"
@@ -198,9 +200,10 @@ class RabbitBroker(_OwnServer):
 
     def __init__(self) -> None:
         super().__init__("rabbitmq")
-        self._dist = free_port()
-        self._epmd_was_running = False
+        self.dist_port = free_port()
+        self.epmd_port = free_port()
         (self.base / "enabled_plugins").write_text("[].\n", encoding="utf-8")
+        (self.base / "rabbitmq-env.conf").write_text("", encoding="utf-8")
         (self.base / "rabbitmq.conf").write_text(
             f"loopback_users = none\nlisteners.tcp.default = 127.0.0.1:{self._port}\n", encoding="utf-8"
         )
@@ -221,12 +224,17 @@ class RabbitBroker(_OwnServer):
             "HOME": str(self.base),
             "RABBITMQ_NODENAME": f"alkstore{self._port}@localhost",
             "RABBITMQ_NODE_PORT": str(self._port),
-            "RABBITMQ_DIST_PORT": str(self._dist),
+            "RABBITMQ_DIST_PORT": str(self.dist_port),
+            "RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-kernel inet_dist_use_interface {127,0,0,1}",
+            "ERL_EPMD_PORT": str(self.epmd_port),
+            "ERL_EPMD_ADDRESS": "127.0.0.1",
             "RABBITMQ_MNESIA_BASE": str(self.base / "mnesia"),
             "RABBITMQ_LOG_BASE": str(self.base / "log"),
             "RABBITMQ_ENABLED_PLUGINS_FILE": str(self.base / "enabled_plugins"),
             "RABBITMQ_CONFIG_FILE": str(self.base / "rabbitmq.conf"),
             "RABBITMQ_PID_FILE": str(self.base / "pid"),
+            # the machine's rabbitmq-env.conf is not read: the node is configured by this environment alone
+            "RABBITMQ_CONF_ENV_FILE": str(self.base / "rabbitmq-env.conf"),
         }
         with open(self.base / "server.log", "ab") as log:
             return subprocess.Popen(
@@ -239,15 +247,29 @@ class RabbitBroker(_OwnServer):
                 start_new_session=True,
             )
 
-    async def start(self) -> None:
-        self._epmd_was_running = self._epmd_was_running or await _answers_on(EPMD_PORT)
-        await super().start()
-
     async def close(self) -> None:
         await self.kill()
-        if not self._epmd_was_running and shutil.which("epmd"):
-            await asyncio.to_thread(subprocess.run, ["epmd", "-kill"], capture_output=True, timeout=10, check=False)
+        await self._stop_epmd()
         await super().close()
+
+    async def _stop_epmd(self) -> None:
+        """Stop the node's own epmd; it refuses while it still lists the killed node, which it drops in a moment."""
+        if not shutil.which("epmd"):
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + EPMD_STOP_TIMEOUT_S
+        while True:
+            done = await asyncio.to_thread(
+                subprocess.run,
+                ["epmd", "-port", str(self.epmd_port), "-kill"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=False,
+            )
+            if "not allowed" not in done.stdout + done.stderr or loop.time() > deadline:
+                return
+            await asyncio.sleep(0.1)
 
 
 class DirBroker:

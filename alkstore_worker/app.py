@@ -2,11 +2,16 @@
 
 ``app = App(SqliteSource("jobs.sqlite3"))``, then ``@app.task(queue="emails")``
 on an ``async def`` taking the payload (and, optionally, a ``JobContext``);
-``await send_email.defer({"to": ...}, delay=..., priority=...)`` enqueues it.
+``await send_email.defer({"to": ...}, delay=..., priority=...)`` enqueues it,
+``await send_email.defer_many([...])`` enqueues many in one round trip.
 ``defer`` is ``Queue.enqueue`` on the task's queue with the payload wrapped in
 an envelope naming the task, so bad input gets exactly the contract's errors
 (``InvalidArgument``, ``PayloadError``) raised before any write: nothing is
-stored.
+stored. Two rules are the app's own, checked by ``Task.envelopes`` for both
+calls: a payload's JSON text may be at most the app's ``max_payload_bytes``
+(a job that size is a bug, and would slow every claim that reads it), and
+``delay`` with ``run_at`` is refused (the contract lets ``delay`` win, E2;
+a caller who gives both meant one of them).
 
 A caller's own transaction: no engine's public surface takes one (each
 ``enqueue`` commits by itself), so ``defer`` cannot join it; an application
@@ -17,15 +22,20 @@ and enqueues last, or uses an outbox. docs/worker.md says so.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, ParamSpec, TypeVar
 
-from alkstore_contract.errors import InvalidArgument, InvalidName
+from alkstore_contract.errors import InvalidArgument, InvalidName, PayloadError
 from alkstore_contract.surface import Queue, Store
 from alkstore_contract.types import Duration, Job, JobId, QueueOpts
-from alkstore_contract.validation import describe_value, validate_max_attempts, validate_queue_name
+from alkstore_contract.validation import (
+    describe_value,
+    encode_payload,
+    validate_max_attempts,
+    validate_queue_name,
+)
 from alkstore_worker.envelope import Envelope
 from alkstore_worker.events import Settlement
 from alkstore_worker.sources import StoreSource
@@ -33,6 +43,9 @@ from alkstore_worker.sources import StoreSource
 P = ParamSpec("P")
 R = TypeVar("R")
 Handler = Callable[..., Awaitable[object]]
+
+DEFAULT_MAX_PAYLOAD_BYTES = 1 << 20
+"""The largest payload ``defer`` stores by default: 1 MiB of JSON text (``App(max_payload_bytes=...)``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,15 +99,80 @@ class Task(Generic[P, R]):
         priority: int = 0,
     ) -> JobId:
         """Enqueue one run of this task; returns the job id. Bad input raises the contract's errors, stores nothing."""
+        (job_id,) = await self._enqueue((payload,), True, delay, run_at, expires, priority)
+        return job_id
+
+    async def defer_many(
+        self,
+        payloads: Sequence[object],
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        priority: int = 0,
+    ) -> list[JobId]:
+        """Enqueue one run of this task per payload, in one round trip (``Queue.enqueue_many``, E11); the ids in
+        input order. All or nothing: one bad payload or option raises as ``defer`` would, and stores none."""
+        return await self._enqueue(payloads, False, delay, run_at, expires, priority)
+
+    async def _enqueue(
+        self,
+        payloads: Sequence[object],
+        single: bool,
+        delay: Duration | None,
+        run_at: datetime | None,
+        expires: Duration | None,
+        priority: int,
+    ) -> list[JobId]:
+        """``defer`` (``single``: one ``enqueue``) or ``defer_many`` (one ``enqueue_many``), after ``envelopes``."""
+        envelopes = self.envelopes(payloads, delay=delay, run_at=run_at, single=single)
         queue = await self.app.queue_for(self)
-        return await queue.enqueue(
-            Envelope(self.name, payload).encode(),
-            delay=delay,
-            run_at=run_at,
-            expires=expires,
-            max_attempts=self.options.max_attempts,
-            priority=priority,
+        attempts = self.options.max_attempts
+        if single:
+            return [
+                await queue.enqueue(
+                    envelopes[0], delay=delay, run_at=run_at, expires=expires, max_attempts=attempts, priority=priority
+                )
+            ]
+        return await queue.enqueue_many(
+            envelopes, delay=delay, run_at=run_at, expires=expires, max_attempts=attempts, priority=priority
         )
+
+    def envelopes(
+        self, payloads: Sequence[object], *, delay: Duration | None, run_at: datetime | None, single: bool
+    ) -> list[dict[str, object]]:
+        """The stored envelopes of ``payloads``, after the app's own rules, which ``defer`` and ``defer_many`` share.
+
+        Each payload is encoded as the store will encode it (``PayloadError`` for what is no JSON value, E8) and
+        its text measured against ``max_payload_bytes``; ``delay`` with ``run_at`` is refused. The contract checks
+        the rest (E9) in ``enqueue``, before any write. ``single`` names the argument ``payload`` (``defer``)
+        rather than ``payloads[i]`` (``defer_many``) in the errors.
+        """
+        if delay is not None and run_at is not None:
+            raise InvalidArgument(
+                f"delay={describe_value(delay)} and run_at={describe_value(run_at)}: give one of them, not both "
+                "(delay is relative to now, run_at an instant)"
+            )
+        if single:
+            named = ["payload"]
+        else:
+            if isinstance(payloads, str | bytes) or not isinstance(payloads, Sequence):
+                raise InvalidArgument(f"payloads={describe_value(payloads)}: must be a sequence (a list) of payloads")
+            named = [f"payloads[{index}]" for index in range(len(payloads))]
+        bound = self.app.max_payload_bytes
+        envelopes: list[dict[str, object]] = []
+        for name, payload in zip(named, payloads, strict=True):
+            try:
+                size = len(encode_payload(payload))  # ensure_ascii: one byte per character
+            except PayloadError as exc:
+                raise PayloadError(f"{name}{str(exc).removeprefix('payload')}") from None
+            if size > bound:
+                raise PayloadError(
+                    f"{name}: its JSON text is {size} bytes, over this app's max_payload_bytes={bound}; "
+                    "store large data elsewhere and enqueue a reference to it"
+                )
+            envelopes.append(Envelope(self.name, payload).encode())
+        return envelopes
 
     def run_with(self, payload: object, job: Job) -> Awaitable[object]:
         """The handler's coroutine for one claimed job."""
@@ -109,15 +187,19 @@ class App:
     ``source`` is a ``StoreSource`` (``SqliteSource``, ``PostgresSource``,
     ``MemSource``, or ``StoreSource(open)`` for any engine). The app opens one
     store lazily for ``defer`` and closes it in ``close()`` (or ``async with app``).
+    ``max_payload_bytes`` bounds one deferred payload's JSON text.
     """
 
-    def __init__(self, source: StoreSource) -> None:
+    def __init__(self, source: StoreSource, *, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES) -> None:
         if not isinstance(source, StoreSource):
             raise InvalidArgument(
                 f"source={describe_value(source)}: must be a StoreSource (SqliteSource, PostgresSource, MemSource "
                 "or StoreSource(open_store))"
             )
+        if isinstance(max_payload_bytes, bool) or not isinstance(max_payload_bytes, int) or max_payload_bytes < 1:
+            raise InvalidArgument(f"max_payload_bytes={describe_value(max_payload_bytes)}: must be an int >= 1")
         self.source = source
+        self.max_payload_bytes = max_payload_bytes
         self.tasks: dict[str, Task[Any, Any]] = {}
         self.settled_hooks: list[Callable[[Settlement], object]] = []
         self._store: Store | None = None

@@ -59,7 +59,7 @@ from alkstore_contract.types import Job, QueueOpts
 from alkstore_contract.validation import describe_value
 from alkstore_worker.app import App, Task
 from alkstore_worker.envelope import Envelope, EnvelopeError, open_envelope
-from alkstore_worker.events import Counters, Settlement, emit
+from alkstore_worker.events import Counters, Settlement, emit, report_progress
 from alkstore_worker.wakeup import Waker
 
 POLL_MIN_S = 0.005
@@ -466,12 +466,9 @@ class Worker:
                 emit("sweep_error", logging.WARNING, error=repr(exc))
 
     async def _progress_forever(self, every_s: float) -> None:
-        import sys
-
         while True:
             await asyncio.sleep(every_s)
-            sys.stderr.write(f"alkstore worker {os.getpid()}: {self.counters.progress_line()}\n")
-            sys.stderr.flush()
+            report_progress(self.counters)
 
 
 def _error_text(exc: BaseException) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from alkstore_contract.errors import AlkstoreError
 from alkstore_contract.surface import Store
 from alkstore_worker.sweeping import FileLock, NoLock, PgAdvisoryLock, SweepLock
 from alkstore_worker.wakeup import PgNotifyWaker, PollWaker, Waker
@@ -63,6 +64,11 @@ class StoreSource:
         """Dead letters, newest first; engines without a listing raise ``NotImplementedError``."""
         raise NotImplementedError(f"{self.description}: this engine offers no way to list dead jobs")
 
+    def unreachable_errors(self) -> tuple[type[BaseException], ...]:
+        """What opening or reading the store raises when it cannot be reached (the CLI's one line and exit 1):
+        an OS or timeout error, or the contract's own; a source adds its driver's."""
+        return (OSError, TimeoutError, AlkstoreError)
+
 
 class SqliteSource(StoreSource):
     """An SQLite file: polling, a file lock beside the database for the sweep."""
@@ -81,6 +87,9 @@ class SqliteSource(StoreSource):
     def sweep_lock(self) -> SweepLock:
         return FileLock(self.path.with_name(self.path.name + ".sweep-lock"))
 
+    def unreachable_errors(self) -> tuple[type[BaseException], ...]:
+        return (*super().unreachable_errors(), sqlite3.Error)
+
     async def dead_jobs(self, queue: str | None, limit: int) -> list[DeadJob]:
         uri = f"{self.path.resolve().as_uri()}?mode=ro"
         with sqlite3.connect(uri, uri=True) as connection:
@@ -98,8 +107,15 @@ def _from_us(value: object) -> str:
     return from_epoch_us(int(str(value))).isoformat() if value is not None else ""
 
 
+POSTGRES_INSTALL = "pip install 'alkstore[postgres]'"
+
+
 class PostgresSource(StoreSource):
     """A Postgres schema: LISTEN/NOTIFY wake-up (``notify=True``), an advisory lock for the sweep.
+
+    It needs the asyncpg driver, which the ``postgres`` extra installs
+    (``pip install 'alkstore[postgres]'``); made without it, it says so at once
+    rather than at the first connection.
 
     ``listen_dsn`` is where the LISTEN connection goes when it must differ
     from the store's: a pooler in transaction mode (PgBouncer) does not carry
@@ -111,6 +127,12 @@ class PostgresSource(StoreSource):
     def __init__(
         self, dsn: str, schema: str = "alkstore", *, notify: bool = True, listen_dsn: str | None = None
     ) -> None:
+        try:
+            import asyncpg  # noqa: F401 - the driver every connection of this source uses
+        except ModuleNotFoundError as exc:
+            raise ModuleNotFoundError(
+                f"PostgresSource needs the asyncpg driver, which is not installed: {POSTGRES_INSTALL}", name="asyncpg"
+            ) from exc
         self.dsn = dsn
         self.schema = schema
         self.notify = notify
@@ -144,6 +166,11 @@ class PostgresSource(StoreSource):
 
     def sweep_lock(self) -> SweepLock:
         return PgAdvisoryLock(self.dsn, self.schema)
+
+    def unreachable_errors(self) -> tuple[type[BaseException], ...]:
+        import asyncpg
+
+        return (*super().unreachable_errors(), asyncpg.PostgresError, asyncpg.InterfaceError)
 
     async def dead_jobs(self, queue: str | None, limit: int) -> list[DeadJob]:
         import asyncpg

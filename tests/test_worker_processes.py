@@ -13,6 +13,7 @@ dropped after; skipped when no server answers (failed under CI).
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -197,7 +198,38 @@ def test_a_second_signal_exits_at_once_and_the_job_returns_after_its_lease(tmp_p
         wait_until(lambda: any(e["event"] == "stopping" for e in worker.events()), "the worker began its stop")
         worker.signal(signal.SIGINT)
         assert worker.wait(timeout_s=5) == 1, worker.stderr()
-        assert "second signal, exiting now" in worker.stderr()
+        assert any(e["event"] == "second_signal" for e in worker.events()), worker.stderr()
     job = asyncio.run(_job(store_spec, job_id))
     assert job is not None
     assert (job.state, job.attempts) == (JobState.PROCESSING, 1), "left to its lease, as after a crash"
+
+
+def test_a_killed_child_is_restarted_and_when_the_budget_is_spent_the_parent_exits_with_the_death(
+    tmp_path: Path,
+) -> None:
+    store_spec = f"sqlite:{tmp_path / 'jobs.sqlite3'}"
+    log = tmp_path / "handlers.jsonl"
+    args = ("--processes", "2", "--max-restarts", "1", "--restart-backoff", "0.1")
+    with workers(store_spec, log, *args) as (parent,):
+
+        def children() -> list[int]:
+            return [int(str(e["pid"])) for e in parent.events() if e["event"] == "child_started"]
+
+        def serving() -> int:
+            return len([e for e in parent.events() if e["event"] == "worker_started"])
+
+        parent.until(lambda: serving() == 2, "both children serve")
+        first, _second = children()
+        os.kill(first, signal.SIGKILL)  # as the OOM killer would
+        parent.until(lambda: serving() == 3, "the killed child was started again")
+        died = [e for e in parent.events() if e["event"] == "child_died"]
+        assert [(e["pid"], e["signal"], e["level"]) for e in died] == [(first, "SIGKILL", "ERROR")]
+        assert [e["slot"] for e in parent.events() if e["event"] == "child_restarting"] == [died[0]["slot"]]
+        restarted = children()[-1]
+        os.kill(restarted, signal.SIGKILL)
+        assert parent.wait() == 128 + signal.SIGKILL, parent.stderr()
+    spent = [e for e in parent.events() if e["event"] == "restart_budget_spent"]
+    assert [(e["pid"], e["signal"]) for e in spent] == [(restarted, "SIGKILL")], parent.stderr()
+    assert serving() == 3, "no restart after the budget was spent"
+    stopped = [e for e in parent.events() if e["event"] == "worker_stopped"]
+    assert len(stopped) == 1, "the surviving child was stopped gracefully"

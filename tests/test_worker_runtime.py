@@ -11,8 +11,9 @@ import asyncio
 import subprocess
 import sys
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -21,6 +22,7 @@ from alkstore_cli import main as alkstore_main
 from alkstore_contract import InvalidArgument, InvalidName, JobState, PayloadError, QueueOpts
 from alkstore_worker import (
     App,
+    Counters,
     JobContext,
     MemSource,
     Settlement,
@@ -30,6 +32,7 @@ from alkstore_worker import (
     Worker,
     WorkerOptions,
 )
+from alkstore_worker.events import report_progress
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "alkstore_worker"
@@ -113,6 +116,8 @@ BAD_DEFERS: list[tuple[dict[str, object], type[Exception], str]] = [
     ({"priority": "high"}, InvalidArgument, "priority="),
     ({"priority": 2**63}, InvalidArgument, "priority="),
     ({"expires": "soon"}, InvalidArgument, "expires="),
+    ({"payload": "x" * (1 << 20)}, PayloadError, "payload: its JSON text is 1048578 bytes, over"),
+    ({"delay": 5, "run_at": datetime(2030, 1, 1, tzinfo=UTC)}, InvalidArgument, "delay=5 and run_at=datetime"),
 ]
 
 
@@ -130,6 +135,54 @@ async def test_bad_defer_input_gets_the_contracts_errors_and_stores_nothing(noop
     job = await queue.get_job(job_id)
     assert job is not None
     assert (job.payload, job.priority) == ({"task": "noop", "payload": {"ok": True}}, 3)
+
+
+@pytest.mark.asyncio
+async def test_defer_many_stores_all_in_one_enqueue_many_or_none_with_defers_errors(
+    noop: Task[[object], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue = (await noop.app.store()).queue("noop")
+    for arguments, error, named in BAD_DEFERS:
+        call = dict(arguments)
+        payload = call.pop("payload", {"ok": True})
+        with pytest.raises(error) as raised:
+            await noop.defer_many([{"fine": 1}, payload], **call)  # type: ignore[arg-type]
+        assert named.replace("payload:", "payloads[1]:") in str(raised.value), (arguments, str(raised.value))
+    with pytest.raises(InvalidArgument, match=r"payloads='ab': must be a sequence \(a list\) of payloads"):
+        await noop.defer_many("ab")
+    assert await queue.claim_batch("inspector", 100) == [], "a refused defer_many stored a job"
+    calls: list[str] = []
+    for op in ("enqueue", "enqueue_many"):
+        original = getattr(type(queue), op)
+
+        async def spy(self: object, *args: object, _op: str = op, _original: Any = original, **kwargs: object) -> Any:
+            calls.append(_op)
+            return await _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(type(queue), op, spy)
+    ids = await noop.defer_many([{"n": n} for n in range(5)], priority=2)
+    assert calls == ["enqueue_many"], "defer_many is one enqueue_many call"
+    jobs = [await queue.get_job(job_id) for job_id in ids]
+    assert [(job.payload, job.priority) for job in jobs if job is not None] == [
+        ({"task": "noop", "payload": {"n": n}}, 2) for n in range(5)
+    ]
+    assert await noop.defer_many([]) == []
+
+
+@pytest.mark.asyncio
+async def test_the_payload_bound_is_the_apps() -> None:
+    app = App(MemSource(f"bound-{id(object())}"), max_payload_bytes=10)
+
+    @app.task()
+    async def small(payload: object) -> None:
+        return None
+
+    async with app:
+        await small.defer("12345678")
+        with pytest.raises(PayloadError, match="is 11 bytes, over this app's max_payload_bytes=10"):
+            await small.defer("123456789")
+    with pytest.raises(InvalidArgument, match="max_payload_bytes=0: must be an int >= 1"):
+        App(MemSource("x"), max_payload_bytes=0)
 
 
 def test_registration_refuses_bad_tasks_naming_the_argument() -> None:
@@ -344,8 +397,8 @@ async def test_on_settled_hears_each_claims_settlement_and_whether_the_store_too
 
 
 @pytest.mark.asyncio
-async def test_the_sweep_runs_on_its_interval_and_progress_prints_the_counters(
-    capsys: pytest.CaptureFixture[str],
+async def test_the_sweep_runs_on_its_interval_and_progress_reports_the_counters(
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     app = App(MemSource(f"sweep-{id(object())}"))
 
@@ -355,6 +408,7 @@ async def test_the_sweep_runs_on_its_interval_and_progress_prints_the_counters(
 
     expiring = await never.defer(None, delay=60, expires=0.05)
     worker = Worker(app, WorkerOptions(sweep_interval_s=0.1, progress_s=0.1))
+    caplog.set_level("INFO", logger="alkstore_worker")
     serving = asyncio.create_task(worker.run())
     try:
         queue = (await app.store()).queue("sweep")
@@ -369,7 +423,17 @@ async def test_the_sweep_runs_on_its_interval_and_progress_prints_the_counters(
         worker.stop()
         await asyncio.wait_for(serving, 10)
         await app.close()
-    assert "done 0 · retried 0 · dead 0 · in flight 0 · claim" in capsys.readouterr().err
+    progress = [record for record in caplog.records if getattr(record, "alkstore_event", None) == "progress"]
+    assert progress, "stderr is no terminal here: the counters come as progress events"
+    assert '"event": "progress", "done": 0, "failed": 0' in progress[0].getMessage()
+
+
+def test_progress_on_a_terminal_is_one_human_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    report_progress(Counters(done=3))
+    assert "done 3 · retried 0 · dead 0 · in flight 0 · claim" in capsys.readouterr().err
 
 
 @pytest.mark.asyncio
