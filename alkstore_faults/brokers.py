@@ -23,7 +23,7 @@ from typing import Protocol
 
 from alkstore_postgres.provision import ThrowawayCluster
 
-from alkstore_faults.processes import signal_tree
+from alkstore_faults.process_trees import signal_tree
 
 START_TIMEOUT_S = 20.0
 _RUNNING: set[subprocess.Popen[bytes]] = set()

@@ -19,18 +19,27 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from alkstore_faults.ledger import Run
+from alkstore_contract.hazards import Hazard
+from alkstore_faults.handler_records import Run
 
-STALE = ("stale_accepted", "stale_refused", "stale_unobserved")
+STALE = tuple(f"{Hazard.STALE}_{seen}" for seen in ("accepted", "refused", "unobserved"))
 """A late completion (a run ended ok after another worker had started the job), by the ``accepted`` of its
 ``ack`` record: the library took it, refused it, or the runner could not see which."""
-NOT_COMPLETED = ("lost", "failed_by_policy", "failed_unexplained", "recovers_later", "still_queued", "unread")
+NOT_COMPLETED = (
+    Hazard.LOST.value,
+    "failed_by_policy",
+    "failed_unexplained",
+    "recovers_later",
+    "still_queued",
+    "unread",
+)
 """A job meant to succeed that no run completed, by what the library holds for it at the end of the run."""
-CONCURRENT = ("concurrent_executing", "concurrent_stopped")
+CONCURRENT = tuple(f"{Hazard.CONCURRENT}_{how}" for how in ("executing", "stopped"))
 """Two runs of a job on two workers overlapping: while both executed, or only while the harness had one stopped."""
-OUTCOMES = (*NOT_COMPLETED, "twice", *CONCURRENT, *STALE, "cancelled")
+OUTCOMES = (*NOT_COMPLETED, Hazard.TWICE.value, *CONCURRENT, *STALE, "cancelled")
+"""Every count of a run, named by the hazard (``alkstore_contract.hazards``) each splits, and ``cancelled``."""
 State = dict[str, Any]
-"""What ``inspect`` said of one job (alkstore_faults.runner.parse_states)."""
+"""What ``inspect`` said of one job (alkstore_faults.runner_program.parse_states)."""
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from alkstore_faults.checker import OUTCOMES
-from alkstore_faults.promises import judged
-from alkstore_faults.report import (
+from alkstore_faults.fault_report import (
     broken_promises,
     build_report,
     counts,
@@ -30,7 +29,8 @@ from alkstore_faults.report import (
     unjudged_promises,
     write_report,
 )
-from alkstore_faults.runner import FAULTS, RunnerError, find_runner
+from alkstore_faults.promises import judged
+from alkstore_faults.runner_program import FAULTS, RunnerError, find_runner
 from alkstore_faults.scenario import FaultRun, run_fault
 from alkstore_faults.table import LABELS
 

@@ -24,9 +24,9 @@ from typing import Any
 from alkstore_contract.suite.fault_proxy import FaultProxy
 from alkstore_faults.brokers import start_broker
 from alkstore_faults.checker import FaultEvent, Job, Library, Verdict, check
-from alkstore_faults.ledger import Run, read_ledgers, runs_of
-from alkstore_faults.runner import Description, Runner
-from alkstore_faults.workers import WorkerPool
+from alkstore_faults.handler_records import Run, read_ledgers, runs_of
+from alkstore_faults.runner_program import Description, Runner
+from alkstore_faults.worker_group import WorkerPool
 
 WORKERS = 2
 JOBS = 6

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from alkstore_faults.promises import KEYS, judged, normalised
-from alkstore_faults.runner import FAULTS
+from alkstore_faults.runner_program import FAULTS
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORTS = ROOT / "docs" / "runtime-faults"

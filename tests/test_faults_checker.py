@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from alkstore_faults.checker import STALE, FaultEvent, Job, Library, check, distribution
-from alkstore_faults.ledger import Run, read_ledgers, runs_of
+from alkstore_faults.fault_report import broken_promises, unjudged_promises
+from alkstore_faults.handler_records import Run, read_ledgers, runs_of
 from alkstore_faults.promises import judged, normalised
-from alkstore_faults.report import broken_promises, unjudged_promises
-from alkstore_faults.runner import parse_description
+from alkstore_faults.runner_program import parse_description
 from alkstore_faults.scenario import FaultRun
 
 JOBS = [Job("a", 1.0), Job("b", 1.0)]

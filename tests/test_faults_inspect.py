@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from alkstore_faults import runner as runner_module
-from alkstore_faults.runner import Runner, missing_package, parse_states
+from alkstore_faults import runner_program as runner_module
+from alkstore_faults.runner_program import Runner, missing_package, parse_states
 
 JOBS = ["j0000", "j0001"]
 BEHAVIOURS = {

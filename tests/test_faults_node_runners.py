@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from alkstore_faults.ledger import read_ledgers, runs_of
-from alkstore_faults.runner import RUNNERS, parse_description
+from alkstore_faults.handler_records import read_ledgers, runs_of
+from alkstore_faults.runner_program import RUNNERS, parse_description
 
 BASE = {
     "library": "x",

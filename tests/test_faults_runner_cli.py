@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from alkstore_faults.runner import RUNNERS, RunnerError, find_runner
 from alkstore_faults.runner_cli import USAGE, Job, State, missing_package, serve
+from alkstore_faults.runner_program import RUNNERS, RunnerError, find_runner
 
 DESCRIPTION = {"library": "x", "version": "1"}
 JOBS = [{"id": "j0001", "duration_s": 0.5, "fail": False}, {"id": "j0002", "duration_s": 1.0, "fail": True}]

@@ -27,8 +27,8 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from alkstore_faults import scenario
-from alkstore_faults.report import SCHEMA
-from alkstore_faults.runner import find_runner
+from alkstore_faults.fault_report import SCHEMA
+from alkstore_faults.runner_program import find_runner
 
 RUNTIMES = Path(__file__).resolve().parent / "fault_runtimes"
 MUTANTS = [  # the runtime, the fault, the promise it breaks, the finding that shows it, words of its detail

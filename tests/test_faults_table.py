@@ -12,10 +12,10 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from alkstore_faults import table
+from alkstore_faults.fault_report import SCHEMA
 from alkstore_faults.promises import normalised
 from alkstore_faults.recheck import main as recheck_main
 from alkstore_faults.recheck import recheck
-from alkstore_faults.report import SCHEMA
 
 REPORTS = sorted(table.REPORTS.glob("*.json"))
 

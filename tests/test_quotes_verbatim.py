@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from alkstore_faults.runner import find_runner
+from alkstore_faults.runner_program import find_runner
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTES = ROOT / "docs" / "ecosystem" / "notes.json"

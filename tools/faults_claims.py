@@ -26,7 +26,7 @@ from typing import Any
 
 from alkstore_faults.checker import OUTCOMES as CHECKED
 from alkstore_faults.promises import judged, normalised
-from alkstore_faults.runner import FAULTS
+from alkstore_faults.runner_program import FAULTS
 from alkstore_faults.table import load
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -43,6 +43,7 @@ CONTRACT = (
     "alkstore_contract.backoff",
     "alkstore_contract.clock",
     "alkstore_contract.errors",
+    "alkstore_contract.hazards",
     "alkstore_contract.handles",
     "alkstore_contract.instants",
     "alkstore_contract.resolution",

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from alkstore_contract.hazards import PHRASES, Hazard
+
 
 @dataclass
 class RowResult:
@@ -93,14 +95,14 @@ PROFILES: dict[str, tuple[str, ...]] = {"safety": SAFETY}
 """Every profile, by name."""
 
 HAZARDS: dict[str, tuple[str, ...]] = {
-    "lost": ("P3", "N3", "N4"),
-    "run twice at once": ("C4", "P2"),
-    "completed by a stale worker": ("H1", "H5", "N5"),
-    "late recovery": ("C1",),
+    PHRASES[Hazard.LOST]: ("P3", "N3", "N4"),
+    PHRASES[Hazard.CONCURRENT]: ("C4", "P2"),
+    PHRASES[Hazard.STALE]: ("H1", "H5", "N5"),
+    PHRASES[Hazard.LATE]: ("C1",),
 }
-"""What a failed safety clause shows, by hazard (docs/capabilities.md, "Profiles"): *lost*, a job never
-completed (a committed write gone after a crash, a job a cut connection lost or duplicated); *run twice at
-once*, two unexpired leases on one job; *completed by a stale worker*, an op of a claim whose lease lapsed
-that still took effect; *late recovery*, a lapsed lease not claimable at its deadline. N4 also counts jobs
-completed twice, and N3 duplicates; both sit under *lost* because their checks are the ones that count
-jobs that never completed."""
+"""What a failed safety clause shows, by hazard (``alkstore_contract.hazards``; docs/capabilities.md,
+"Profiles"): *lost*, a job never completed (a committed write gone after a crash, a job a cut connection lost
+or duplicated); *run twice at once*, two unexpired leases on one job; *completed by a stale worker*, an op of a
+claim whose lease lapsed that still took effect; *late recovery*, a lapsed lease not claimable at its deadline.
+N4 also counts jobs completed twice, and N3 duplicates; both sit under *lost* because their checks are the ones
+that count jobs that never completed."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from alkstore_contract.hazards import PHRASES, Hazard
 from alkstore_contract.types import Job, JobId
 
 
@@ -75,10 +76,17 @@ def handout_from_event(event: Mapping[str, Any]) -> Handout:
 
 @dataclass
 class Verdict:
-    """The checker's classification; ``ok`` only with nothing lost, duplicated or unexpected."""
+    """The checker's classification; ``ok`` only with nothing lost, duplicated or unexpected.
+
+    ``lost`` is ``Hazard.LOST``; ``duplicated`` holds both ``Hazard.CONCURRENT`` (a second claim while an earlier
+    lease was unexpired) and ``Hazard.TWICE`` (a second claim after an ack) — the rows that read it fail C4 on
+    either (``alkstore_contract.hazards``)."""
 
     lost: list[JobId] = field(default_factory=list)
     duplicated: dict[JobId, list[str]] = field(default_factory=dict)
+    hazards: dict[JobId, Hazard] = field(default_factory=dict)
+    """Each duplicated job's hazard: ``CONCURRENT`` (its second claim came while the first lease held) or ``TWICE``
+    (after the first claim's ack)."""
     unexpected: list[JobId] = field(default_factory=list)
     recovered: list[JobId] = field(default_factory=list)
     handouts: int = 0
@@ -100,7 +108,10 @@ class Verdict:
         if self.lost:
             parts.append(f"{len(self.lost)} lost: {some(self.lost)}")
         if self.duplicated:
-            dup = [f"{job}: {' & '.join(claims)}" for job, claims in list(self.duplicated.items())[:limit]]
+            dup = [
+                f"{job}: {' & '.join(claims)} ({PHRASES[self.hazards[job]]})"
+                for job, claims in list(self.duplicated.items())[:limit]
+            ]
             parts.append(f"{len(self.duplicated)} duplicated: {'; '.join(dup)}")
         if self.unexpected:
             parts.append(f"{len(self.unexpected)} unexpected: {some(self.unexpected)}")
@@ -143,6 +154,7 @@ def check_history(
                 after_ack = earlier.claim in acked_claims[job_id]
                 if overlapping or after_ack:
                     verdict.duplicated.setdefault(job_id, [earlier.claim, later.claim])
+                    verdict.hazards.setdefault(job_id, Hazard.CONCURRENT if overlapping else Hazard.TWICE)
         if len(claims) > 1 and job_id not in verdict.duplicated:
             verdict.recovered.append(job_id)
     verdict.lost = sorted((j for j in enqueued_set if not acked_claims[j] and j not in present), key=repr)

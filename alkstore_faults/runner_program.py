@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from alkstore_contract.hazards import PROMISABLE
 from alkstore_faults import PROTOCOLS
 
 RUNNERS = Path(__file__).resolve().parents[1] / "ecosystem" / "runners"
@@ -32,7 +33,7 @@ FAULTS = (
     "net_cut",
     "slow_handler",
 )
-OUTCOMES = ("lost", "twice", "concurrent", "stale")
+PROMISE_OUTCOMES = tuple(hazard.value for hazard in PROMISABLE)
 OUTLIVE_LEASE = ("pause", "slow_handler")  # they last lease_s × 1.25 and more: a run of minutes needs a short lease
 MAX_LEASE_S = 24 * 60 * 60.0  # a lock of hours (graphile-worker's 4) is declared as it is, with no fault outliving it
 DESCRIBE_TIMEOUT_S = 60.0
@@ -223,8 +224,8 @@ def missing_package(stderr: str) -> str | None:
 
 def _promise(entry: dict[str, Any], *, caveat: bool) -> Promise:
     outcome = entry["outcome"]
-    if outcome not in OUTCOMES:
-        raise ValueError(f"a promise's outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
+    if outcome not in PROMISE_OUTCOMES:
+        raise ValueError(f"a promise's outcome must be one of {', '.join(PROMISE_OUTCOMES)}, got {outcome!r}")
     faults = tuple(entry["faults"])
     unknown = [fault for fault in faults if fault != "*" and fault not in FAULTS]
     if unknown:

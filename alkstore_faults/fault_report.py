@@ -18,7 +18,7 @@ from typing import Any
 
 from alkstore_faults.checker import OUTCOMES, distribution
 from alkstore_faults.promises import judged
-from alkstore_faults.runner import Description, Runner
+from alkstore_faults.runner_program import Description, Runner
 from alkstore_faults.scenario import FaultRun
 
 SCHEMA = Path(__file__).with_name("report.schema.json")

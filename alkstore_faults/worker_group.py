@@ -16,9 +16,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from alkstore_faults.processes import signal_tree as _signal_tree
-from alkstore_faults.processes import tree as _tree
-from alkstore_faults.runner import Runner
+from alkstore_faults.process_trees import signal_tree as _signal_tree
+from alkstore_faults.process_trees import tree as _tree
+from alkstore_faults.runner_program import Runner
 
 STOP_GRACE_S = 5.0
 _LIVE: set[int] = set()
