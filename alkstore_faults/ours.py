@@ -27,7 +27,7 @@ from alkstore_contract import JobState, QueueOpts
 from alkstore_faults import runner_cli
 from alkstore_faults.handler import perform_async, record_ack
 from alkstore_faults.runner_cli import Job, State, exec_console_script
-from alkstore_worker import App, JobContext, Settlement, StoreSource, Task
+from alkstore_worker import App, JobContext, Settlement, StoreSource, Task, WorkerSource
 
 VISIBILITY_TIMEOUT_S = 3.0
 WORKER_DOC = "docs/worker.md"
@@ -36,7 +36,7 @@ FENCED_FAULTS = ["kill9", "startup", "pause", "slow_handler"]
 """The faults under which every ack reaches the store, so its fence is judged (the ``stale`` promise)."""
 
 
-def app_over(source: StoreSource) -> tuple[App, Task[[dict[str, Any], JobContext], None]]:
+def app_over(source: StoreSource | WorkerSource) -> tuple[App, Task[[dict[str, Any], JobContext], None]]:
     """The app a runner's ``tasks.py`` exposes, over ``source``, and its one task."""
     app = App(source)
     queue = os.environ.get("ALKSTORE_FAULTS_QUEUE") or "default"  # describe runs with none set

@@ -38,7 +38,7 @@ from alkstore_contract.validation import (
 )
 from alkstore_worker.envelope import Envelope
 from alkstore_worker.events import Settlement
-from alkstore_worker.sources import StoreSource
+from alkstore_worker.sources import StoreSource, WorkerSource, as_source
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -184,25 +184,34 @@ class Task(Generic[P, R]):
 class App:
     """Tasks, and the store they are deferred to and run from.
 
-    ``source`` is a ``StoreSource`` (``SqliteSource``, ``PostgresSource``,
-    ``MemSource``, or ``StoreSource(open)`` for any engine). The app opens one
-    store lazily for ``defer`` and closes it in ``close()`` (or ``async with app``).
+    ``source`` is an engine's worker source (``alkstore_sqlite.SqliteSource``,
+    ``alkstore_postgres.PostgresSource``, ``alkstore_mem.MemSource``) or
+    ``StoreSource(open)`` for any engine; ``app.source`` is it as the worker reads
+    it (``alkstore_worker.sources.as_source``). The app opens one store lazily for
+    ``defer`` and closes it in ``close()`` (or ``async with app``).
     ``max_payload_bytes`` bounds one deferred payload's JSON text.
     """
 
-    def __init__(self, source: StoreSource, *, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES) -> None:
-        if not isinstance(source, StoreSource):
-            raise InvalidArgument(
-                f"source={describe_value(source)}: must be a StoreSource (SqliteSource, PostgresSource, MemSource "
-                "or StoreSource(open_store))"
-            )
+    def __init__(
+        self, source: StoreSource | WorkerSource, *, max_payload_bytes: int = DEFAULT_MAX_PAYLOAD_BYTES
+    ) -> None:
+        resolved = as_source(source)
         if isinstance(max_payload_bytes, bool) or not isinstance(max_payload_bytes, int) or max_payload_bytes < 1:
             raise InvalidArgument(f"max_payload_bytes={describe_value(max_payload_bytes)}: must be an int >= 1")
-        self.source = source
+        self._source = resolved
         self.max_payload_bytes = max_payload_bytes
         self.tasks: dict[str, Task[Any, Any]] = {}
         self.settled_hooks: list[Callable[[Settlement], object]] = []
         self._store: Store | None = None
+
+    @property
+    def source(self) -> StoreSource:
+        """Where the app's store lives, as the worker reads it."""
+        return self._source
+
+    @source.setter
+    def source(self, source: StoreSource | WorkerSource) -> None:
+        self._source = as_source(source)
 
     def on_settled(self, hook: Callable[[Settlement], object]) -> Callable[[Settlement], object]:
         """Register ``hook`` (a decorator): every worker of this app calls it once per claim it settles, with a

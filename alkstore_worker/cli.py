@@ -28,7 +28,6 @@ from alkstore_worker.events import emit
 from alkstore_worker.loading import AppNotFound, load_app
 from alkstore_worker.metrics import Metrics, missing_dependency
 from alkstore_worker.runtime import Worker, WorkerOptions
-from alkstore_worker.sources import MemSource
 from alkstore_worker.supervisor import PARENT_ENV, SLOT_ENV, RestartPolicy, supervise
 
 DEFAULT_PROGRESS_S = 5.0
@@ -212,7 +211,7 @@ def _worker(args: argparse.Namespace, app: App) -> int:
         return _usage(str(exc))
     logs.configure(args.log_level)
     if args.processes > 1:
-        if isinstance(app.source, MemSource):
+        if app.source.one_process:
             return _usage(f"--processes={args.processes}: {app.source.description} lives in one process; use 1")
         return supervise(_child_args(args), args.processes, policy)
     metrics: Metrics | None = None

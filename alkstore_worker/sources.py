@@ -1,26 +1,96 @@
-"""Where an app's store lives: how to open it, how its idle workers wake, how they take turns sweeping.
+"""Where an app's store lives, and what the worker asks of it beyond the store: how idle workers wake, how they
+take turns sweeping, how dead letters are listed.
 
-The runtime uses only the public ``Store``/``Queue``/``JobHandle`` surface to
-run jobs; what differs between engines is outside that surface and lives
-here, one small class per engine: a wake-up channel (Postgres NOTIFY), a
-lock for the sweep, and listing dead letters (the contract has no "list"
-operation, so ``alkstore jobs dead`` reads the engine's table read-only).
-A third party's engine is served with ``StoreSource(open)``: polling, every
-worker sweeping, no dead-letter listing.
+The runtime uses only the public ``Store``/``Queue``/``JobHandle`` surface to run jobs; what differs between
+engines is outside that surface, and each engine package keeps it: ``alkstore_sqlite.SqliteSource``,
+``alkstore_postgres.PostgresSource``, ``alkstore_mem.MemSource``. As River's client asks its driver what it
+supports and never imports one, the worker never imports an engine: a source has the shape of ``WorkerSource``
+(open a store, describe itself, how long an idle loop may wait) and, where the engine supports them, of the
+optional parts below — ``Listens`` (a wake-up channel), ``TakesTurns`` (a lock for the sweep), ``ListsDeadJobs``
+(the contract has no "list" operation) and ``NamesItsErrors`` (what its driver raises when the store is down).
+``App`` reads any such source through ``StoreSource``, which supplies the defaults: polling, every worker
+sweeping, no dead-letter listing. ``StoreSource(open)`` serves a third party's engine with those defaults alone.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
+from typing import Protocol, runtime_checkable
 
-from alkstore_contract.errors import AlkstoreError
+from alkstore_contract.errors import AlkstoreError, InvalidArgument
 from alkstore_contract.surface import Store
-from alkstore_worker.sweeping import FileLock, NoLock, PgAdvisoryLock, SweepLock
-from alkstore_worker.wakeup import PgNotifyWaker, PollWaker, Waker
+from alkstore_contract.validation import describe_value
+from alkstore_worker.sweeping import NoLock, SweepLock
+from alkstore_worker.wakeup import PollWaker, Waker
+
+
+@runtime_checkable
+class WorkerSource(Protocol):
+    """What every source has: a store to open, a name for logs and errors, the longest idle wait."""
+
+    description: str
+    poll_max_s: float
+
+    async def open(self) -> Store:
+        """A new store; the caller closes it."""
+        ...
+
+
+@runtime_checkable
+class Listens(Protocol):
+    """A source whose engine can push "a job arrived" (Postgres NOTIFY)."""
+
+    async def prepare(self) -> None:
+        """Set up what the channel needs (a trigger); called once per worker process."""
+        ...
+
+    def waker(self) -> Waker | None:
+        """This worker's waker, or ``None`` when the source was made without a channel."""
+        ...
+
+
+@runtime_checkable
+class TakesTurns(Protocol):
+    """A source whose engine can let one worker of many sweep a round."""
+
+    def sweep_lock(self) -> SweepLock:
+        """A lock of this worker's own."""
+        ...
+
+
+class DeadLetter(Protocol):
+    """What a source's dead-letter listing gives per job (a contract ``Job`` has it all)."""
+
+    @property
+    def id(self) -> object: ...
+    @property
+    def queue(self) -> str: ...
+    @property
+    def attempts(self) -> int: ...
+    @property
+    def last_error(self) -> str | None: ...
+    @property
+    def died_at(self) -> datetime | None: ...
+
+
+@runtime_checkable
+class ListsDeadJobs(Protocol):
+    """A source whose engine can list its dead letters, read-only."""
+
+    async def dead_jobs(self, queue: str | None, limit: int) -> Sequence[DeadLetter]:
+        """Dead letters, newest first, of ``queue`` (every queue with ``None``), at most ``limit``."""
+        ...
+
+
+@runtime_checkable
+class NamesItsErrors(Protocol):
+    """A source whose driver raises errors of its own when the store cannot be reached."""
+
+    def unreachable_errors(self) -> tuple[type[BaseException], ...]:
+        """Those errors' classes."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,12 +103,23 @@ class DeadJob:
     last_error: str | None
     died_at: str
 
+    @classmethod
+    def of(cls, letter: DeadLetter) -> DeadJob:
+        """The listing's line of a source's dead letter (its death as ISO-8601 text)."""
+        died = letter.died_at.isoformat() if letter.died_at is not None else ""
+        return cls(letter.id, letter.queue, letter.attempts, letter.last_error, died)
+
 
 class StoreSource:
-    """A store any engine opens: polling wake-up, every worker sweeps, dead letters not listable."""
+    """A store any engine opens: polling wake-up, every worker sweeps, dead letters not listable.
+
+    It is also how ``App`` reads an engine's own source (``as_source``): each part the engine supports replaces
+    the default."""
 
     poll_max_s = 0.5
     """The longest an idle queue loop waits between claims (the backoff grows to it from 5 ms)."""
+    one_process = False
+    """Whether the store lives in this process alone (``alkstore worker --processes`` must then be 1)."""
 
     def __init__(self, open_store: Callable[[], Awaitable[Store]], description: str = "store") -> None:
         self._open = open_store
@@ -70,139 +151,44 @@ class StoreSource:
         return (OSError, TimeoutError, AlkstoreError)
 
 
-class SqliteSource(StoreSource):
-    """An SQLite file: polling, a file lock beside the database for the sweep."""
+class EngineSource(StoreSource):
+    """An engine's own source, each part it supports in place of ``StoreSource``'s default."""
 
-    poll_max_s = 0.2
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        super().__init__(self._open_sqlite, f"sqlite:{self.path}")
-
-    async def _open_sqlite(self) -> Store:
-        import alkstore_sqlite
-
-        return await alkstore_sqlite.open_store(self.path)
-
-    def sweep_lock(self) -> SweepLock:
-        return FileLock(self.path.with_name(self.path.name + ".sweep-lock"))
-
-    def unreachable_errors(self) -> tuple[type[BaseException], ...]:
-        return (*super().unreachable_errors(), sqlite3.Error)
-
-    async def dead_jobs(self, queue: str | None, limit: int) -> list[DeadJob]:
-        uri = f"{self.path.resolve().as_uri()}?mode=ro"
-        with sqlite3.connect(uri, uri=True) as connection:
-            rows = connection.execute(
-                "SELECT id, queue, attempts, last_error, died_at FROM jobs WHERE state = 'dead'"
-                " AND (?1 IS NULL OR queue = ?1) ORDER BY died_at DESC, id DESC LIMIT ?2",
-                (queue, limit),
-            ).fetchall()
-        return [DeadJob(row[0], row[1], row[2], row[3], _from_us(row[4])) for row in rows]
-
-
-def _from_us(value: object) -> str:
-    from alkstore_contract.instants import from_epoch_us
-
-    return from_epoch_us(int(str(value))).isoformat() if value is not None else ""
-
-
-POSTGRES_INSTALL = "pip install 'alkstore[postgres]'"
-
-
-class PostgresSource(StoreSource):
-    """A Postgres schema: LISTEN/NOTIFY wake-up (``notify=True``), an advisory lock for the sweep.
-
-    It needs the asyncpg driver, which the ``postgres`` extra installs
-    (``pip install 'alkstore[postgres]'``); made without it, it says so at once
-    rather than at the first connection.
-
-    ``listen_dsn`` is where the LISTEN connection goes when it must differ
-    from the store's: a pooler in transaction mode (PgBouncer) does not carry
-    LISTEN, so the listener connects to the server directly.
-    """
-
-    poll_max_s = 1.0
-
-    def __init__(
-        self, dsn: str, schema: str = "alkstore", *, notify: bool = True, listen_dsn: str | None = None
-    ) -> None:
-        try:
-            import asyncpg  # noqa: F401 - the driver every connection of this source uses
-        except ModuleNotFoundError as exc:
-            raise ModuleNotFoundError(
-                f"PostgresSource needs the asyncpg driver, which is not installed: {POSTGRES_INSTALL}", name="asyncpg"
-            ) from exc
-        self.dsn = dsn
-        self.schema = schema
-        self.notify = notify
-        self.listen_dsn = listen_dsn if listen_dsn is not None else dsn
-        super().__init__(self._open_pg, f"postgres schema {schema}")
-
-    async def _open_pg(self) -> Store:
-        import alkstore_postgres
-
-        store: Store = await alkstore_postgres.open_store(self.dsn, schema=self.schema)
-        return store
+    def __init__(self, engine: WorkerSource) -> None:
+        super().__init__(engine.open, engine.description)
+        self.engine = engine
+        self.poll_max_s = engine.poll_max_s
+        self.one_process = bool(getattr(engine, "one_process", False))
 
     async def prepare(self) -> None:
-        if not self.notify:
-            return
-        import asyncpg
-        from alkstore_postgres.notify import enable_notify
-
-        connection = await asyncpg.connect(self.dsn, timeout=10)
-        try:
-            await enable_notify(connection, self.schema)
-        finally:
-            await connection.close()
+        if isinstance(self.engine, Listens):
+            await self.engine.prepare()
 
     def waker(self) -> Waker:
-        if not self.notify:
-            return PollWaker()
-        from alkstore_postgres.notify import notify_channel
-
-        return PgNotifyWaker(self.listen_dsn, notify_channel(self.schema))
+        found = self.engine.waker() if isinstance(self.engine, Listens) else None
+        return found if found is not None else PollWaker()
 
     def sweep_lock(self) -> SweepLock:
-        return PgAdvisoryLock(self.dsn, self.schema)
-
-    def unreachable_errors(self) -> tuple[type[BaseException], ...]:
-        import asyncpg
-
-        return (*super().unreachable_errors(), asyncpg.PostgresError, asyncpg.InterfaceError)
+        return self.engine.sweep_lock() if isinstance(self.engine, TakesTurns) else NoLock()
 
     async def dead_jobs(self, queue: str | None, limit: int) -> list[DeadJob]:
-        import asyncpg
-        from alkstore_postgres.location import quote_ident
+        if not isinstance(self.engine, ListsDeadJobs):
+            return await super().dead_jobs(queue, limit)
+        return [DeadJob.of(letter) for letter in await self.engine.dead_jobs(queue, limit)]
 
-        connection = await asyncpg.connect(self.dsn, timeout=10)
-        try:
-            rows = await connection.fetch(
-                f"SELECT id, queue, attempts, last_error, died_at FROM {quote_ident(self.schema)}.jobs"
-                " WHERE state = 'dead' AND ($1::text IS NULL OR queue = $1) ORDER BY died_at DESC, id DESC LIMIT $2",
-                queue,
-                limit,
-            )
-        finally:
-            await connection.close()
-        return [DeadJob(row[0], row[1], row[2], row[3], _iso(row[4])) for row in rows]
+    def unreachable_errors(self) -> tuple[type[BaseException], ...]:
+        own = self.engine.unreachable_errors() if isinstance(self.engine, NamesItsErrors) else ()
+        return (*super().unreachable_errors(), *own)
 
 
-def _iso(value: object) -> str:
-    return value.isoformat() if isinstance(value, datetime) else ""
-
-
-class MemSource(StoreSource):
-    """An in-memory space: one process only (``--processes`` > 1 would give each its own jobs)."""
-
-    poll_max_s = 0.05
-
-    def __init__(self, space: str = "default") -> None:
-        self.space = space
-        super().__init__(self._open_mem, f"mem:{space}")
-
-    async def _open_mem(self) -> Store:
-        import alkstore_mem
-
-        return await alkstore_mem.open_store(self.space)
+def as_source(source: object) -> StoreSource:
+    """``source`` as the worker reads it: a ``StoreSource`` as it is, an engine's own source through
+    ``EngineSource``; anything else refused, naming what it is."""
+    if isinstance(source, StoreSource):
+        return source
+    if isinstance(source, WorkerSource):
+        return EngineSource(source)
+    raise InvalidArgument(
+        f"source={describe_value(source)}: must be a worker source: an engine's (alkstore_sqlite.SqliteSource, "
+        "alkstore_postgres.PostgresSource, alkstore_mem.MemSource) or StoreSource(open_store)"
+    )

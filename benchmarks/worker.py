@@ -143,7 +143,10 @@ class Alkstore(System):
         self.scratch: tempfile.TemporaryDirectory[str] | None = None
 
     async def setup(self) -> None:
-        from alkstore_worker import PostgresSource, SqliteSource, StoreSource
+        from alkstore_postgres import PostgresSource
+        from alkstore_sqlite import SqliteSource
+
+        from alkstore_worker import StoreSource
 
         source: StoreSource
         if self.engine == "postgres":

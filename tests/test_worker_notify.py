@@ -14,11 +14,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
+from alkstore_postgres import PostgresSource
 from alkstore_postgres.location import new_schema_name, quote_ident
+from alkstore_postgres.worker import PgNotifyWaker
 
 from alkstore_contract.suite.fault_proxy import FaultProxy
-from alkstore_worker import App, PostgresSource, Worker, WorkerOptions
-from alkstore_worker.wakeup import PgNotifyWaker
+from alkstore_worker import App, Worker, WorkerOptions
 from tests.test_worker_runtime import pg_dsn
 
 PICKED_UP_WITHIN_S = 5.0

@@ -165,7 +165,7 @@ def test_a_worker_that_cannot_reach_its_store_says_so_in_one_json_line_and_exits
 
 
 def test_postgres_source_without_asyncpg_names_the_extra_that_installs_it(tmp_path: Path) -> None:
-    probe = "from alkstore_worker import PostgresSource\nPostgresSource('postgresql://db/prod')"
+    probe = "from alkstore_postgres import PostgresSource\nPostgresSource('postgresql://db/prod')"
     done = subprocess.run(
         [sys.executable, "-c", _hiding("asyncpg") + probe], cwd=ROOT, capture_output=True, text=True, timeout=60
     )

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from alkstore_mem import MemSource
+from alkstore_sqlite import SqliteSource
 
 from alkstore_cli import main as alkstore_main
 from alkstore_contract import InvalidArgument, InvalidName, JobState, PayloadError, QueueOpts
@@ -24,15 +26,14 @@ from alkstore_worker import (
     App,
     Counters,
     JobContext,
-    MemSource,
     Settlement,
-    SqliteSource,
     StoreSource,
     Task,
     Worker,
     WorkerOptions,
 )
 from alkstore_worker.events import report_progress
+from alkstore_worker.sources import as_source
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "alkstore_worker"
@@ -75,18 +76,17 @@ async def pg_dsn() -> str:
 @pytest_asyncio.fixture(params=["mem", "sqlite", "postgres"])
 async def source(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StoreSource]:
     if request.param == "mem":
-        yield MemSource(f"worker-{id(request)}")
+        yield as_source(MemSource(f"worker-{id(request)}"))
     elif request.param == "sqlite":
-        yield SqliteSource(tmp_path / "jobs.sqlite3")
+        yield as_source(SqliteSource(tmp_path / "jobs.sqlite3"))
     else:
         import asyncpg
+        from alkstore_postgres import PostgresSource
         from alkstore_postgres.location import new_schema_name, quote_ident
-
-        from alkstore_worker import PostgresSource
 
         dsn = await pg_dsn()
         schema = new_schema_name()
-        yield PostgresSource(dsn, schema)
+        yield as_source(PostgresSource(dsn, schema))
         connection = await asyncpg.connect(dsn)
         try:
             await connection.execute(f"DROP SCHEMA IF EXISTS {quote_ident(schema)} CASCADE")
@@ -270,7 +270,7 @@ def test_jobs_dead_lists_dead_letters_and_retry_enqueues_one_again(tmp_path: Pat
     database = tmp_path / "jobs.sqlite3"
     env_app = tmp_path / "dead_app.py"
     env_app.write_text(
-        "from alkstore_worker import App, SqliteSource\n"
+        "from alkstore_worker import App\nfrom alkstore_sqlite import SqliteSource\n"
         f"app = App(SqliteSource({str(database)!r}))\n"
         "@app.task(queue='q', fail_on=(KeyError,))\n"
         "async def boom(payload):\n"
@@ -442,7 +442,7 @@ async def test_dead_letters_are_listed_where_the_engine_allows(source: StoreSour
     handle = await (await noop.app.store()).queue("noop").claim_one("test")
     assert handle is not None
     assert await handle.fail("it broke")
-    if isinstance(source, MemSource):
+    if source.one_process:
         with pytest.raises(NotImplementedError, match="offers no way to list dead jobs"):
             await source.dead_jobs(None, 10)
         return
@@ -460,7 +460,7 @@ async def test_one_sweeper_at_a_time(source: StoreSource) -> None:
         async with first.held() as mine:
             assert mine
             async with second.held() as theirs:
-                assert theirs is isinstance(source, MemSource), "only mem, one process, has no lock"
+                assert theirs is source.one_process, "only mem, one process, has no lock"
         async with second.held() as theirs:
             assert theirs, "released after the round"
     finally:
@@ -472,7 +472,7 @@ def test_a_mem_app_cannot_run_in_several_processes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "mem_app_for_cli.py").write_text(
-        "from alkstore_worker import App, MemSource\napp = App(MemSource('cli'))\n"
+        "from alkstore_worker import App\nfrom alkstore_mem import MemSource\napp = App(MemSource('cli'))\n"
         "@app.task()\nasync def noop(payload):\n    return None\n",
         encoding="utf-8",
     )

@@ -14,8 +14,11 @@ import asyncio
 import json
 import os
 
+from alkstore_postgres import PostgresSource
+from alkstore_sqlite import SqliteSource
+
 from alkstore_contract import QueueOpts
-from alkstore_worker import App, JobContext, PostgresSource, SqliteSource, StoreSource
+from alkstore_worker import App, JobContext, WorkerSource
 
 STORE_ENV = "ALKSTORE_WORKER_TEST_STORE"
 LOG_ENV = "ALKSTORE_WORKER_TEST_LOG"
@@ -24,7 +27,7 @@ QUEUE = "work"
 STALL_TIMEOUT_S = 0.3
 
 
-def source_from(spec: str) -> StoreSource:
+def source_from(spec: str) -> WorkerSource:
     """``sqlite:PATH`` or ``postgres:SCHEMA`` as a store source."""
     kind, _, where = spec.partition(":")
     if kind == "sqlite":

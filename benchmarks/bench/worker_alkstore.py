@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import os
 
-from alkstore_worker import App, PostgresSource, SqliteSource, StoreSource
+from alkstore_postgres import PostgresSource
+from alkstore_sqlite import SqliteSource
+
+from alkstore_worker import App, StoreSource
 from bench.worker_marks import SLEEP_S, mark, sleeps, started
 
 QUEUE = "bench"

@@ -9,8 +9,9 @@ tests to step through leases, retries and backoff without sleeping.
 from alkstore_mem.adapter import MemAdapter
 from alkstore_mem.driver import MemDriver
 from alkstore_mem.store import MemStore, open_store
+from alkstore_mem.worker import MemSource
 
 adapter = MemAdapter()
 """The ``mem`` engine's adapter (entry point ``alkstore.engines``)."""
 
-__all__ = ["MemAdapter", "MemDriver", "MemStore", "adapter", "open_store"]
+__all__ = ["MemAdapter", "MemDriver", "MemSource", "MemStore", "adapter", "open_store"]

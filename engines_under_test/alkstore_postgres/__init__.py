@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from alkstore_postgres.adapter import DEFAULT_DSN, DSN_ENV, PgAdapter, adapter
 from alkstore_postgres.errors import SchemaVersionError, ServerConnectionError
+from alkstore_postgres.worker import PostgresSource
 
 if TYPE_CHECKING:
     from alkstore_postgres.driver import PgDriver
@@ -36,6 +37,7 @@ __all__ = [
     "PgAdapter",
     "PgDriver",
     "PgStore",
+    "PostgresSource",
     "SchemaVersionError",
     "ServerConnectionError",
     "adapter",

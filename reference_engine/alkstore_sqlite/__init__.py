@@ -11,12 +11,14 @@ from alkstore_sqlite.adapter import SqliteAdapter, adapter
 from alkstore_sqlite.driver import SqliteDriver
 from alkstore_sqlite.schema import SCHEMA_VERSION, SchemaVersionError
 from alkstore_sqlite.store import SqliteStore, open_store
+from alkstore_sqlite.worker import SqliteSource
 
 __all__ = [
     "SCHEMA_VERSION",
     "SchemaVersionError",
     "SqliteAdapter",
     "SqliteDriver",
+    "SqliteSource",
     "SqliteStore",
     "adapter",
     "open_store",

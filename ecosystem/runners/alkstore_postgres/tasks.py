@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
+from alkstore_postgres import PostgresSource
+
 from alkstore_faults.ours import app_over
-from alkstore_worker import PostgresSource
 
 app, run_job = app_over(PostgresSource(os.environ.get("ALKSTORE_FAULTS_BROKER", ""), schema="alkstore_faults"))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from alkstore_sqlite import SqliteSource
+
 from alkstore_faults.ours import app_over
-from alkstore_worker import SqliteSource
 
 app, run_job = app_over(SqliteSource(Path(os.environ.get("ALKSTORE_FAULTS_BROKER", ".")) / "alkstore.sqlite3"))
