@@ -318,6 +318,13 @@ def find_runner(name: str) -> Runner:
     candidate = Path(name)
     directory = candidate if (candidate / "runner.json").is_file() else RUNNERS / name
     manifest = directory / "runner.json"
+    if not manifest.is_file() and not RUNNERS.is_dir():
+        raise RunnerError(
+            f"no runner {name!r}: the shipped runners are programs in their libraries' languages and live in a "
+            f"checkout of alkstore (ecosystem/runners/), not in the installed package; run alkstore faults from a "
+            f"checkout or an unpacked sdist (pip download --no-deps --no-binary :all: alkstore), or name the "
+            f"directory of a runner.json"
+        )
     if not manifest.is_file():
         known = sorted(path.parent.name for path in RUNNERS.glob("*/runner.json"))
         raise RunnerError(

@@ -140,3 +140,13 @@ def test_every_python_runner_describes_itself_as_the_protocol_demands(name: str)
         raise
     assert description.faults
     assert all(setting["doc"] for setting in description.settings)
+
+
+def test_an_install_without_the_runners_says_where_they_are(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """From a wheel, ``ecosystem/runners/`` is absent: one line says the shipped runners run from a checkout or an
+    unpacked sdist (docs/runtime-faults.md, "Where the code lives"), never "known runners: none"."""
+    monkeypatch.setattr("alkstore_faults.runner_program.RUNNERS", tmp_path / "absent")
+    with pytest.raises(RunnerError, match=r"live in a checkout of alkstore .* unpacked sdist") as raised:
+        find_runner("huey")
+    assert "known runners" not in str(raised.value)
+    assert "\n" not in str(raised.value)
