@@ -152,15 +152,19 @@ def main(argv: list[str] | None = None) -> int:
     head, rest = page.split(START, 1)
     _, tail = rest.split(END, 1)
     fresh = f"{head}{START}\n{render(load())}\n{END}{tail}"
-    if args.check:
+    stale = "docs/runtime-faults.md disagrees with docs/runtime-faults/*.json: rerun python -m alkstore_faults.table"
+    return write_or_check(PAGE, page, fresh, check=args.check, stale=stale)
+
+
+def write_or_check(path: Path, page: str, fresh: str, *, check: bool, stale: str) -> int:
+    """Write ``fresh`` over ``page`` at ``path``, or (``check``) write nothing and exit 1 with ``stale`` on stderr
+    when the two differ: how every generated block of a page is rebuilt and held to its sources."""
+    if check:
         if fresh != page:
-            sys.stderr.write(
-                "docs/runtime-faults.md disagrees with docs/runtime-faults/*.json: rerun "
-                "python -m alkstore_faults.table\n"
-            )
+            sys.stderr.write(stale + "\n")
             return 1
         return 0
-    PAGE.write_text(fresh, encoding="utf-8")
+    path.write_text(fresh, encoding="utf-8")
     return 0
 
 

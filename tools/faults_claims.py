@@ -27,7 +27,7 @@ from typing import Any
 from alkstore_faults.checker import OUTCOMES as CHECKED
 from alkstore_faults.promises import judged, normalised
 from alkstore_faults.runner_program import FAULTS
-from alkstore_faults.table import load
+from alkstore_faults.table import load, write_or_check
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "runtime-faults.md"
@@ -284,13 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         sys.stderr.write(f"{COMMAND}: {exc}\n")
         return 2
-    if args.check:
-        if wanted != page:
-            sys.stderr.write(f"{COMMAND}: {PAGE} disagrees with the reports in {REPORTS}; rebuild with {COMMAND}\n")
-            return 1
-        return 0
-    PAGE.write_text(wanted, encoding="utf-8")
-    return 0
+    stale = f"{COMMAND}: {PAGE} disagrees with the reports in {REPORTS}; rebuild with {COMMAND}"
+    return write_or_check(PAGE, page, wanted, check=args.check, stale=stale)
 
 
 if __name__ == "__main__":
