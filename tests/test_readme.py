@@ -172,7 +172,8 @@ def test_the_worker_summary_quotes_only_the_fair_tables_equal_slots_ratios_with_
     (tmp_path / "40-worker.json").write_text(json.dumps(run), encoding="utf-8")
     sentence = perf_summary.workers_sentence(tmp_path)
     assert "1.50× (1.40–1.60) pgqueuer's" in sentence
-    assert "load average 0.40–1.10" in sentence and "4 processes × 10 slots" in sentence
+    assert "load average 0.40–1.10" in sentence
+    assert "4 processes × 10 slots" in sentence
     assert "0.30×" not in sentence, "the own-concurrency point is not the summary's figure"
     assert "p50 2.1 ms, p99 8.0 ms on Postgres with NOTIFY" in sentence
     failed = _worker_run(["FAILED: timed out: 10 of 5000 jobs ran in 300 s, lost 4990", "", "", ""])
