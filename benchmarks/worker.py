@@ -9,10 +9,12 @@ appended to a marks file with the job's number and its start and end instants.
 - **drain**: a backlog of ``--jobs`` jobs is stored first, untimed, through the
   system's bulk enqueue where it has one; then the workers start. The figure is
   the jobs over the seconds from the first handler's start to the last
-  handler's end (the workers' start-up, from spawn to that first start, is
-  shown apart). Two points per process count: ``equal``, where every system
-  gets ``--slots`` concurrent handler slots per process, and ``own``, each
-  system at its own default concurrency.
+  acknowledgement: the later of the last handler's end and the moment the
+  system's own storage first shows no job left unacknowledged (polled every
+  5 ms; the start-up, from spawn to the first start, is in the JSON). Two
+  points per process count: ``equal``, where every system gets ``--slots``
+  concurrent handler slots per process, and ``own``, each system at its own
+  default concurrency.
 - **enqueue**: ``--jobs`` jobs into an empty location through the system's
   documented per-job call, and through its documented bulk call (batches of
   100) where it has one; no workers run.
@@ -48,6 +50,7 @@ import os
 import platform
 import random
 import signal
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -137,6 +140,10 @@ class System:
         """The documented enqueue calls, by name: ``per-job`` always, ``bulk`` where the system has one."""
         raise NotImplementedError
 
+    async def unacked(self) -> int:
+        """Jobs stored and not yet acknowledged, read from the system's own storage: the drain ends at 0."""
+        raise NotImplementedError
+
     async def preload(self, payloads: list[Payload]) -> None:
         """Store ``payloads`` before the workers start (untimed): the bulk call where there is one."""
         calls = self.enqueuers()
@@ -221,6 +228,16 @@ class Alkstore(System):
 
         return {"per-job": per_job, "bulk": bulk}
 
+    async def unacked(self) -> int:
+        """The rows of the jobs table (an acked job is deleted, contract H2)."""
+        if self.engine == "postgres":
+            from alkstore_postgres.location import quote_ident
+
+            table = f"{quote_ident(self.env['BENCH_WORKER_SCHEMA'])}.jobs"
+            return int(await _sql(self.env["BENCH_WORKER_DSN"], f"SELECT count(*) FROM {table}"))
+        with contextlib.closing(sqlite3.connect(self.env["BENCH_WORKER_SQLITE"], timeout=10)) as db:
+            return int(db.execute("SELECT count(*) FROM jobs").fetchone()[0])
+
 
 async def _async_handler(payload: object) -> None:
     """The handler of the libraries that run coroutines (alkstore's defer needs it registered in the parent too)."""
@@ -262,6 +279,15 @@ class ServedHere(System):
     async def teardown(self) -> None:
         await _drop_schema(self.env["BENCH_WORKER_DSN"], self.env[self.schema_env])
 
+    queue_table = ""
+    """The table a finished job leaves (procrastinate with ``delete_jobs="always"``, pgqueuer always)."""
+
+    async def unacked(self) -> int:
+        from alkstore_postgres.location import quote_ident
+
+        table = f"{quote_ident(self.env[self.schema_env])}.{self.queue_table}"
+        return int(await _sql(self.env["BENCH_WORKER_DSN"], f"SELECT count(*) FROM {table}"))
+
     def commands(self, processes: int, point: str) -> list[list[str]]:
         serve = [sys.executable, str(HERE / "worker.py"), "--serve", self.name, "--point", point]
         return [[*serve, "--slots", str(self.slots)]] * processes
@@ -270,6 +296,7 @@ class ServedHere(System):
 class Procrastinate(ServedHere):
     name = "procrastinate"
     schema_prefix = "alk_wproc_"
+    queue_table = "procrastinate_jobs"
     acks = "ack per job, committed"
 
     async def install(self, dsn: str, schema: str) -> None:
@@ -305,6 +332,7 @@ async def _procrastinate_handler(payload: object) -> None:
 class Pgqueuer(ServedHere):
     name = "pgqueuer"
     schema_prefix = "alk_wpgq_"
+    queue_table = "pgqueuer"
     schema_env = "PGQUEUER_SCHEMA"
     """pgqueuer reads its schema from this variable (its ``db_settings``), in the parent as in the workers."""
     acks = "acks buffered, committed in batches"
@@ -462,6 +490,13 @@ class Celery(Broker):
 
         return {"per-job": per_job}  # Celery documents no bulk send (a group is one message per task)
 
+    async def unacked(self) -> int:
+        """Messages still in the queue (with early acks a message is acked as a worker takes it)."""
+        if self.url.startswith("redis"):
+            return int(self._redis().llen(self.queue_name))
+        with self.app.connection_for_write() as connection:
+            return int(connection.default_channel.queue_declare(self.queue_name, passive=True).message_count)
+
 
 class Rq(Broker):
     name = "rq"
@@ -501,6 +536,10 @@ class Rq(Broker):
                 self.job_keys += [job.key for job in jobs]
 
         return {"per-job": per_job, "bulk": bulk}
+
+    async def unacked(self) -> int:
+        """Jobs queued or started and not yet finished (RQ's queue and its started-job registry)."""
+        return int(self.queue.count + self.queue.started_job_registry.count)
 
 
 def make(name: str, slots: int) -> System:
@@ -594,6 +633,16 @@ async def _until(path: Path, kind: str, count: int, workers: list[Any], within_s
     return marks
 
 
+async def _until_acked(system: System) -> float:
+    """When the system's storage first showed every job acknowledged (polled every 5 ms); ``Failed`` after a while."""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while (left := await system.unacked()) > 0:
+        if time.monotonic() > deadline:
+            raise Failed(f"every handler ran but {left} jobs were still unacknowledged after {RUN_TIMEOUT_S:g} s")
+        await asyncio.sleep(0.005)
+    return time.time()
+
+
 # --- one pass of each measure ------------------------------------------------------------------
 
 
@@ -632,10 +681,11 @@ async def drain(system: System, config: Config, jobs: int, marks: Path, result: 
     spawned = time.time()
     with running(system, system.commands(config.processes, config.point), config.variant, marks) as workers:
         await _until(marks, "d", jobs, workers, RUN_TIMEOUT_S)
+        acked = await _until_acked(system)
         await asyncio.sleep(SETTLE_S)
         done = Marks.read(marks, "d")
     first = min(start for each in done.runs.values() for start, _ in each)
-    last = max(end for each in done.runs.values() for _, end in each)
+    last = max(acked, *(end for each in done.runs.values() for _, end in each))
     result.seconds, result.startup_s = last - first, first - spawned
     result.jobs_per_s, result.ran_twice = jobs / (last - first), done.ran_twice
 
