@@ -176,6 +176,6 @@ def test_the_worker_summary_quotes_only_the_fair_tables_equal_slots_ratios_with_
     assert "4 processes × 10 slots" in sentence
     assert "0.30×" not in sentence, "the own-concurrency point is not the summary's figure"
     assert "p50 2.1 ms, p99 8.0 ms on Postgres with NOTIFY" in sentence
-    failed = _worker_run(["FAILED: timed out: 10 of 5000 jobs ran in 300 s, lost 4990", "", "", ""])
+    failed = _worker_run(["FAILED: stalled: 10 of 5000 jobs ran, none in the last 120 s; lost 4990", "", "", ""])
     (tmp_path / "41-worker.json").write_text(json.dumps(failed).replace("T02:", "T03:"), encoding="utf-8")
-    assert "FAILED: timed out" in perf_summary.workers_sentence(tmp_path)
+    assert "FAILED: stalled" in perf_summary.workers_sentence(tmp_path)
