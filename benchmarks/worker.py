@@ -380,7 +380,7 @@ class Broker(System):
         super().__init__(slots)
         self.queue_name = f"alkstore-bench-{uuid.uuid4().hex[:12]}"
         self.job_keys: list[Any] = []
-        """Redis keys of jobs whose names do not contain the queue's (RQ's ``rq:job:ID``)."""
+        """Redis keys of jobs whose names do not contain the queue's (RQ's ``rq:job:ID``, ``rq:results:ID``)."""
 
     def _redis(self) -> Any:
         try:
@@ -406,6 +406,7 @@ class Broker(System):
             client = self._redis()
             for key in [*client.scan_iter(match=f"*{self.queue_name}*"), *self.job_keys]:
                 client.delete(key)
+            client.srem("rq:queues", f"rq:queue:{self.queue_name}")  # RQ's index of queues
 
 
 class Celery(Broker):
@@ -529,14 +530,19 @@ class Rq(Broker):
         from rq import Queue
 
         async def per_job(payloads: list[Payload]) -> None:
-            self.job_keys += [self.queue.enqueue(bench, item).key for item in payloads]
+            for item in payloads:
+                self._forget_later(self.queue.enqueue(bench, item))
 
         async def bulk(payloads: list[Payload]) -> None:
             for batch in _batches(payloads):
-                jobs = self.queue.enqueue_many([Queue.prepare_data(bench, args=(item,)) for item in batch])
-                self.job_keys += [job.key for job in jobs]
+                for job in self.queue.enqueue_many([Queue.prepare_data(bench, args=(item,)) for item in batch]):
+                    self._forget_later(job)
 
         return {"per-job": per_job, "bulk": bulk}
+
+    def _forget_later(self, job: Any) -> None:
+        """Have the teardown remove the job's keys: its hash and its results stream."""
+        self.job_keys += [job.key, f"rq:results:{job.id}"]
 
     async def unacked(self) -> int:
         """Jobs queued or started and not yet finished (RQ's queue and its started-job registry)."""
