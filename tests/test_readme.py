@@ -155,6 +155,7 @@ def _worker_run(pgqueuer: list[str]) -> dict[str, object]:
                     ["alkstore-postgres", "equal", "4", "noop", "3,000", "2,900–3,100", "5", "", "0", "committed"],
                     ["pgqueuer", "equal", "4", "noop", *pgqueuer, "0", "batched"],
                     ["pgqueuer", "own", "4", "noop", "9,999", "9,999–9,999", "5", "0.30× (0.30–0.30)", "0", "x"],
+                    ["pgqueuer", "equal", "1", "noop", "900", "800–950", "5", "1.60× (1.50–1.70)", "0", "batched"],
                 ],
             },
             {"name": "latency", "columns": latency, "rows": [["alkstore-postgres", "200", "2.1", "8.0", "0"]]},
@@ -172,6 +173,7 @@ def test_the_worker_summary_quotes_only_the_fair_tables_equal_slots_ratios_with_
     (tmp_path / "40-worker.json").write_text(json.dumps(run), encoding="utf-8")
     sentence = perf_summary.workers_sentence(tmp_path)
     assert "1.50× (1.40–1.60) pgqueuer's" in sentence
+    assert "and 1.60× (1.50–1.70) pgqueuer's at 1 process(es)" in sentence
     assert "load average 0.40–1.10" in sentence
     assert "4 processes × 10 slots" in sentence
     assert "0.30×" not in sentence, "the own-concurrency point is not the summary's figure"

@@ -109,9 +109,10 @@ def _named(record: dict[str, Any], name: str) -> list[dict[str, str]]:
 def workers_sentence(runs: Path = RUNS) -> str:
     """The latest fair ``worker.py`` run: alkstore's worker draining a backlog beside the peers' own workers.
 
-    Only the equal-slots, no-op row at the run's largest process count is quoted, as the ratio of
-    alkstore-postgres's jobs/s to each peer's pass by pass (median and range), with the load average
-    over all the run's passes; a peer that failed is named as failed, never given a ratio.
+    Only equal-slots, no-op rows are quoted: every peer's at the run's largest process count and
+    pgqueuer's at its smallest, each as the ratio of alkstore-postgres's jobs/s to the peer's pass by
+    pass (median and range), with the load average over all the run's passes; a peer that failed is
+    named as failed, never given a ratio.
     """
     fair = worker_runs(runs)
     if not fair:
@@ -121,17 +122,22 @@ def workers_sentence(runs: Path = RUNS) -> str:
         )
     record = fair[-1]
     settings = record["settings"]
-    processes = str(max(settings["processes"]))
-    rows = {
-        row["system"]: row
+    processes, fewest = str(max(settings["processes"])), str(min(settings["processes"]))
+    equal = {
+        (row["system"], row["processes"]): row
         for row in _named(record, "drain")
-        if (row["point"], row["processes"], row["handler"]) == ("equal", processes, "noop")
+        if (row["point"], row["handler"]) == ("equal", "noop")
     }
-    peers = ", ".join(
-        f"{rows[peer]['alkstore-postgres ÷ this (median, range)'] or rows[peer]['drain jobs/s (median)']} {label}"
-        for peer, label in PEERS
-        if peer in rows
-    )
+
+    def ratio(peer: str, count: str) -> str:
+        row = equal[peer, count]
+        return row["alkstore-postgres ÷ this (median, range)"] or row["drain jobs/s (median)"]
+
+    peers = ", ".join(f"{ratio(peer, processes)} {label}" for peer, label in PEERS if (peer, processes) in equal)
+    if fewest != processes and ("pgqueuer", fewest) in equal:
+        peers += f" own workers, and {ratio('pgqueuer', fewest)} pgqueuer's at {fewest} process(es)"
+    else:
+        peers += " own workers"
     wait = {row["system"]: row for row in _named(record, "latency")}
     loads = [float(run[key][0]) for run in record["runs"] for key in ("load_at_start", "load_at_end")]
     started = record["runs"][0]["started"][:10]
@@ -144,7 +150,7 @@ def workers_sentence(runs: Path = RUNS) -> str:
         f"End to end through `alkstore worker` (`{record['runs'][0]['command'].split(' --json')[0]}`, {started}; "
         f"{settings['passes']} interleaved passes, load average {min(loads):.2f}–{max(loads):.2f}): draining "
         f"{settings['jobs']:,} jobs with a no-op handler, {processes} processes × {settings['slots']} slots for "
-        f"every system, alkstore on Postgres ran {peers} own workers (median and range of the passes); {latency}."
+        f"every system, alkstore on Postgres ran {peers} (median and range of the passes); {latency}."
     )
 
 
