@@ -135,3 +135,49 @@ def test_the_benchmarks_page_is_method_and_latest_numbers() -> None:
     assert lines < MAX_BENCHMARK_LINES, (
         f"docs/benchmarks.md has {lines} lines; commit older runs under docs/benchmarks/runs/"
     )
+
+
+def _worker_run(pgqueuer: list[str]) -> dict[str, object]:
+    """A run as ``benchmarks/worker.py --json`` writes it (its ``format``), cut to the rows the summary reads."""
+    drain = ["system", "point", "processes", "handler", "drain jobs/s (median)", "min–max", "passes"]
+    drain += ["alkstore-postgres ÷ this (median, range)", "ran twice", "durability"]
+    latency = ["system", "samples", "enqueue→start p50 (ms)", "p99 (ms)", "ran twice"]
+    load = {"load_at_start": ["0.40", "0.5", "0.5"], "load_at_end": ["1.10", "0.6", "0.5"]}
+    return {
+        "format": perf_summary.WORKER_FORMAT,
+        "settings": {"jobs": 5000, "passes": 5, "slots": 10, "processes": [1, 4], "samples": 200},
+        "runs": [{"started": "2026-12-06T02:00:00+00:00", "command": "python benchmarks/worker.py", **load}],
+        "tables": [
+            {
+                "name": "drain",
+                "columns": drain,
+                "rows": [
+                    ["alkstore-postgres", "equal", "4", "noop", "3,000", "2,900–3,100", "5", "", "0", "committed"],
+                    ["pgqueuer", "equal", "4", "noop", *pgqueuer, "0", "batched"],
+                    ["pgqueuer", "own", "4", "noop", "9,999", "9,999–9,999", "5", "0.30× (0.30–0.30)", "0", "x"],
+                    ["pgqueuer", "equal", "1", "noop", "900", "800–950", "5", "1.60× (1.50–1.70)", "0", "batched"],
+                ],
+            },
+            {"name": "latency", "columns": latency, "rows": [["alkstore-postgres", "200", "2.1", "8.0", "0"]]},
+        ],
+    }
+
+
+def test_the_worker_summary_quotes_only_the_fair_tables_equal_slots_ratios_with_ranges_and_load(
+    tmp_path: Path,
+) -> None:
+    import json
+
+    assert "no run of the fair harness" in perf_summary.workers_sentence(tmp_path)
+    run = _worker_run(["2,000", "1,900–2,100", "5", "1.50× (1.40–1.60)"])
+    (tmp_path / "40-worker.json").write_text(json.dumps(run), encoding="utf-8")
+    sentence = perf_summary.workers_sentence(tmp_path)
+    assert "1.50× (1.40–1.60) pgqueuer's" in sentence
+    assert "and 1.60× (1.50–1.70) pgqueuer's at 1 process(es)" in sentence
+    assert "load average 0.40–1.10" in sentence
+    assert "4 processes × 10 slots" in sentence
+    assert "0.30×" not in sentence, "the own-concurrency point is not the summary's figure"
+    assert "p50 2.1 ms, p99 8.0 ms on Postgres with NOTIFY" in sentence
+    failed = _worker_run(["FAILED: stalled: 10 of 5000 jobs ran, none in the last 120 s; lost 4990", "", "", ""])
+    (tmp_path / "41-worker.json").write_text(json.dumps(failed).replace("T02:", "T03:"), encoding="utf-8")
+    assert "FAILED: stalled" in perf_summary.workers_sentence(tmp_path)

@@ -5,7 +5,8 @@ and ``<!-- /perf-summary -->`` in README.md; ``tests/test_readme.py`` fails when
 block and the runs disagree, so a figure in the README is always one a committed run
 measured. The summary quotes the latest runs only: the two latest ``throughput.py``
 runs of Postgres (each ratio as the two values), the latest run of SQLite and of mem,
-the latest ``many_workers.py`` run and the latest ``worker.py`` run. A new run is committed as JSON beside the
+the latest ``many_workers.py`` run and the latest ``worker.py`` run of the fair harness (``WORKER_FORMAT``;
+its equal-slots ratios only, with their ranges and the load average). A new run is committed as JSON beside the
 others (docs/benchmarks.md, "How to reproduce"), and this script is run again.
 """
 
@@ -25,8 +26,6 @@ README = REPO / "README.md"
 BLOCK = re.compile(r"(<!-- perf-summary -->\n)(.*?)(<!-- /perf-summary -->)", re.DOTALL)
 THROUGHPUT = ["engine", "path", "workers", "implementation", "jobs/s (median)"]
 MANY_WORKERS = ["engine", "path", "workers", "alkstore (jobs/s)"]
-WORKER = ["system", "handler", "processes", "jobs", "seconds", "jobs/s"]
-LATENCY = ["system", "samples", "enqueue-to-start p50 (ms)"]
 WIDTH = 100
 """The README's line length."""
 PATHS = ("enqueue", "enqueue_many", "claim_one+ack", "claim_batch+ack_batch")
@@ -84,29 +83,74 @@ def jobs_per_s(table: Table, engine: str, path: str, workers: str) -> str:
     return _row(table, engine, path, workers, "alkstore")["jobs/s (median)"]
 
 
-def _worker_rate(table: Table, system: str, handler: str, processes: str) -> float:
-    """One system's end-to-end jobs/s in a ``worker.py`` run."""
-    for row in table.rows:
-        if [row["system"], row["handler"], row["processes"]] == [system, handler, processes]:
-            return float(row["jobs/s"].replace(",", ""))
-    raise LookupError(f"run of {table.started}: no {system} {handler} row at {processes} processes")
+WORKER_FORMAT = "worker.py/2"
+"""The JSON ``benchmarks/worker.py`` writes since its comparison became fair; older worker runs are history only."""
+PEERS = (
+    ("pgqueuer", "pgqueuer's"),
+    ("procrastinate", "procrastinate's"),
+    ("celery-redis", "Celery's on Redis"),
+    ("celery-rabbitmq", "on RabbitMQ"),
+    ("rq", "RQ's"),
+)
 
 
-def workers_sentence() -> str:
-    """The latest ``worker.py`` run: alkstore's worker end to end beside the peers' own workers."""
-    work = tables(WORKER)[-1]
-    (wait,) = [table for table in tables(LATENCY) if table.started == work.started]
-    ours = _worker_rate(work, "alkstore-postgres", "noop", "4")
-    peers = ", ".join(
-        f"{ours / _worker_rate(work, peer, 'noop', '4'):.2f}× {label}"
-        for peer, label in (("pgqueuer", "pgqueuer's"), ("procrastinate", "procrastinate's"), ("celery", "Celery's"))
+def worker_runs(runs: Path = RUNS) -> list[dict[str, Any]]:
+    """Every committed ``worker.py`` run in the fair harness's format, oldest first."""
+    found = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(runs.glob("*.json"))]
+    fair = [record for record in found if record.get("format") == WORKER_FORMAT and record["runs"]]
+    return sorted(fair, key=lambda record: str(record["runs"][0]["started"]))
+
+
+def _named(record: dict[str, Any], name: str) -> list[dict[str, str]]:
+    (table,) = [table for table in record["tables"] if table["name"] == name]
+    return [dict(zip(table["columns"], row, strict=True)) for row in table["rows"]]
+
+
+def workers_sentence(runs: Path = RUNS) -> str:
+    """The latest fair ``worker.py`` run: alkstore's worker draining a backlog beside the peers' own workers.
+
+    Only equal-slots, no-op rows are quoted: every peer's at the run's largest process count and
+    pgqueuer's at its smallest, each as the ratio of alkstore-postgres's jobs/s to the peer's pass by
+    pass (median and range), with the load average over all the run's passes; a peer that failed is
+    named as failed, never given a ratio.
+    """
+    fair = worker_runs(runs)
+    if not fair:
+        return (
+            "End to end through `alkstore worker`: no run of the fair harness (docs/benchmarks.md, Workers) is "
+            "committed yet; the earlier worker figures gave the peers fewer slots and are withdrawn."
+        )
+    record = fair[-1]
+    settings = record["settings"]
+    processes, fewest = str(max(settings["processes"])), str(min(settings["processes"]))
+    equal = {
+        (row["system"], row["processes"]): row
+        for row in _named(record, "drain")
+        if (row["point"], row["handler"]) == ("equal", "noop")
+    }
+
+    def ratio(peer: str, count: str) -> str:
+        row = equal[peer, count]
+        return row["alkstore-postgres ÷ this (median, range)"] or row["drain jobs/s (median)"]
+
+    peers = ", ".join(f"{ratio(peer, processes)} {label}" for peer, label in PEERS if (peer, processes) in equal)
+    if fewest != processes and ("pgqueuer", fewest) in equal:
+        peers += f" own workers, and {ratio('pgqueuer', fewest)} pgqueuer's at {fewest} process(es)"
+    else:
+        peers += " own workers"
+    wait = {row["system"]: row for row in _named(record, "latency")}
+    loads = [float(run[key][0]) for run in record["runs"] for key in ("load_at_start", "load_at_end")]
+    started = record["runs"][0]["started"][:10]
+    latency = "; ".join(
+        f"enqueue-to-start p50 {wait[system]['enqueue→start p50 (ms)']} ms, p99 {wait[system]['p99 (ms)']} ms {how}"
+        for system, how in (("alkstore-postgres", "on Postgres with NOTIFY"), ("alkstore-sqlite", "on SQLite"))
+        if system in wait
     )
-    p50 = {row["system"]: row["enqueue-to-start p50 (ms)"] for row in wait.rows}
     return (
-        f"End to end through `alkstore worker` (`{work.command.split(' --json')[0]}`, {work.started[:10]}; "
-        f"4 processes, a no-op handler): Postgres {ours:,.0f} jobs/s, {peers} own workers (Celery on Redis); "
-        f"enqueue-to-start p50 {p50['alkstore-postgres']} ms on Postgres with NOTIFY, {p50['alkstore-sqlite']} ms "
-        f"on SQLite (polling)."
+        f"End to end through `alkstore worker` (`{record['runs'][0]['command'].split(' --json')[0]}`, {started}; "
+        f"{settings['passes']} interleaved passes, load average {min(loads):.2f}–{max(loads):.2f}): draining "
+        f"{settings['jobs']:,} jobs with a no-op handler, {processes} processes × {settings['slots']} slots for "
+        f"every system, alkstore on Postgres ran {peers} (median and range of the passes); {latency}."
     )
 
 

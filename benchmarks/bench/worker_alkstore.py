@@ -8,13 +8,13 @@ import os
 from alkstore_postgres import PostgresSource
 from alkstore_sqlite import SqliteSource
 
-from alkstore_worker import App, StoreSource
+from alkstore_worker import App, WorkerSource
 from bench.worker_marks import SLEEP_S, mark, sleeps, started
 
 QUEUE = "bench"
 
 
-def _source() -> StoreSource:
+def _source() -> WorkerSource:
     if "BENCH_WORKER_SQLITE" in os.environ:
         return SqliteSource(os.environ["BENCH_WORKER_SQLITE"])
     return PostgresSource(os.environ.get("BENCH_WORKER_DSN", ""), os.environ.get("BENCH_WORKER_SCHEMA", "bench"))

@@ -3,7 +3,7 @@
 The parent of ``benchmarks/worker.py`` counts finished jobs by the lines of
 one marks file, so every library is judged by the same evidence, written by
 its own handler in its own worker process (``started`` says what a line
-holds; enqueue and start instants are both this host's ``time.time()``).
+holds; enqueue, start and end instants are all this host's ``time.time()``).
 The settings come from the environment the parent sets.
 """
 
@@ -24,27 +24,24 @@ def sleeps() -> bool:
 
 
 def started(payload: object) -> str:
-    """The mark of one job, taken when its handler starts.
+    """The start of one job's mark, taken when its handler starts; ``mark`` adds the end instant.
 
-    ``l I SECONDS`` for latency job ``I`` (it carries its enqueue instant ``t``; numbered, since two
-    samples' latencies may be equal to the microsecond and the parent counts distinct lines),
-    ``d N`` for throughput job ``N``, ``w N`` for a warm-up job: numbered, so
-    the parent counts each job once and sees a job run twice.
+    ``l I SECONDS`` for latency job ``I`` (it carries its enqueue instant ``t``),
+    ``d N START`` for drain job ``N``: each numbered, so the parent counts each
+    job once by its number and sees a job run twice.
     """
     if isinstance(payload, dict):
         if isinstance(payload.get("t"), float):
-            return f"l {payload.get('i')} {time.time() - payload['t']:.6f}\n"
+            return f"l {payload.get('i')} {time.time() - payload['t']:.6f}"
         if isinstance(payload.get("n"), int):
-            return f"d {payload['n']}\n"
-        if isinstance(payload.get("warm"), int):
-            return f"w {payload['warm']}\n"
-    return f"? {payload!r}\n"
+            return f"d {payload['n']} {time.time():.6f}"
+    return f"? {payload!r}"
 
 
 def mark(line: str) -> None:
-    """Append ``line`` to the marks file (one small O_APPEND write: whole, whatever the processes)."""
+    """Append ``line`` and the handler's end instant to the marks file (one small O_APPEND write: whole)."""
     fd = os.open(os.environ[MARKS_ENV], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, line.encode("ascii"))
+        os.write(fd, f"{line} {time.time():.6f}\n".encode("ascii"))
     finally:
         os.close(fd)

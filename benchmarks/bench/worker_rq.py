@@ -1,4 +1,4 @@
-"""The function ``benchmarks/worker.py`` enqueues on RQ, run by ``rq worker`` (RQ's own, forking per job)."""
+"""The function ``benchmarks/worker.py`` enqueues on RQ, run by ``rq worker`` or ``rq worker-pool``."""
 
 from __future__ import annotations
 
