@@ -28,6 +28,7 @@ from alkstore_contract.types import Duration, Job, JobId, QueueOpts
 from alkstore_contract.validation import describe_value, validate_max_attempts, validate_queue_name
 from alkstore_worker.envelope import Envelope
 from alkstore_worker.events import Settlement
+from alkstore_worker.lease import Lease
 from alkstore_worker.sources import StoreSource
 
 P = ParamSpec("P")
@@ -37,14 +38,29 @@ Handler = Callable[..., Awaitable[object]]
 
 @dataclass(frozen=True, slots=True)
 class JobContext:
-    """What a handler may want besides its payload: the job as claimed (id, attempts, ...)."""
+    """What a handler may want besides its payload: the job as claimed (id, attempts, ...) and its lease."""
 
     job: Job
+    lease: Lease | None = None
+    """The claim's lease as the worker keeps it (``None`` when the handler is called outside a worker)."""
 
     @property
     def attempt(self) -> int:
         """Which attempt this run is (1 for the first)."""
         return self.job.attempts
+
+    @property
+    def lease_deadline(self) -> float | None:
+        """When the lease ends unless renewed, by ``time.monotonic()`` (``None`` outside a worker)."""
+        return self.lease.deadline if self.lease is not None else None
+
+    def still_holding(self) -> bool:
+        """Whether this run still holds its job, by the worker's own clock: check it before a long side effect.
+
+        ``False`` once the lease's deadline passed without a renewal or a heartbeat was refused; the
+        worker then cancels the handler at its next ``await`` (docs/worker.md, "A lost lease").
+        """
+        return self.lease.still_holding() if self.lease is not None else True
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,10 +112,10 @@ class Task(Generic[P, R]):
             priority=priority,
         )
 
-    def run_with(self, payload: object, job: Job) -> Awaitable[object]:
-        """The handler's coroutine for one claimed job."""
+    def run_with(self, payload: object, job: Job, lease: Lease | None = None) -> Awaitable[object]:
+        """The handler's coroutine for one claimed job held under ``lease``."""
         if self.takes_context:
-            return self.function(payload, JobContext(job))  # type: ignore[call-arg, arg-type]
+            return self.function(payload, JobContext(job, lease))  # type: ignore[call-arg, arg-type]
         return self.function(payload)  # type: ignore[call-arg, arg-type]
 
 

@@ -11,8 +11,13 @@ to the source's ``poll_max_s``.
 Each claimed job runs as its own asyncio task:
 
 - a heartbeat every third of the job's visibility timeout keeps the lease
-  (H3); a heartbeat that returns False means the lease lapsed and another
-  worker may hold the job: the run is cancelled and nothing is settled;
+  (H3). The worker also keeps the lease by its own monotonic clock
+  (``alkstore_worker.lease``): a deadline from the instant the claim was sent,
+  moved by each successful heartbeat. Once it passes without a renewal (a
+  store unreachable, the process stopped past it), or at once when a heartbeat
+  returns False (another worker may hold the job), the handler is cancelled
+  before it runs another step, the run is logged and reported (``on_settled``)
+  as ``cancelled``, and nothing is settled;
 - the task's ``timeout`` cancels a stalled run, which is then retried;
 - an exception retries with the contract's backoff (R2: the delay is drawn
   here, with ``alkstore_contract.backoff``, so the log line can say it), or
@@ -20,6 +25,13 @@ Each claimed job runs as its own asyncio task:
   the last attempt ``retry`` dead-letters (R4);
 - a job whose payload is not a task envelope, or names a task this app does
   not register, is dead-lettered with the reason; the worker keeps running.
+- an ``ack``, ``retry`` or ``fail`` that raises ``StoreUnavailable`` (the store
+  unreachable: its outcome unknown) is tried again through the same handle
+  (contract N6), with a backoff from 50 ms to 1 s, until the lease's local
+  deadline; each repeat is fenced by the same claim, so a late one is refused,
+  never applied twice. A repeated ack answered False while the job is gone
+  means the first attempt completed it (no other claim can have, before the
+  lease ended); any other refusal is the fence working (logged, counted);
 - however it ends, the app's ``on_settled`` hooks hear which handle operation
   settled it and whether the store accepted it (``Settlement``): a refused
   ack is how a program learns its late completion did not count.
@@ -48,21 +60,26 @@ import os
 import random
 import socket
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from alkstore_contract.backoff import backoff_delay_s
-from alkstore_contract.errors import AlkstoreError, InvalidArgument
+from alkstore_contract.errors import AlkstoreError, InvalidArgument, StoreUnavailable
 from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import Job, QueueOpts
 from alkstore_contract.validation import describe_value
 from alkstore_worker.app import App, Task
 from alkstore_worker.envelope import Envelope, EnvelopeError, open_envelope
 from alkstore_worker.events import Counters, Settlement, emit
+from alkstore_worker.lease import HEARTBEAT_REFUSED, Lease, guarded
 from alkstore_worker.wakeup import Waker
 
 POLL_MIN_S = 0.005
+SETTLE_RETRY_MIN_S = 0.05
+SETTLE_RETRY_MAX_S = 1.0
+"""The backoff between repeats of a settle that met an unreachable store: from 50 ms, doubling, to 1 s."""
 MAX_ERROR_CHARS = 2000
 
 
@@ -115,9 +132,9 @@ class _Run:
 
     handle: JobHandle
     queue: Queue
+    lease: Lease
     task: asyncio.Task[None] | None = None
     handing_back: bool = False
-    lease_lost: bool = False
     task_name: str | None = None
     payload: object = None
     """The envelope's task and payload, once opened: what a ``Settlement`` reports."""
@@ -222,6 +239,7 @@ class Worker:
                 continue
             count = min(free, want, self.options.max_batch)
             woken.clear()
+            sent = time.monotonic()
             started = time.perf_counter()
             try:
                 if count == 1:
@@ -238,7 +256,7 @@ class Worker:
             if handles:
                 self._loops.idle.discard(queue.name)
                 for handle in handles:
-                    self._start(queue, handle)
+                    self._start(queue, handle, sent)
                 want = min(want * 2, self.options.max_batch) if len(handles) == count else 1
                 idle_s = self.options.poll_min_s
                 continue
@@ -259,8 +277,9 @@ class Worker:
             for waiting in waits:
                 waiting.cancel()
 
-    def _start(self, queue: Queue, handle: JobHandle) -> None:
-        run = _Run(handle, queue)
+    def _start(self, queue: Queue, handle: JobHandle, sent: float) -> None:
+        """Run ``handle``'s job; its lease ends, by this process's clock, the visibility timeout after ``sent``."""
+        run = _Run(handle, queue, Lease(sent + handle.job.visibility_timeout_s))
         self._runs.add(run)
         self.counters.in_flight = len(self._runs)
         run.task = asyncio.create_task(self._run(run))
@@ -299,15 +318,24 @@ class Worker:
         timed_out = False
         try:
             async with asyncio.timeout(task.options.timeout_s) as deadline:
-                await task.run_with(envelope.payload, job)
+                await guarded(task.run_with(envelope.payload, job, run.lease), run.lease)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
             heart.cancel()
-            if run.lease_lost:
-                emit("lease_lost", logging.WARNING, job=job.id, task=task.name, queue=job.queue)
-                self._settled(run, "none", False)
+            if run.lease.lost is not None:
+                self.counters.cancelled += 1
+                emit(
+                    "cancelled",
+                    logging.WARNING,
+                    job=job.id,
+                    task=task.name,
+                    queue=job.queue,
+                    attempt=job.attempts,
+                    reason=run.lease.lost,
+                )
+                self._settled(run, "cancelled", False)
                 return
             if run.handing_back:
                 await self._hand_back(run, job, envelope)
@@ -336,9 +364,9 @@ class Worker:
         """Ack a run whose handler returned; ``False`` when the lease was gone: the ack refused it, or a heartbeat
         that found the lease lapsed cancelled the run before the ack could tell (after the handler returned)."""
         try:
-            accepted = await run.handle.ack()
+            accepted = await self._settle(run, "ack", run.handle.ack)
         except asyncio.CancelledError:
-            if not run.lease_lost:
+            if run.lease.lost is None:
                 raise
             current = asyncio.current_task()
             if current is not None:
@@ -346,6 +374,50 @@ class Worker:
             accepted = False
         self._settled(run, "ack", accepted)
         return accepted
+
+    async def _settle(self, run: _Run, action: str, settle: Callable[[], Awaitable[bool]]) -> bool:
+        """``settle()`` (the handle's ack, retry or fail), repeated through the same handle while it raises
+        ``StoreUnavailable`` and the lease's local deadline has not passed (contract N6).
+
+        The store fences each repeat by the same claim, so a repeat after the lease lapsed is refused and
+        none is applied twice. An ack repeated after a ``StoreUnavailable`` and refused while the job is
+        gone was completed by its first attempt: before the lease's end only this claim (or a cancel by
+        id) can have removed it. Past the deadline the last ``StoreUnavailable`` is raised: nothing is
+        reported done that the store did not say.
+        """
+        job = run.handle.job
+        pause = SETTLE_RETRY_MIN_S
+        in_doubt = False
+        while True:
+            sent = time.monotonic()
+            try:
+                accepted = await settle()
+            except StoreUnavailable as exc:
+                left = run.lease.deadline - time.monotonic()
+                if left <= 0:
+                    raise
+                in_doubt = True
+                self.counters.settle_retries += 1
+                emit(
+                    "settle_retry",
+                    logging.WARNING,
+                    job=job.id,
+                    queue=job.queue,
+                    action=action,
+                    in_s=round(min(pause, left), 6),
+                    error=repr(exc),
+                )
+                await asyncio.sleep(min(pause, left))
+                pause = min(pause * 2, SETTLE_RETRY_MAX_S)
+                continue
+            if accepted or not in_doubt:
+                return accepted
+            if action == "ack" and sent < run.lease.deadline and await run.queue.get_job(job.id) is None:
+                emit("settled_in_doubt", job=job.id, queue=job.queue, action=action)
+                return True
+            self.counters.settle_refused += 1
+            emit("settle_refused", logging.WARNING, job=job.id, queue=job.queue, action=action)
+            return False
 
     def _settled(self, run: _Run, action: str, accepted: bool) -> None:
         """Tell the app's ``on_settled`` hooks how this claim was settled; a hook that raises is logged, not fatal."""
@@ -359,19 +431,35 @@ class Worker:
                 emit("hook_error", logging.WARNING, job=run.handle.job.id, hook=repr(hook), error=repr(exc))
 
     async def _heartbeat(self, run: _Run, job: Job) -> None:
+        """Renew the lease every third of the visibility timeout; cancel the run once it is lost.
+
+        Lost: a heartbeat returned False, or the lease's local deadline passed without a renewal (the
+        store unreachable, or this process stopped past it). The wait ends at the deadline at the
+        latest, so a handler awaiting something that never comes is cancelled then; one that wakes
+        first is cancelled by its guard (``alkstore_worker.lease``).
+        """
+        lease = run.lease
         interval = job.visibility_timeout_s / 3
-        while True:
-            await asyncio.sleep(interval)
+        next_beat = lease.deadline - job.visibility_timeout_s + interval
+        while lease.still_holding():
+            now = time.monotonic()
+            if now < next_beat:
+                await asyncio.sleep(min(next_beat, lease.deadline) - now)
+                continue
+            sent = time.monotonic()
             try:
                 alive = await run.handle.heartbeat()
             except (AlkstoreError, OSError, TimeoutError) as exc:
                 emit("heartbeat_error", logging.WARNING, job=job.id, error=repr(exc))
+                next_beat = time.monotonic() + min(interval, SETTLE_RETRY_MAX_S)
                 continue
             if not alive:
-                run.lease_lost = True
-                if run.task is not None:
-                    run.task.cancel()
-                return
+                lease.lose(HEARTBEAT_REFUSED)
+                break
+            lease.renewed(sent, job.visibility_timeout_s)
+            next_beat = sent + interval
+        if run.task is not None:
+            run.task.cancel()
 
     async def _failed(self, run: _Run, job: Job, task: Task[Any, Any], exc: BaseException) -> None:
         error = _error_text(exc)
@@ -382,10 +470,11 @@ class Worker:
 
     async def _retry(self, run: _Run, job: Job, task: str, error: str) -> None:
         if job.attempts >= job.max_attempts:
-            self._settled_dead(run, job, task, error, "retry", await run.handle.retry(error=error))
+            accepted = await self._settle(run, "retry", lambda: run.handle.retry(error=error))
+            self._settled_dead(run, job, task, error, "retry", accepted)
             return
         delay = backoff_delay_s(job.attempts, job.backoff_base_s, self._rng)
-        accepted = await run.handle.retry(error=error, delay=delay)
+        accepted = await self._settle(run, "retry", lambda: run.handle.retry(error=error, delay=delay))
         self._settled(run, "retry", accepted)
         if accepted:
             self.counters.retried += 1
@@ -402,7 +491,8 @@ class Worker:
             emit("lease_lost", logging.WARNING, job=job.id, task=task, queue=job.queue, at="retry")
 
     async def _dead(self, run: _Run, job: Job, task: str | None, error: str) -> None:
-        self._settled_dead(run, job, task, error, "fail", await run.handle.fail(error=error))
+        accepted = await self._settle(run, "fail", lambda: run.handle.fail(error=error))
+        self._settled_dead(run, job, task, error, "fail", accepted)
 
     def _settled_dead(self, run: _Run, job: Job, task: str | None, error: str, action: str, accepted: bool) -> None:
         """Count and log a settlement meant to leave the job dead: a ``fail``, or a ``retry`` of its last attempt.
