@@ -326,15 +326,7 @@ class Worker:
             heart.cancel()
             if run.lease.lost is not None:
                 self.counters.cancelled += 1
-                emit(
-                    "cancelled",
-                    logging.WARNING,
-                    job=job.id,
-                    task=task.name,
-                    queue=job.queue,
-                    attempt=job.attempts,
-                    reason=run.lease.lost,
-                )
+                _job_warning("cancelled", job, task=task.name, attempt=job.attempts, reason=run.lease.lost)
                 self._settled(run, "cancelled", False)
                 return
             if run.handing_back:
@@ -398,15 +390,7 @@ class Worker:
                     raise
                 in_doubt = True
                 self.counters.settle_retries += 1
-                emit(
-                    "settle_retry",
-                    logging.WARNING,
-                    job=job.id,
-                    queue=job.queue,
-                    action=action,
-                    in_s=round(min(pause, left), 6),
-                    error=repr(exc),
-                )
+                _job_warning("settle_retry", job, action=action, in_s=round(min(pause, left), 6), error=repr(exc))
                 await asyncio.sleep(min(pause, left))
                 pause = min(pause * 2, SETTLE_RETRY_MAX_S)
                 continue
@@ -416,7 +400,7 @@ class Worker:
                 emit("settled_in_doubt", job=job.id, queue=job.queue, action=action)
                 return True
             self.counters.settle_refused += 1
-            emit("settle_refused", logging.WARNING, job=job.id, queue=job.queue, action=action)
+            _job_warning("settle_refused", job, action=action)
             return False
 
     def _settled(self, run: _Run, action: str, accepted: bool) -> None:
@@ -562,6 +546,11 @@ class Worker:
             await asyncio.sleep(every_s)
             sys.stderr.write(f"alkstore worker {os.getpid()}: {self.counters.progress_line()}\n")
             sys.stderr.flush()
+
+
+def _job_warning(event: str, job: Job, **fields: object) -> None:
+    """Log a warning about one job: ``event``, the job's id and queue, then ``fields``."""
+    emit(event, logging.WARNING, job=job.id, queue=job.queue, **fields)
 
 
 def _error_text(exc: BaseException) -> str:

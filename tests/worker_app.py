@@ -83,3 +83,14 @@ async def side_effects(payload: dict[str, float], context: JobContext) -> None:
             record("side_effect", context, step=step, mono=time.monotonic())
             await asyncio.sleep(payload["every"])
     record("finished", context)
+
+
+OUTAGE_LEASE_S = 15.0
+"""The lease of ``outage_job``: longer than the database outage the test causes, so no lease lapses in it."""
+
+
+@app.task(queue=QUEUE, queue_opts=QueueOpts(visibility_timeout_s=OUTAGE_LEASE_S, backoff_base_s=0.05))
+async def outage_job(payload: dict[str, float], context: JobContext) -> None:
+    """Sleeps ``payload["seconds"]``, then records that it finished: a completion a second run would repeat."""
+    await asyncio.sleep(payload["seconds"])
+    record("finished", context)

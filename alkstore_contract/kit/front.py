@@ -193,7 +193,8 @@ class KitQueue(NamedQueue, Generic[D]):
 
 
 class KitJobHandle(Generic[D]):
-    """One claim of one job: ``ack``/``retry``/``fail`` once, ``heartbeat`` as often as needed (H1–H5)."""
+    """One claim of one job: ``ack``/``retry``/``fail`` once, ``heartbeat`` as often as needed (H1–H5); once more
+    after one raised ``StoreUnavailable`` (N6)."""
 
     __slots__ = ("_job", "_once", "_queue", "_token")
 
@@ -220,8 +221,9 @@ class KitJobHandle(Generic[D]):
         queue = self._queue
         store = queue._store
         store.check_open("ack")
-        self._one_shot().spend("ack")
-        return await queue._driver.ack(queue._name, self._job.id, self._token, store.now())
+        once = self._one_shot()
+        once.spend("ack")
+        return await once.outcome(queue._driver.ack(queue._name, self._job.id, self._token, store.now()))
 
     async def retry(self, error: str | None = None, delay: Duration | None = None) -> bool:
         """R1–R4: back to ready after ``delay`` (or the backoff curve), or dead when attempts are spent.
@@ -237,7 +239,8 @@ class KitJobHandle(Generic[D]):
         self._one_shot().check("retry")
         checked_error = validate_error(error)
         delay_s = optional_duration_seconds("delay", delay)
-        self._one_shot().spend("retry")
+        once = self._one_shot()
+        once.spend("retry")
         job = self._job
         decision = decide_retry(
             attempts=job.attempts,
@@ -250,8 +253,12 @@ class KitJobHandle(Generic[D]):
         now = store.now()
         if decision.dead:
             assert decision.last_error is not None, "a dead-letter decision always names its error"
-            return await queue._driver.dead_letter(queue._name, job.id, self._token, now, decision.last_error)
-        return await queue._driver.retry(queue._name, job.id, self._token, now, decision.delay_s, decision.last_error)
+            return await once.outcome(
+                queue._driver.dead_letter(queue._name, job.id, self._token, now, decision.last_error)
+            )
+        return await once.outcome(
+            queue._driver.retry(queue._name, job.id, self._token, now, decision.delay_s, decision.last_error)
+        )
 
     async def fail(self, error: str | None = None) -> bool:
         """D1: dead at once, ``last_error`` = error or ``"failed"``."""
@@ -260,8 +267,11 @@ class KitJobHandle(Generic[D]):
         store.check_open("fail")
         self._one_shot().check("fail")
         last_error = fail_error(validate_error(error))
-        self._one_shot().spend("fail")
-        return await queue._driver.dead_letter(queue._name, self._job.id, self._token, store.now(), last_error)
+        once = self._one_shot()
+        once.spend("fail")
+        return await once.outcome(
+            queue._driver.dead_letter(queue._name, self._job.id, self._token, store.now(), last_error)
+        )
 
     async def heartbeat(self, extend: Duration | None = None) -> bool:
         """H3: lease = now + (``extend``, or the stamped visibility timeout); repeatable."""
