@@ -146,8 +146,12 @@ class OneShot:
         try:
             return await step
         except StoreUnavailable:
-            self._spent_by = None
+            self.reopen()
             raise
+
+    def reopen(self) -> None:
+        """Unspend the handle: its op raised ``StoreUnavailable`` and did not return (N6)."""
+        self._spent_by = None
 
 
 def raise_if_closed(closed: bool, op: str) -> None:

@@ -2,11 +2,11 @@
 
 One ``Worker`` is one process's worth of work (``alkstore worker --processes N``
 runs N of them). Per served queue, one loop claims while the process has free
-slots (``concurrency``): a single ``claim_one`` when the queue looks shallow,
-``claim_batch`` of a size that doubles while each claim comes back full (a deep
-backlog) and falls back to 1 when one comes back short. An idle loop waits on
-its waker (Postgres NOTIFY) or, failing that, polls with a backoff from 5 ms
-to the source's ``poll_max_s``.
+slots (``concurrency``): one ``claim_batch`` sized to the free slots (at most
+``max_batch``), so a drain pays one claim round trip per batch, not per job.
+An idle loop waits on its waker (Postgres NOTIFY) or, failing that, polls with
+a backoff from 5 ms to the source's ``poll_max_s``. Acks of finished runs go to
+the store together where the queue offers ``ack_handles`` (``alkstore_worker.acks``).
 
 Each claimed job runs as its own asyncio task:
 
@@ -60,7 +60,7 @@ import os
 import random
 import socket
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -70,6 +70,7 @@ from alkstore_contract.errors import AlkstoreError, InvalidArgument, StoreUnavai
 from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import Job, QueueOpts
 from alkstore_contract.validation import describe_value
+from alkstore_worker.acks import AckBatch
 from alkstore_worker.app import App, Task
 from alkstore_worker.envelope import Envelope, EnvelopeError, open_envelope
 from alkstore_worker.events import Counters, Settlement, emit
@@ -77,6 +78,8 @@ from alkstore_worker.lease import HEARTBEAT_REFUSED, Lease, guarded
 from alkstore_worker.wakeup import Waker
 
 POLL_MIN_S = 0.005
+ACK_WINDOW_S = 0.002
+"""How long a finished run's ack may wait for others to be sent with it (``alkstore_worker.acks``)."""
 SETTLE_RETRY_MIN_S = 0.05
 SETTLE_RETRY_MAX_S = 1.0
 """The backoff between repeats of a settle that met an unreachable store: from 50 ms, doubling, to 1 s."""
@@ -104,6 +107,8 @@ class WorkerOptions:
     """The longest idle wait between claims (default: the source's)."""
     poll_min_s: float = POLL_MIN_S
     """The first idle wait after an empty claim; it doubles up to ``poll_max_s``."""
+    ack_window_s: float = ACK_WINDOW_S
+    """The longest an ack waits to be sent with others (0: each ack on its own)."""
     worker_id: str | None = None
     stop_when_idle: bool = False
     """Stop once no served queue has a claimable job and nothing runs (a drain: scripts, tests)."""
@@ -118,7 +123,7 @@ class WorkerOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidArgument(f"{name}={describe_value(value)}: must be an int >= 1")
-        for name in ("grace_s", "sweep_interval_s", "poll_min_s", "poll_max_s", "progress_s"):
+        for name in ("grace_s", "sweep_interval_s", "poll_min_s", "poll_max_s", "progress_s", "ack_window_s"):
             value = getattr(self, name)
             if value is None and name in ("poll_max_s", "progress_s"):
                 continue
@@ -138,6 +143,26 @@ class _Run:
     task_name: str | None = None
     payload: object = None
     """The envelope's task and payload, once opened: what a ``Settlement`` reports."""
+
+
+class _Heart:
+    """A run's heartbeat task, made only when its first beat is due: a job done sooner costs a timer, not a task."""
+
+    __slots__ = ("_task", "_timer")
+
+    def __init__(self, beats: Callable[[], Coroutine[Any, Any, None]], first_at: float) -> None:
+        self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = asyncio.get_running_loop().call_at(first_at, self._start, beats)
+
+    def _start(self, beats: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        self._timer = None
+        self._task = asyncio.get_running_loop().create_task(beats())
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
 
 
 @dataclass
@@ -162,6 +187,8 @@ class Worker:
         self._stopping = asyncio.Event()
         self._slot_freed = asyncio.Event()
         self._runs: set[_Run] = set()
+        self._acks: dict[str, AckBatch] = {}
+        """The ack buffer of each served queue whose engine acks many handles at once (``ack_handles``)."""
         self._store: Store | None = None
         self._loops = _Loops()
         self.waker: Waker | None = None
@@ -187,10 +214,10 @@ class Worker:
         try:
             await source.prepare()
             await waker.start()
-            loops = [
-                asyncio.create_task(self._serve(store.queue(name, self.app.queue_opts(name)), waker.subscribe()))
-                for name in self.queues
-            ]
+            served = [store.queue(name, self.app.queue_opts(name)) for name in self.queues]
+            for queue in served:
+                self._batch_acks(queue)
+            loops = [asyncio.create_task(self._serve(queue, waker.subscribe())) for queue in served]
             helpers.append(asyncio.create_task(self._sweep_forever(store, lock)))
             if self.options.progress_s:
                 helpers.append(asyncio.create_task(self._progress_forever(self.options.progress_s)))
@@ -215,7 +242,21 @@ class Worker:
             await store.close()
             emit("worker_stopped", worker=self.worker_id, **self.counters.snapshot())
 
+    def _batch_acks(self, queue: Queue) -> None:
+        """Buffer ``queue``'s acks when its engine takes many at once (the kit's ``KitQueue.ack_handles``)."""
+        ack_handles = getattr(queue, "ack_handles", None)
+        if ack_handles is None or self.options.ack_window_s <= 0:
+            return
+        name = queue.name
+
+        def in_flight() -> int:
+            return sum(1 for run in self._runs if run.queue.name == name)
+
+        self._acks[name] = AckBatch(ack_handles, self.options.ack_window_s, in_flight)
+
     async def _finish_runs(self) -> None:
+        for batch in self._acks.values():
+            batch.flush()
         running = {run.task for run in self._runs if run.task is not None}
         if running and self.options.grace_s > 0:
             await asyncio.wait(running, timeout=self.options.grace_s)
@@ -224,12 +265,12 @@ class Worker:
                 run.handing_back = True
                 run.task.cancel()
         await asyncio.gather(*(run.task for run in list(self._runs) if run.task is not None), return_exceptions=True)
+        await asyncio.gather(*(batch.drain() for batch in self._acks.values()))
 
     # claiming
 
     async def _serve(self, queue: Queue, woken: asyncio.Event) -> None:
         idle_s = self.options.poll_min_s
-        want = 1
         poll_max = self.options.poll_max_s if self.options.poll_max_s is not None else self.app.source.poll_max_s
         while not self._stopping.is_set():
             free = self.options.concurrency - len(self._runs)
@@ -237,7 +278,7 @@ class Worker:
                 self._slot_freed.clear()
                 await self._wait_for(self._slot_freed, None)
                 continue
-            count = min(free, want, self.options.max_batch)
+            count = min(free, self.options.max_batch)
             woken.clear()
             sent = time.monotonic()
             started = time.perf_counter()
@@ -257,10 +298,8 @@ class Worker:
                 self._loops.idle.discard(queue.name)
                 for handle in handles:
                     self._start(queue, handle, sent)
-                want = min(want * 2, self.options.max_batch) if len(handles) == count else 1
                 idle_s = self.options.poll_min_s
                 continue
-            want = 1
             self._loops.idle.add(queue.name)
             if self.options.stop_when_idle and len(self._loops.idle) == len(self.queues) and not self._runs:
                 self.stop()
@@ -313,7 +352,7 @@ class Worker:
 
     async def _run_task(self, run: _Run, job: Job, task: Task[Any, Any], envelope: Envelope) -> None:
         emit("start", job=job.id, task=task.name, queue=job.queue, attempt=job.attempts, max_attempts=job.max_attempts)
-        heart = asyncio.create_task(self._heartbeat(run, job))
+        heart = _Heart(lambda: self._heartbeat(run, job), run.lease.deadline - job.visibility_timeout_s * 2 / 3)
         began = time.perf_counter()
         timed_out = False
         try:
@@ -356,7 +395,10 @@ class Worker:
         """Ack a run whose handler returned; ``False`` when the lease was gone: the ack refused it, or a heartbeat
         that found the lease lapsed cancelled the run before the ack could tell (after the handler returned)."""
         try:
-            accepted = await self._settle(run, "ack", run.handle.ack)
+            batch = self._acks.get(run.queue.name)
+            accepted = await self._settle(
+                run, "ack", run.handle.ack if batch is None else lambda: batch.ack(run.handle)
+            )
         except asyncio.CancelledError:
             if run.lease.lost is None:
                 raise

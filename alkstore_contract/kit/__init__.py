@@ -9,6 +9,7 @@ engine in the same way.
 """
 
 from alkstore_contract.kit.driver import (
+    AcksClaims,
     StorageDriver,
     StoredState,
     c2_order_key,
@@ -24,6 +25,7 @@ from alkstore_contract.kit.front import KitJobHandle, KitQueue, KitStore
 from alkstore_contract.resolution import NewJobs
 
 __all__ = [
+    "AcksClaims",
     "KitJobHandle",
     "KitQueue",
     "KitStore",

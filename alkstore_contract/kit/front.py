@@ -12,6 +12,7 @@ here, so all engines on the kit say it the same way.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import secrets
 from collections.abc import Sequence
@@ -19,9 +20,9 @@ from datetime import datetime
 from typing import Generic, TypeVar
 
 from alkstore_contract.clock import Clock
-from alkstore_contract.errors import InvalidArgument
+from alkstore_contract.errors import InvalidArgument, StoreUnavailable
 from alkstore_contract.handles import ClosingStore, NamedQueue, OneShot, raise_if_closed
-from alkstore_contract.kit.driver import StorageDriver, c2_order_key
+from alkstore_contract.kit.driver import AcksClaims, StorageDriver, c2_order_key
 from alkstore_contract.kit.fast import resolve_new_jobs
 from alkstore_contract.resolution import (
     LAST_ERROR_EXPIRED,
@@ -174,6 +175,60 @@ class KitQueue(NamedQueue, Generic[D]):
         if not unique:
             return 0
         return await self._driver.ack_batch(self._name, unique, store.now())
+
+    async def ack_handles(self, handles: Sequence[JobHandle]) -> list[bool]:
+        """Each handle's ``ack()`` (H1, H2, H4, N6) at once: one storage step where the driver acks claims in
+        batches (``AcksClaims``), else one ``ack`` per handle, run concurrently.
+
+        Every handle must be a claim of this queue, each listed once. Each ack
+        is fenced by its own claim, as ``ack()`` is, so a stale handle is
+        refused (``False``) while the others complete; ``[]`` does no I/O.
+        Every handle is spent before the storage step (a spent one raises
+        ``HandleSpent`` and none is spent); if the step raises
+        ``StoreUnavailable`` none is: each may be acked again (N6).
+        """
+        store = self._store
+        store.check_open("ack_handles")
+        claims = self._own_claims(handles)
+        if not claims:
+            return []
+        for claim in claims:
+            claim._one_shot().check("ack")
+        for claim in claims:
+            claim._one_shot().spend("ack")
+        now = store.now()
+        driver = self._driver
+        batched: AcksClaims | None = driver if hasattr(driver, "ack_claims") else None  # type: ignore[assignment]
+        try:
+            if batched is not None:
+                acked = set(await batched.ack_claims(self._name, [(c._job.id, c._token) for c in claims], now))
+                return [claim._job.id in acked for claim in claims]
+            return list(await asyncio.gather(*(driver.ack(self._name, c._job.id, c._token, now) for c in claims)))
+        except StoreUnavailable:
+            for claim in claims:
+                claim._one_shot().reopen()
+            raise
+
+    def _own_claims(self, handles: Sequence[JobHandle]) -> list[KitJobHandle[D]]:
+        """``handles`` as this queue's claims, each once; ``InvalidArgument`` naming the first that is not."""
+        if not isinstance(handles, list | tuple):
+            raise InvalidArgument(f"handles={describe_value(handles)}: must be a list or tuple of job handles")
+        claims: list[KitJobHandle[D]] = []
+        seen: set[JobId] = set()
+        for handle in handles:
+            if not (
+                isinstance(handle, KitJobHandle)
+                and handle._queue._store is self._store
+                and handle._job.queue == self._name
+            ):
+                raise InvalidArgument(
+                    f"handles: {describe_value(handle)} is not a claim of queue {self._name!r} of this store"
+                )
+            if handle._job.id in seen:
+                raise InvalidArgument(f"handles: job {handle._job.id!r} is listed twice")
+            seen.add(handle._job.id)
+            claims.append(handle)
+        return claims
 
     async def cancel(self, job_id: JobId) -> bool:
         """B2: delete the job of this queue in any state; ``True`` iff one was deleted."""

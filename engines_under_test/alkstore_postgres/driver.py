@@ -229,6 +229,14 @@ SELECT count(*) FROM acked
 """
     """ack_batch (B1): one DELETE of the listed jobs with a live lease, whoever holds them."""
 
+    ACK_CLAIMS_SQL: ClassVar[str] = f"""WITH {CLOCK_CTE}
+DELETE FROM {{jobs}} AS j
+USING unnest($2::bigint[], $3::text[]) AS c(id, token)
+WHERE j.id = c.id AND j.token = c.token AND j.state = 'processing' AND j.lease_expires_at > {NOW}
+RETURNING j.id
+"""
+    """ack_claims (many acks, H1/H2 each): one DELETE of the listed jobs each still held by its own claim's token."""
+
     CANCEL_SQL: ClassVar[str] = "DELETE FROM {jobs} WHERE queue = $1 AND id = $2 RETURNING id"
     """cancel (B2): any state; needs no clock."""
 
@@ -439,6 +447,16 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         acked = int(rows[0][0])
         self.upkeep.note(acked)
         return acked
+
+    async def ack_claims(self, queue: str, claims: Sequence[tuple[JobId, str]], now: datetime | None) -> list[JobId]:
+        """Many handles' acks in one statement (the kit's ``AcksClaims``): one round trip for a worker's batch."""
+        kept = [(row_id, token) for job_id, token in claims if (row_id := int_job_id(job_id)) is not None]
+        if not kept:
+            return []
+        kept.sort()
+        rows = await self.fetch("ack_claims", self.ACK_CLAIMS_SQL, now, [c[0] for c in kept], [c[1] for c in kept])
+        self.upkeep.note(len(rows))
+        return [row[0] for row in rows]
 
     async def cancel(self, queue: str, job_id: JobId) -> bool:
         row_id = int_job_id(job_id)
