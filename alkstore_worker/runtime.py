@@ -5,8 +5,9 @@ runs N of them). Per served queue, one loop claims while the process has free
 slots (``concurrency``): one ``claim_batch`` sized to the free slots (at most
 ``max_batch``), so a drain pays one claim round trip per batch, not per job.
 An idle loop waits on its waker (Postgres NOTIFY) or, failing that, polls with
-a backoff from 5 ms to the source's ``poll_max_s``. Acks of finished runs go to
-the store together where the queue offers ``ack_handles`` (``alkstore_worker.acks``).
+a backoff from 5 ms to the source's ``poll_max_s``. Acks of finished runs, and
+heartbeats of running ones, go to the store together where the queue offers
+``ack_handles`` and ``heartbeat_handles`` (``alkstore_worker.batches``).
 
 Each claimed job runs as its own asyncio task:
 
@@ -27,7 +28,7 @@ Each claimed job runs as its own asyncio task:
   not register, is dead-lettered with the reason; the worker keeps running.
 - an ``ack``, ``retry`` or ``fail`` that raises ``StoreUnavailable`` (the store
   unreachable: its outcome unknown) is tried again through the same handle
-  (contract N6), with a backoff from 50 ms to 1 s, until the lease's local
+  (contract N6), with a backoff from 50 ms to 250 ms, until the lease's local
   deadline; each repeat is fenced by the same claim, so a late one is refused,
   never applied twice. A repeated ack answered False while the job is gone
   means the first attempt completed it (no other claim can have, before the
@@ -70,8 +71,8 @@ from alkstore_contract.errors import AlkstoreError, InvalidArgument, StoreUnavai
 from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import Job, QueueOpts
 from alkstore_contract.validation import describe_value
-from alkstore_worker.acks import AckBatch
 from alkstore_worker.app import App, Task
+from alkstore_worker.batches import Batch
 from alkstore_worker.envelope import Envelope, EnvelopeError, open_envelope
 from alkstore_worker.events import Counters, Settlement, emit
 from alkstore_worker.lease import HEARTBEAT_REFUSED, Lease, guarded
@@ -79,10 +80,12 @@ from alkstore_worker.wakeup import Waker
 
 POLL_MIN_S = 0.005
 ACK_WINDOW_S = 0.002
-"""How long a finished run's ack may wait for others to be sent with it (``alkstore_worker.acks``)."""
+"""How long a finished run's ack may wait for others to be sent with it (``alkstore_worker.batches``)."""
+HEARTBEAT_WINDOW_S = 0.05
+"""How long a heartbeat may wait for others: runs claimed together beat together, well within a third of a lease."""
 SETTLE_RETRY_MIN_S = 0.05
-SETTLE_RETRY_MAX_S = 1.0
-"""The backoff between repeats of a settle that met an unreachable store: from 50 ms, doubling, to 1 s."""
+SETTLE_RETRY_MAX_S = 0.25
+"""The backoff between repeats of a settle that met an unreachable store: from 50 ms, doubling, to 250 ms."""
 MAX_ERROR_CHARS = 2000
 
 
@@ -187,8 +190,10 @@ class Worker:
         self._stopping = asyncio.Event()
         self._slot_freed = asyncio.Event()
         self._runs: set[_Run] = set()
-        self._acks: dict[str, AckBatch] = {}
+        self._acks: dict[str, Batch] = {}
         """The ack buffer of each served queue whose engine acks many handles at once (``ack_handles``)."""
+        self._beats: dict[str, Batch] = {}
+        """The heartbeat buffer of each served queue whose engine renews many leases at once."""
         self._store: Store | None = None
         self._loops = _Loops()
         self.waker: Waker | None = None
@@ -243,16 +248,19 @@ class Worker:
             emit("worker_stopped", worker=self.worker_id, **self.counters.snapshot())
 
     def _batch_acks(self, queue: Queue) -> None:
-        """Buffer ``queue``'s acks when its engine takes many at once (the kit's ``KitQueue.ack_handles``)."""
-        ack_handles = getattr(queue, "ack_handles", None)
-        if ack_handles is None or self.options.ack_window_s <= 0:
-            return
+        """Buffer ``queue``'s acks and heartbeats when its engine takes many at once (the kit's
+        ``KitQueue.ack_handles`` and ``heartbeat_handles``)."""
         name = queue.name
 
         def in_flight() -> int:
             return sum(1 for run in self._runs if run.queue.name == name)
 
-        self._acks[name] = AckBatch(ack_handles, self.options.ack_window_s, in_flight)
+        ack_handles = getattr(queue, "ack_handles", None)
+        if ack_handles is not None and self.options.ack_window_s > 0:
+            self._acks[name] = Batch(ack_handles, self.options.ack_window_s, in_flight)
+        heartbeat_handles = getattr(queue, "heartbeat_handles", None)
+        if heartbeat_handles is not None:
+            self._beats[name] = Batch(heartbeat_handles, HEARTBEAT_WINDOW_S, in_flight)
 
     async def _finish_runs(self) -> None:
         for batch in self._acks.values():
@@ -265,7 +273,7 @@ class Worker:
                 run.handing_back = True
                 run.task.cancel()
         await asyncio.gather(*(run.task for run in list(self._runs) if run.task is not None), return_exceptions=True)
-        await asyncio.gather(*(batch.drain() for batch in self._acks.values()))
+        await asyncio.gather(*(batch.drain() for batch in (*self._acks.values(), *self._beats.values())))
 
     # claiming
 
@@ -397,7 +405,7 @@ class Worker:
         try:
             batch = self._acks.get(run.queue.name)
             accepted = await self._settle(
-                run, "ack", run.handle.ack if batch is None else lambda: batch.ack(run.handle)
+                run, "ack", run.handle.ack if batch is None else lambda: batch.send(run.handle)
             )
         except asyncio.CancelledError:
             if run.lease.lost is None:
@@ -465,6 +473,7 @@ class Worker:
         first is cancelled by its guard (``alkstore_worker.lease``).
         """
         lease = run.lease
+        beats = self._beats.get(run.queue.name)
         interval = job.visibility_timeout_s / 3
         next_beat = lease.deadline - job.visibility_timeout_s + interval
         while lease.still_holding():
@@ -474,7 +483,7 @@ class Worker:
                 continue
             sent = time.monotonic()
             try:
-                alive = await run.handle.heartbeat()
+                alive = await (run.handle.heartbeat() if beats is None else beats.send(run.handle))
             except (AlkstoreError, OSError, TimeoutError) as exc:
                 emit("heartbeat_error", logging.WARNING, job=job.id, error=repr(exc))
                 next_beat = time.monotonic() + min(interval, SETTLE_RETRY_MAX_S)

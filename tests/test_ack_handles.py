@@ -1,4 +1,4 @@
-"""``KitQueue.ack_handles``: many handles' acks in one step, each fenced by its own claim, on every engine on the kit.
+"""``KitQueue.ack_handles``, ``heartbeat_handles``: many claims acked or renewed at once, each under its own fence.
 
 Postgres takes them in one statement (its driver's ``ack_claims``); SQLite
 and mem through one ``ack`` per handle, run concurrently (SQLite shares one
@@ -11,6 +11,7 @@ and acks nothing. Postgres skips when no server answers (fails under CI).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -64,16 +65,22 @@ async def _claimed(queue: Any, n: int) -> list[JobHandle]:
     return handles
 
 
-@pytest.mark.asyncio
-async def test_a_stale_claim_is_refused_while_the_live_ones_complete(store: tuple[Store, ManualClock]) -> None:
-    opened, clock = store
-    queue = opened.queue("acks", OPTS)
-    assert isinstance(queue, KitQueue)
+async def _lapsed_and_taken(queue: KitQueue[Any], clock: ManualClock) -> tuple[JobHandle, JobHandle]:
+    """A claim whose lease lapsed, and the claim that took its job since (H5: the first is stale)."""
     stale = (await _claimed(queue, 1))[0]
     clock.advance(11)
     taken = await queue.claim_one("other")
     assert taken is not None
     assert taken.job.id == stale.job.id
+    return stale, taken
+
+
+@pytest.mark.asyncio
+async def test_a_stale_claim_is_refused_while_the_live_ones_complete(store: tuple[Store, ManualClock]) -> None:
+    opened, clock = store
+    queue = opened.queue("acks", OPTS)
+    assert isinstance(queue, KitQueue)
+    stale, taken = await _lapsed_and_taken(queue, clock)
     live = await _claimed(queue, 3)
     assert await queue.ack_handles([live[0], stale, live[1], live[2]]) == [True, False, True, True]
     assert [await queue.get_job(handle.job.id) for handle in live] == [None, None, None]
@@ -127,10 +134,10 @@ async def test_a_step_that_raised_store_unavailable_spends_no_handle(
 
 @pytest.mark.asyncio
 async def test_the_worker_sends_acks_that_wait_together_in_one_call() -> None:
-    """``alkstore_worker.acks``: every run in flight waiting → sent at once; a lone ack → after the window."""
+    """``alkstore_worker.batches``: every run in flight waiting → sent at once; a lone ack → after the window."""
     import asyncio
 
-    from alkstore_worker.acks import AckBatch
+    from alkstore_worker.batches import Batch
 
     calls: list[int] = []
     in_flight = 3
@@ -139,13 +146,37 @@ async def test_the_worker_sends_acks_that_wait_together_in_one_call() -> None:
         calls.append(len(handles))
         return [True] * len(handles)
 
-    batch = AckBatch(ack_handles, 0.05, lambda: in_flight)
+    batch = Batch(ack_handles, 0.05, lambda: in_flight)
     handles: list[Any] = [object(), object(), object()]
-    assert await asyncio.gather(*(batch.ack(handle) for handle in handles)) == [True, True, True]
+    assert await asyncio.gather(*(batch.send(handle) for handle in handles)) == [True, True, True]
     assert calls == [3]
     loop = asyncio.get_running_loop()
     started = loop.time()
-    assert await batch.ack(handles[0]) is True
+    assert await batch.send(handles[0]) is True
     assert calls == [3, 1]
     assert loop.time() - started >= 0.04, "a lone ack waits the window for others"
     await batch.drain()
+
+
+@pytest.mark.asyncio
+async def test_heartbeat_handles_renews_each_live_claim_and_refuses_a_stale_one(
+    store: tuple[Store, ManualClock],
+) -> None:
+    opened, clock = store
+    queue = opened.queue("beats", OPTS)
+    assert isinstance(queue, KitQueue)
+    stale, taken = await _lapsed_and_taken(queue, clock)
+    live = await _claimed(queue, 2)
+    now = clock.advance(4)
+    assert await queue.heartbeat_handles([live[0], stale, live[1]]) == [True, False, True]
+    for handle in live:
+        job = await queue.get_job(handle.job.id)
+        assert job is not None
+        assert job.lease_expires_at == now + timedelta(seconds=OPTS.visibility_timeout_s), "H3: now + the stamp"
+    held = await queue.get_job(taken.job.id)
+    assert held is not None
+    assert held.lease_expires_at == taken.job.lease_expires_at, "the new holder's lease is untouched"
+    assert await live[0].ack() is True
+    with pytest.raises(HandleSpent):
+        await queue.heartbeat_handles([live[0]])
+    assert await queue.heartbeat_handles([]) == []

@@ -10,6 +10,7 @@ engine in the same way.
 
 from alkstore_contract.kit.driver import (
     AcksClaims,
+    HeartbeatsClaims,
     StorageDriver,
     StoredState,
     c2_order_key,
@@ -26,6 +27,7 @@ from alkstore_contract.resolution import NewJobs
 
 __all__ = [
     "AcksClaims",
+    "HeartbeatsClaims",
     "KitJobHandle",
     "KitQueue",
     "KitStore",

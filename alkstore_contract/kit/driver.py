@@ -154,6 +154,24 @@ class AcksClaims(Protocol):
         ...
 
 
+class HeartbeatsClaims(Protocol):
+    """An optional driver capability: many handles' heartbeats in one atomic step (``KitQueue.heartbeat_handles``).
+
+    A driver without it is served by one ``heartbeat`` per handle, run concurrently.
+    """
+
+    async def heartbeat_claims(
+        self, queue: str, claims: Sequence[tuple[JobId, str, float]], now: datetime | None
+    ) -> list[JobId]:
+        """Renew each listed job's lease as ``heartbeat`` would (H3): ``lease_expires_at = now + lease_s``.
+
+        ``claims`` holds (job id, its claim's token, ``lease_s``) with no
+        duplicate id, never empty; each renewal under the fence of its own
+        claim (H1). One atomic step; returns the ids renewed, in any order.
+        """
+        ...
+
+
 class StoredState(Protocol):
     """The fields of a stored job that decide whether a claim may take it (a ``Job``, or an engine's own record)."""
 

@@ -22,7 +22,7 @@ from typing import Generic, TypeVar
 from alkstore_contract.clock import Clock
 from alkstore_contract.errors import InvalidArgument, StoreUnavailable
 from alkstore_contract.handles import ClosingStore, NamedQueue, OneShot, raise_if_closed
-from alkstore_contract.kit.driver import AcksClaims, StorageDriver, c2_order_key
+from alkstore_contract.kit.driver import AcksClaims, HeartbeatsClaims, StorageDriver, c2_order_key
 from alkstore_contract.kit.fast import resolve_new_jobs
 from alkstore_contract.resolution import (
     LAST_ERROR_EXPIRED,
@@ -187,13 +187,10 @@ class KitQueue(NamedQueue, Generic[D]):
         ``HandleSpent`` and none is spent); if the step raises
         ``StoreUnavailable`` none is: each may be acked again (N6).
         """
-        store = self._store
-        store.check_open("ack_handles")
-        claims = self._own_claims(handles)
+        claims = self._unspent_claims("ack_handles", "ack", handles)
         if not claims:
             return []
-        for claim in claims:
-            claim._one_shot().check("ack")
+        store = self._store
         for claim in claims:
             claim._one_shot().spend("ack")
         now = store.now()
@@ -208,6 +205,41 @@ class KitQueue(NamedQueue, Generic[D]):
             for claim in claims:
                 claim._one_shot().reopen()
             raise
+
+    async def heartbeat_handles(self, handles: Sequence[JobHandle]) -> list[bool]:
+        """Each handle's ``heartbeat()`` (H1, H3: the lease reset to now + the job's visibility timeout) at once:
+        one storage step where the driver renews claims in batches (``HeartbeatsClaims``), else one
+        ``heartbeat`` per handle, run concurrently.
+
+        Every handle must be an unspent claim of this queue, each listed once
+        (a spent one raises ``HandleSpent``, before any I/O); ``[]`` does no I/O.
+        """
+        claims = self._unspent_claims("heartbeat_handles", "heartbeat", handles)
+        if not claims:
+            return []
+        now = self._store.now()
+        driver = self._driver
+        if hasattr(driver, "heartbeat_claims"):
+            batched: HeartbeatsClaims = driver  # type: ignore[assignment]
+            renewed = set(
+                await batched.heartbeat_claims(
+                    self._name, [(c._job.id, c._token, c._job.visibility_timeout_s) for c in claims], now
+                )
+            )
+            return [claim._job.id in renewed for claim in claims]
+        return list(
+            await asyncio.gather(
+                *(driver.heartbeat(self._name, c._job.id, c._token, now, c._job.visibility_timeout_s) for c in claims)
+            )
+        )
+
+    def _unspent_claims(self, op: str, each: str, handles: Sequence[JobHandle]) -> list[KitJobHandle[D]]:
+        """S3, then ``handles`` as this queue's claims, each once and none spent (H4, checked as ``each``)."""
+        self._store.check_open(op)
+        claims = self._own_claims(handles)
+        for claim in claims:
+            claim._one_shot().check(each)
+        return claims
 
     def _own_claims(self, handles: Sequence[JobHandle]) -> list[KitJobHandle[D]]:
         """``handles`` as this queue's claims, each once; ``InvalidArgument`` naming the first that is not."""

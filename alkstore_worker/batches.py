@@ -1,12 +1,13 @@
-"""Acks of one queue's finished runs, sent to the store together: one round trip for many jobs.
+"""Acks and heartbeats of one queue's runs, sent to the store together: one round trip for many jobs.
 
 A worker running ten no-op jobs at once used to spend ten round trips acking
-them. An engine whose queue offers ``ack_handles`` (every engine on the kit:
-one statement on Postgres, one shared transaction on SQLite) takes them at
-once, each still fenced by its own claim (contract H1). A run's ack waits in
-the buffer until every run of the queue still in flight is waiting too (a
-drain: nothing else will finish sooner), or ``window_s`` passes, whichever is
-first; ``flush`` sends what waits at once (a stop calls it).
+them, and a hundred long jobs a heartbeat statement each. An engine whose
+queue offers ``ack_handles`` and ``heartbeat_handles`` (every engine on the
+kit: one statement each on Postgres, one shared transaction on SQLite) takes
+them at once, each still fenced by its own claim (contract H1). A run's
+request waits in its ``Batch`` until every run of the queue still in flight is
+waiting too (a drain: nothing else will come sooner), or ``window_s`` passes,
+whichever is first; ``flush`` sends what waits at once (a stop calls it).
 
 Nothing is reported done before the store said so: a run awaits its own
 answer from the statement that carried its ack. A crash before the flush
@@ -22,15 +23,15 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from alkstore_contract.surface import JobHandle
 
-AckHandles = Callable[[Sequence[JobHandle]], Awaitable[list[bool]]]
-"""A queue's ``ack_handles``: each handle's ack, fenced by its own claim, in one step."""
+ForHandles = Callable[[Sequence[JobHandle]], Awaitable[list[bool]]]
+"""A queue's ``ack_handles`` or ``heartbeat_handles``: one op for each handle, fenced by its own claim, in one step."""
 
 
-class AckBatch:
-    """The acks of one queue waiting to be sent together."""
+class Batch:
+    """One op's requests of one queue's runs, waiting to be sent together."""
 
-    def __init__(self, ack_handles: AckHandles, window_s: float, in_flight: Callable[[], int]) -> None:
-        self._ack_handles = ack_handles
+    def __init__(self, for_handles: ForHandles, window_s: float, in_flight: Callable[[], int]) -> None:
+        self._for_handles = for_handles
         self._window_s = window_s
         self._in_flight = in_flight
         """How many runs of the queue are in flight now (the buffer is sent once they all wait in it)."""
@@ -38,8 +39,8 @@ class AckBatch:
         self._timer: asyncio.TimerHandle | None = None
         self._sending: set[asyncio.Task[None]] = set()
 
-    async def ack(self, handle: JobHandle) -> bool:
-        """``handle``'s ack, sent with the others waiting: ``True`` once the store completed the job."""
+    async def send(self, handle: JobHandle) -> bool:
+        """The op on ``handle``, sent with the others waiting: the store's answer for this handle."""
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._waiting.append((handle, answer))
         if len(self._waiting) >= self._in_flight():
@@ -49,7 +50,7 @@ class AckBatch:
         return await answer
 
     def flush(self) -> None:
-        """Send every ack waiting now, in one call."""
+        """Send every request waiting now, in one call."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -68,7 +69,7 @@ class AckBatch:
 
     async def _send(self, batch: list[tuple[JobHandle, asyncio.Future[bool]]]) -> None:
         try:
-            accepted = await self._ack_handles([handle for handle, _ in batch])
+            accepted = await self._for_handles([handle for handle, _ in batch])
         except Exception as exc:
             for _, answer in batch:
                 if not answer.done():
