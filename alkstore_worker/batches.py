@@ -50,13 +50,15 @@ class Batch:
         return await answer
 
     def flush(self) -> None:
-        """Send every request waiting now, in one call."""
+        """Send every request waiting now, in one call; one whose run stopped waiting (its heartbeat task was
+        cancelled when the handler finished) is dropped, so a spent handle never fails the others' batch."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if not self._waiting:
+        batch = [(handle, answer) for handle, answer in self._waiting if not answer.done()]
+        self._waiting = []
+        if not batch:
             return
-        batch, self._waiting = self._waiting, []
         sending = asyncio.get_running_loop().create_task(self._send(batch))
         self._sending.add(sending)
         sending.add_done_callback(self._sending.discard)

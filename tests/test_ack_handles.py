@@ -180,3 +180,27 @@ async def test_heartbeat_handles_renews_each_live_claim_and_refuses_a_stale_one(
     with pytest.raises(HandleSpent):
         await queue.heartbeat_handles([live[0]])
     assert await queue.heartbeat_handles([]) == []
+
+
+@pytest.mark.asyncio
+async def test_a_request_whose_run_stopped_waiting_is_not_sent() -> None:
+    """A heartbeat task cancelled while its beat waits (the handler finished and its ack spent the handle)."""
+    import asyncio
+
+    from alkstore_worker.batches import Batch
+
+    sent: list[Sequence[JobHandle]] = []
+
+    async def heartbeat_handles(handles: Sequence[JobHandle]) -> list[bool]:
+        sent.append(handles)
+        return [True] * len(handles)
+
+    batch = Batch(heartbeat_handles, 0.05, lambda: 3)
+    finished: Any = object()
+    running: Any = object()
+    gone = asyncio.ensure_future(batch.send(finished))
+    beat = asyncio.ensure_future(batch.send(running))
+    await asyncio.sleep(0)
+    gone.cancel()
+    assert await beat is True
+    assert sent == [[running]]
