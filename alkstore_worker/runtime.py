@@ -440,17 +440,24 @@ class Worker:
                     raise
                 in_doubt = True
                 self.counters.settle_retries += 1
-                _job_warning("settle_retry", job, action=action, in_s=round(min(pause, left), 6), error=repr(exc))
+                _job_warning(
+                    "settle_retry",
+                    job,
+                    task=run.task_name,
+                    action=action,
+                    in_s=round(min(pause, left), 6),
+                    error=repr(exc),
+                )
                 await asyncio.sleep(min(pause, left))
                 pause = min(pause * 2, SETTLE_RETRY_MAX_S)
                 continue
             if accepted or not in_doubt:
                 return accepted
             if action == "ack" and sent < run.lease.deadline and await run.queue.get_job(job.id) is None:
-                emit("settled_in_doubt", job=job.id, queue=job.queue, action=action)
+                emit("settled_in_doubt", job=job.id, task=run.task_name, queue=job.queue, action=action)
                 return True
             self.counters.settle_refused += 1
-            _job_warning("settle_refused", job, action=action)
+            _job_warning("settle_refused", job, task=run.task_name, action=action)
             return False
 
     def _settled(self, run: _Run, action: str, accepted: bool) -> None:
