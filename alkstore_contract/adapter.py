@@ -84,7 +84,7 @@ class Capability(StrEnum):
     DURABLE = "durable"
     """P3: committed writes survive close, kill -9 and reopen."""
     NETWORKED = "networked"
-    """N1–N5: the engine reaches its storage over TCP, and its adapter is a ``NetworkedAdapter``.
+    """N1–N6: the engine reaches its storage over TCP, and its adapter is a ``NetworkedAdapter``.
 
     The suite then puts a fault proxy between the engine and its server and
     checks that cuts and stalls fail ops in bounded time, heal without a
@@ -159,7 +159,7 @@ CAPABILITY_CLAUSES: dict[Capability, str] = {
     Capability.SHARED_LOCATION: "P1",
     Capability.MULTI_PROCESS: "P2",
     Capability.DURABLE: "P3",
-    Capability.NETWORKED: "N1–N5, T3",
+    Capability.NETWORKED: "N1–N6, T3",
 }
 
 
@@ -213,7 +213,7 @@ class EngineAdapter(Protocol):
 
 @runtime_checkable
 class NetworkedAdapter(Protocol):
-    """What an adapter of a ``networked`` engine adds, so the suite can cut the wire (N1–N5).
+    """What an adapter of a ``networked`` engine adds, so the suite can cut the wire (N1–N6).
 
     The suite starts a fault proxy that forwards to ``server_address`` and
     opens stores on ``location_via(location, *proxy_address)``; it never needs

@@ -1,16 +1,16 @@
-"""Bookkeeping every engine's ``JobHandle``, ``Queue`` and ``Store`` need, written once (contract H4, S3, E1).
+"""Bookkeeping every engine's ``JobHandle``, ``Queue`` and ``Store`` need, written once (contract H4, N6, S3, E1).
 
 Part of the contract.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Self
 
-from alkstore_contract.errors import HandleSpent, StoreClosed
+from alkstore_contract.errors import HandleSpent, StoreClosed, StoreUnavailable
 from alkstore_contract.types import Duration, EnqueueCall, JobId, QueueOpts
 
 
@@ -104,11 +104,12 @@ class NamedQueue:
 
 
 class OneShot:
-    """Tracks whether ``ack``/``retry``/``fail`` already returned on a handle (H4).
+    """Tracks whether ``ack``/``retry``/``fail`` already returned on a handle (H4, N6).
 
     ``spend`` is called before the storage op is awaited, so a second op racing
     the first on the same handle is refused too; the handle is spent whatever
-    the op returned, as H4 says "once one has returned".
+    the op returned, as H4 says "once one has returned". An op that raised
+    ``StoreUnavailable`` did not return: ``settle`` leaves the handle unspent (N6).
     """
 
     __slots__ = ("_job_id", "_spent_by")
@@ -133,6 +134,24 @@ class OneShot:
         """``check``, then mark the handle spent by ``op``."""
         self.check(op)
         self._spent_by = op
+
+    async def outcome(self, step: Awaitable[bool]) -> bool:
+        """Await the storage ``step`` of the op that spent the handle; a ``StoreUnavailable`` unspends it (N6).
+
+        The op's outcome is then unknown (N3), so the same claim may settle the
+        job again: the repeat is fenced by the claim's token and lease as the
+        first was, so it cannot apply twice nor complete a job another claim
+        holds. Any other outcome (a bool, another error) leaves the handle spent.
+        """
+        try:
+            return await step
+        except StoreUnavailable:
+            self.reopen()
+            raise
+
+    def reopen(self) -> None:
+        """Unspend the handle: its op raised ``StoreUnavailable`` and did not return (N6)."""
+        self._spent_by = None
 
 
 def raise_if_closed(closed: bool, op: str) -> None:

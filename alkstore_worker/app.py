@@ -38,6 +38,7 @@ from alkstore_contract.validation import (
 )
 from alkstore_worker.envelope import Envelope
 from alkstore_worker.events import Settlement
+from alkstore_worker.lease import Lease
 from alkstore_worker.sources import StoreSource, WorkerSource, as_source
 
 P = ParamSpec("P")
@@ -50,14 +51,29 @@ DEFAULT_MAX_PAYLOAD_BYTES = 1 << 20
 
 @dataclass(frozen=True, slots=True)
 class JobContext:
-    """What a handler may want besides its payload: the job as claimed (id, attempts, ...)."""
+    """What a handler may want besides its payload: the job as claimed (id, attempts, ...) and its lease."""
 
     job: Job
+    lease: Lease | None = None
+    """The claim's lease as the worker keeps it (``None`` when the handler is called outside a worker)."""
 
     @property
     def attempt(self) -> int:
         """Which attempt this run is (1 for the first)."""
         return self.job.attempts
+
+    @property
+    def lease_deadline(self) -> float | None:
+        """When the lease ends unless renewed, by ``time.monotonic()`` (``None`` outside a worker)."""
+        return self.lease.deadline if self.lease is not None else None
+
+    def still_holding(self) -> bool:
+        """Whether this run still holds its job, by the worker's own clock: check it before a long side effect.
+
+        ``False`` once the lease's deadline passed without a renewal or a heartbeat was refused; the
+        worker then cancels the handler at its next ``await`` (docs/worker.md, "A lost lease").
+        """
+        return self.lease.still_holding() if self.lease is not None else True
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,10 +190,10 @@ class Task(Generic[P, R]):
             envelopes.append(Envelope(self.name, payload).encode())
         return envelopes
 
-    def run_with(self, payload: object, job: Job) -> Awaitable[object]:
-        """The handler's coroutine for one claimed job."""
+    def run_with(self, payload: object, job: Job, lease: Lease | None = None) -> Awaitable[object]:
+        """The handler's coroutine for one claimed job held under ``lease``."""
         if self.takes_context:
-            return self.function(payload, JobContext(job))  # type: ignore[call-arg, arg-type]
+            return self.function(payload, JobContext(job, lease))  # type: ignore[call-arg, arg-type]
         return self.function(payload)  # type: ignore[call-arg, arg-type]
 
 

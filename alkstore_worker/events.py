@@ -5,10 +5,10 @@ it to stderr through ``alkstore_worker.logs``, which adds the timestamp, level
 and logger), so a log shipper parses it without a pattern: ``{..., "event":
 "start", "job": 7, "task": "send_email", "queue": "emails", "attempt": 1}``.
 Events per job: ``start``, ``success``, ``retry`` (with ``delay_s``), ``dead``
-(with ``error``), ``handed_back``, ``lease_lost``. The counters are plain
-numbers a user exports however they like (``Counters.snapshot()``; the CLI's
-``--progress`` prints them on one line; ``--metrics-port`` serves them, by
-task and queue, from the events: ``alkstore_worker.metrics``). A ``Settlement`` is what an app's
+(with ``error``), ``handed_back``, ``lease_lost``, ``cancelled`` (with ``reason``),
+``settle_retry``. The counters are plain numbers a user exports however they like (``Counters.snapshot()``; the
+CLI's ``--progress`` prints them on one line; ``--metrics-port`` serves them, by task and queue, from the events:
+``alkstore_worker.metrics``). A ``Settlement`` is what an app's
 ``on_settled`` hooks get after each claim is settled, in the process that ran
 it: the same facts as the log line, as an object (a log line is no API).
 """
@@ -60,12 +60,14 @@ class Settlement:
 
     ``action`` is the handle operation the worker called: ``ack`` after the
     handler returned, ``retry`` or ``fail`` after it raised (or timed out, or
-    the job could not run), ``hand_back`` on a stop, ``none`` when a
-    heartbeat found the lease gone and the run was cancelled before any.
+    the job could not run), ``hand_back`` on a stop, ``cancelled`` when the
+    run lost its lease (a heartbeat refused, or the lease's deadline passed by
+    the worker's clock) and was cancelled before any.
     ``accepted`` is whether the store took it: ``False`` when the lease had
     lapsed and the claim's token no longer held the job (contract H5), so
-    another claim's outcome stands; always ``False`` for ``none``. An operation
-    that raised is not reported: whether it took effect is unknown (N3).
+    another claim's outcome stands; always ``False`` for ``cancelled``. An
+    operation that kept raising until the lease ended is not reported: whether
+    it took effect is unknown (N3, N6).
     """
 
     job: Job
@@ -87,6 +89,12 @@ class Counters:
     """Jobs this worker dead-lettered (a non-retryable exception, the last attempt, an unknown task)."""
     retried: int = 0
     handed_back: int = 0
+    cancelled: int = 0
+    """Runs cancelled because their lease was lost (by the worker's clock, or a refused heartbeat)."""
+    settle_retries: int = 0
+    """Repeats of an ack, retry or fail that met an unreachable store (contract N6)."""
+    settle_refused: int = 0
+    """Repeated settles the store refused: the lease had lapsed by then, so the fence kept the job."""
     in_flight: int = 0
     claims: int = 0
     claimed_jobs: int = 0

@@ -2,17 +2,23 @@
 
 One ``Worker`` is one process's worth of work (``alkstore worker --processes N``
 runs N of them). Per served queue, one loop claims while the process has free
-slots (``concurrency``): a single ``claim_one`` when the queue looks shallow,
-``claim_batch`` of a size that doubles while each claim comes back full (a deep
-backlog) and falls back to 1 when one comes back short. An idle loop waits on
-its waker (Postgres NOTIFY) or, failing that, polls with a backoff from 5 ms
-to the source's ``poll_max_s``.
+slots (``concurrency``): one ``claim_batch`` sized to the free slots (at most
+``max_batch``), so a drain pays one claim round trip per batch, not per job.
+An idle loop waits on its waker (Postgres NOTIFY) or, failing that, polls with
+a backoff from 5 ms to the source's ``poll_max_s``. Acks of finished runs, and
+heartbeats of running ones, go to the store together where the queue offers
+``ack_handles`` and ``heartbeat_handles`` (``alkstore_worker.batches``).
 
 Each claimed job runs as its own asyncio task:
 
 - a heartbeat every third of the job's visibility timeout keeps the lease
-  (H3); a heartbeat that returns False means the lease lapsed and another
-  worker may hold the job: the run is cancelled and nothing is settled;
+  (H3). The worker also keeps the lease by its own monotonic clock
+  (``alkstore_worker.lease``): a deadline from the instant the claim was sent,
+  moved by each successful heartbeat. Once it passes without a renewal (a
+  store unreachable, the process stopped past it), or at once when a heartbeat
+  returns False (another worker may hold the job), the handler is cancelled
+  before it runs another step, the run is logged and reported (``on_settled``)
+  as ``cancelled``, and nothing is settled;
 - the task's ``timeout`` cancels a stalled run, which is then retried;
 - an exception retries with the contract's backoff (R2: the delay is drawn
   here, with ``alkstore_contract.backoff``, so the log line can say it), or
@@ -20,6 +26,13 @@ Each claimed job runs as its own asyncio task:
   the last attempt ``retry`` dead-letters (R4);
 - a job whose payload is not a task envelope, or names a task this app does
   not register, is dead-lettered with the reason; the worker keeps running.
+- an ``ack``, ``retry`` or ``fail`` that raises ``StoreUnavailable`` (the store
+  unreachable: its outcome unknown) is tried again through the same handle
+  (contract N6), with a backoff from 50 ms to 250 ms, until the lease's local
+  deadline; each repeat is fenced by the same claim, so a late one is refused,
+  never applied twice. A repeated ack answered False while the job is gone
+  means the first attempt completed it (no other claim can have, before the
+  lease ended); any other refusal is the fence working (logged, counted);
 - however it ends, the app's ``on_settled`` hooks hear which handle operation
   settled it and whether the store accepted it (``Settlement``): a refused
   ack is how a program learns its late completion did not count.
@@ -48,21 +61,31 @@ import os
 import random
 import socket
 import time
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from alkstore_contract.backoff import backoff_delay_s
-from alkstore_contract.errors import AlkstoreError, InvalidArgument
+from alkstore_contract.errors import AlkstoreError, InvalidArgument, StoreUnavailable
 from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import Job, QueueOpts
 from alkstore_contract.validation import describe_value
 from alkstore_worker.app import App, Task
+from alkstore_worker.batches import Batch
 from alkstore_worker.envelope import Envelope, EnvelopeError, open_envelope
 from alkstore_worker.events import Counters, Settlement, emit, report_progress
+from alkstore_worker.lease import HEARTBEAT_REFUSED, Lease, guarded
 from alkstore_worker.wakeup import Waker
 
 POLL_MIN_S = 0.005
+ACK_WINDOW_S = 0.002
+"""How long a finished run's ack may wait for others to be sent with it (``alkstore_worker.batches``)."""
+HEARTBEAT_WINDOW_S = 0.05
+"""How long a heartbeat may wait for others: runs claimed together beat together, well within a third of a lease."""
+SETTLE_RETRY_MIN_S = 0.05
+SETTLE_RETRY_MAX_S = 0.25
+"""The backoff between repeats of a settle that met an unreachable store: from 50 ms, doubling, to 250 ms."""
 MAX_ERROR_CHARS = 2000
 
 
@@ -87,6 +110,8 @@ class WorkerOptions:
     """The longest idle wait between claims (default: the source's)."""
     poll_min_s: float = POLL_MIN_S
     """The first idle wait after an empty claim; it doubles up to ``poll_max_s``."""
+    ack_window_s: float = ACK_WINDOW_S
+    """The longest an ack waits to be sent with others (0: each ack on its own)."""
     worker_id: str | None = None
     stop_when_idle: bool = False
     """Stop once no served queue has a claimable job and nothing runs (a drain: scripts, tests)."""
@@ -101,7 +126,7 @@ class WorkerOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidArgument(f"{name}={describe_value(value)}: must be an int >= 1")
-        for name in ("grace_s", "sweep_interval_s", "poll_min_s", "poll_max_s", "progress_s"):
+        for name in ("grace_s", "sweep_interval_s", "poll_min_s", "poll_max_s", "progress_s", "ack_window_s"):
             value = getattr(self, name)
             if value is None and name in ("poll_max_s", "progress_s"):
                 continue
@@ -115,12 +140,32 @@ class _Run:
 
     handle: JobHandle
     queue: Queue
+    lease: Lease
     task: asyncio.Task[None] | None = None
     handing_back: bool = False
-    lease_lost: bool = False
     task_name: str | None = None
     payload: object = None
     """The envelope's task and payload, once opened: what a ``Settlement`` reports."""
+
+
+class _Heart:
+    """A run's heartbeat task, made only when its first beat is due: a job done sooner costs a timer, not a task."""
+
+    __slots__ = ("_task", "_timer")
+
+    def __init__(self, beats: Callable[[], Coroutine[Any, Any, None]], first_at: float) -> None:
+        self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = asyncio.get_running_loop().call_at(first_at, self._start, beats)
+
+    def _start(self, beats: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        self._timer = None
+        self._task = asyncio.get_running_loop().create_task(beats())
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
 
 
 @dataclass
@@ -145,6 +190,10 @@ class Worker:
         self._stopping = asyncio.Event()
         self._slot_freed = asyncio.Event()
         self._runs: set[_Run] = set()
+        self._acks: dict[str, Batch] = {}
+        """The ack buffer of each served queue whose engine acks many handles at once (``ack_handles``)."""
+        self._beats: dict[str, Batch] = {}
+        """The heartbeat buffer of each served queue whose engine renews many leases at once."""
         self._store: Store | None = None
         self._loops = _Loops()
         self.waker: Waker | None = None
@@ -170,10 +219,10 @@ class Worker:
         try:
             await source.prepare()
             await waker.start()
-            loops = [
-                asyncio.create_task(self._serve(store.queue(name, self.app.queue_opts(name)), waker.subscribe()))
-                for name in self.queues
-            ]
+            served = [store.queue(name, self.app.queue_opts(name)) for name in self.queues]
+            for queue in served:
+                self._batch_acks(queue)
+            loops = [asyncio.create_task(self._serve(queue, waker.subscribe())) for queue in served]
             helpers.append(asyncio.create_task(self._sweep_forever(store, lock)))
             if self.options.progress_s:
                 helpers.append(asyncio.create_task(self._progress_forever(self.options.progress_s)))
@@ -198,7 +247,24 @@ class Worker:
             await store.close()
             emit("worker_stopped", worker=self.worker_id, **self.counters.snapshot())
 
+    def _batch_acks(self, queue: Queue) -> None:
+        """Buffer ``queue``'s acks and heartbeats when its engine takes many at once (the kit's
+        ``KitQueue.ack_handles`` and ``heartbeat_handles``)."""
+        name = queue.name
+
+        def in_flight() -> int:
+            return sum(1 for run in self._runs if run.queue.name == name)
+
+        ack_handles = getattr(queue, "ack_handles", None)
+        if ack_handles is not None and self.options.ack_window_s > 0:
+            self._acks[name] = Batch(ack_handles, self.options.ack_window_s, in_flight)
+        heartbeat_handles = getattr(queue, "heartbeat_handles", None)
+        if heartbeat_handles is not None:
+            self._beats[name] = Batch(heartbeat_handles, HEARTBEAT_WINDOW_S, in_flight)
+
     async def _finish_runs(self) -> None:
+        for batch in self._acks.values():
+            batch.flush()
         running = {run.task for run in self._runs if run.task is not None}
         if running and self.options.grace_s > 0:
             await asyncio.wait(running, timeout=self.options.grace_s)
@@ -207,12 +273,12 @@ class Worker:
                 run.handing_back = True
                 run.task.cancel()
         await asyncio.gather(*(run.task for run in list(self._runs) if run.task is not None), return_exceptions=True)
+        await asyncio.gather(*(batch.drain() for batch in (*self._acks.values(), *self._beats.values())))
 
     # claiming
 
     async def _serve(self, queue: Queue, woken: asyncio.Event) -> None:
         idle_s = self.options.poll_min_s
-        want = 1
         poll_max = self.options.poll_max_s if self.options.poll_max_s is not None else self.app.source.poll_max_s
         while not self._stopping.is_set():
             free = self.options.concurrency - len(self._runs)
@@ -220,8 +286,9 @@ class Worker:
                 self._slot_freed.clear()
                 await self._wait_for(self._slot_freed, None)
                 continue
-            count = min(free, want, self.options.max_batch)
+            count = min(free, self.options.max_batch)
             woken.clear()
+            sent = time.monotonic()
             started = time.perf_counter()
             try:
                 if count == 1:
@@ -238,11 +305,9 @@ class Worker:
             if handles:
                 self._loops.idle.discard(queue.name)
                 for handle in handles:
-                    self._start(queue, handle)
-                want = min(want * 2, self.options.max_batch) if len(handles) == count else 1
+                    self._start(queue, handle, sent)
                 idle_s = self.options.poll_min_s
                 continue
-            want = 1
             self._loops.idle.add(queue.name)
             if self.options.stop_when_idle and len(self._loops.idle) == len(self.queues) and not self._runs:
                 self.stop()
@@ -259,8 +324,9 @@ class Worker:
             for waiting in waits:
                 waiting.cancel()
 
-    def _start(self, queue: Queue, handle: JobHandle) -> None:
-        run = _Run(handle, queue)
+    def _start(self, queue: Queue, handle: JobHandle, sent: float) -> None:
+        """Run ``handle``'s job; its lease ends, by this process's clock, the visibility timeout after ``sent``."""
+        run = _Run(handle, queue, Lease(sent + handle.job.visibility_timeout_s))
         self._runs.add(run)
         self.counters.in_flight = len(self._runs)
         run.task = asyncio.create_task(self._run(run))
@@ -294,20 +360,21 @@ class Worker:
 
     async def _run_task(self, run: _Run, job: Job, task: Task[Any, Any], envelope: Envelope) -> None:
         emit("start", job=job.id, task=task.name, queue=job.queue, attempt=job.attempts, max_attempts=job.max_attempts)
-        heart = asyncio.create_task(self._heartbeat(run, job))
+        heart = _Heart(lambda: self._heartbeat(run, job), run.lease.deadline - job.visibility_timeout_s * 2 / 3)
         began = time.perf_counter()
         timed_out = False
         try:
             async with asyncio.timeout(task.options.timeout_s) as deadline:
-                await task.run_with(envelope.payload, job)
+                await guarded(task.run_with(envelope.payload, job, run.lease), run.lease)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
             heart.cancel()
-            if run.lease_lost:
-                emit("lease_lost", logging.WARNING, job=job.id, task=task.name, queue=job.queue)
-                self._settled(run, "none", False)
+            if run.lease.lost is not None:
+                self.counters.cancelled += 1
+                _job_warning("cancelled", job, task=task.name, attempt=job.attempts, reason=run.lease.lost)
+                self._settled(run, "cancelled", False)
                 return
             if run.handing_back:
                 await self._hand_back(run, job, envelope)
@@ -336,9 +403,12 @@ class Worker:
         """Ack a run whose handler returned; ``False`` when the lease was gone: the ack refused it, or a heartbeat
         that found the lease lapsed cancelled the run before the ack could tell (after the handler returned)."""
         try:
-            accepted = await run.handle.ack()
+            batch = self._acks.get(run.queue.name)
+            accepted = await self._settle(
+                run, "ack", run.handle.ack if batch is None else lambda: batch.send(run.handle)
+            )
         except asyncio.CancelledError:
-            if not run.lease_lost:
+            if run.lease.lost is None:
                 raise
             current = asyncio.current_task()
             if current is not None:
@@ -346,6 +416,49 @@ class Worker:
             accepted = False
         self._settled(run, "ack", accepted)
         return accepted
+
+    async def _settle(self, run: _Run, action: str, settle: Callable[[], Awaitable[bool]]) -> bool:
+        """``settle()`` (the handle's ack, retry or fail), repeated through the same handle while it raises
+        ``StoreUnavailable`` and the lease's local deadline has not passed (contract N6).
+
+        The store fences each repeat by the same claim, so a repeat after the lease lapsed is refused and
+        none is applied twice. An ack repeated after a ``StoreUnavailable`` and refused while the job is
+        gone was completed by its first attempt: before the lease's end only this claim (or a cancel by
+        id) can have removed it. Past the deadline the last ``StoreUnavailable`` is raised: nothing is
+        reported done that the store did not say.
+        """
+        job = run.handle.job
+        pause = SETTLE_RETRY_MIN_S
+        in_doubt = False
+        while True:
+            sent = time.monotonic()
+            try:
+                accepted = await settle()
+            except StoreUnavailable as exc:
+                left = run.lease.deadline - time.monotonic()
+                if left <= 0:
+                    raise
+                in_doubt = True
+                self.counters.settle_retries += 1
+                _job_warning(
+                    "settle_retry",
+                    job,
+                    task=run.task_name,
+                    action=action,
+                    in_s=round(min(pause, left), 6),
+                    error=repr(exc),
+                )
+                await asyncio.sleep(min(pause, left))
+                pause = min(pause * 2, SETTLE_RETRY_MAX_S)
+                continue
+            if accepted or not in_doubt:
+                return accepted
+            if action == "ack" and sent < run.lease.deadline and await run.queue.get_job(job.id) is None:
+                emit("settled_in_doubt", job=job.id, task=run.task_name, queue=job.queue, action=action)
+                return True
+            self.counters.settle_refused += 1
+            _job_warning("settle_refused", job, task=run.task_name, action=action)
+            return False
 
     def _settled(self, run: _Run, action: str, accepted: bool) -> None:
         """Tell the app's ``on_settled`` hooks how this claim was settled; a hook that raises is logged, not fatal."""
@@ -359,19 +472,36 @@ class Worker:
                 emit("hook_error", logging.WARNING, job=run.handle.job.id, hook=repr(hook), error=repr(exc))
 
     async def _heartbeat(self, run: _Run, job: Job) -> None:
+        """Renew the lease every third of the visibility timeout; cancel the run once it is lost.
+
+        Lost: a heartbeat returned False, or the lease's local deadline passed without a renewal (the
+        store unreachable, or this process stopped past it). The wait ends at the deadline at the
+        latest, so a handler awaiting something that never comes is cancelled then; one that wakes
+        first is cancelled by its guard (``alkstore_worker.lease``).
+        """
+        lease = run.lease
+        beats = self._beats.get(run.queue.name)
         interval = job.visibility_timeout_s / 3
-        while True:
-            await asyncio.sleep(interval)
+        next_beat = lease.deadline - job.visibility_timeout_s + interval
+        while lease.still_holding():
+            now = time.monotonic()
+            if now < next_beat:
+                await asyncio.sleep(min(next_beat, lease.deadline) - now)
+                continue
+            sent = time.monotonic()
             try:
-                alive = await run.handle.heartbeat()
+                alive = await (run.handle.heartbeat() if beats is None else beats.send(run.handle))
             except (AlkstoreError, OSError, TimeoutError) as exc:
                 emit("heartbeat_error", logging.WARNING, job=job.id, error=repr(exc))
+                next_beat = time.monotonic() + min(interval, SETTLE_RETRY_MAX_S)
                 continue
             if not alive:
-                run.lease_lost = True
-                if run.task is not None:
-                    run.task.cancel()
-                return
+                lease.lose(HEARTBEAT_REFUSED)
+                break
+            lease.renewed(sent, job.visibility_timeout_s)
+            next_beat = sent + interval
+        if run.task is not None:
+            run.task.cancel()
 
     async def _failed(self, run: _Run, job: Job, task: Task[Any, Any], exc: BaseException) -> None:
         error = _error_text(exc)
@@ -382,10 +512,11 @@ class Worker:
 
     async def _retry(self, run: _Run, job: Job, task: str, error: str) -> None:
         if job.attempts >= job.max_attempts:
-            self._settled_dead(run, job, task, error, "retry", await run.handle.retry(error=error))
+            accepted = await self._settle(run, "retry", lambda: run.handle.retry(error=error))
+            self._settled_dead(run, job, task, error, "retry", accepted)
             return
         delay = backoff_delay_s(job.attempts, job.backoff_base_s, self._rng)
-        accepted = await run.handle.retry(error=error, delay=delay)
+        accepted = await self._settle(run, "retry", lambda: run.handle.retry(error=error, delay=delay))
         self._settled(run, "retry", accepted)
         if accepted:
             self.counters.retried += 1
@@ -402,7 +533,8 @@ class Worker:
             emit("lease_lost", logging.WARNING, job=job.id, task=task, queue=job.queue, at="retry")
 
     async def _dead(self, run: _Run, job: Job, task: str | None, error: str) -> None:
-        self._settled_dead(run, job, task, error, "fail", await run.handle.fail(error=error))
+        accepted = await self._settle(run, "fail", lambda: run.handle.fail(error=error))
+        self._settled_dead(run, job, task, error, "fail", accepted)
 
     def _settled_dead(self, run: _Run, job: Job, task: str | None, error: str, action: str, accepted: bool) -> None:
         """Count and log a settlement meant to leave the job dead: a ``fail``, or a ``retry`` of its last attempt.
@@ -469,6 +601,11 @@ class Worker:
         while True:
             await asyncio.sleep(every_s)
             report_progress(self.counters)
+
+
+def _job_warning(event: str, job: Job, **fields: object) -> None:
+    """Log a warning about one job: ``event``, the job's id and queue, then ``fields``."""
+    emit(event, logging.WARNING, job=job.id, queue=job.queue, **fields)
 
 
 def _error_text(exc: BaseException) -> str:

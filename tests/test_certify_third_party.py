@@ -37,11 +37,11 @@ TIMEOUT_S = 600
 SKIPPED_FOR_CAPABILITY = {
     "durability": "engine 'example-dict' does not declare 'durable' (P3), which row durability needs",
     "crash_recovery": "engine 'example-dict' does not declare 'multi_process' (P2), which row crash_recovery needs",
-    "network_faults": "engine 'example-dict' does not declare 'networked' (N1–N5, T3), which row network_faults needs",
+    "network_faults": "engine 'example-dict' does not declare 'networked' (N1–N6, T3), which row network_faults needs",
     "network_history": (
-        "engine 'example-dict' does not declare 'networked' (N1–N5, T3), which row network_history needs"
+        "engine 'example-dict' does not declare 'networked' (N1–N6, T3), which row network_history needs"
     ),
-    "server_clock": "engine 'example-dict' does not declare 'networked' (N1–N5, T3), which row server_clock needs",
+    "server_clock": "engine 'example-dict' does not declare 'networked' (N1–N6, T3), which row server_clock needs",
 }
 """The rows the example's two capabilities leave out, and the skip reason each must give."""
 

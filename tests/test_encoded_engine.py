@@ -1,4 +1,4 @@
-"""N1–N5: an engine that encodes what it sends its server meets the same faults and is certified on its merits.
+"""N1–N6: an engine that encodes what it sends its server meets the same faults and is certified on its merits.
 
 ``tests/engines/postgres_base64.py`` is the Postgres engine sending payloads
 and worker ids base64-encoded. N3's cuts once looked for the payload's bytes on
@@ -19,7 +19,7 @@ from tests.suite_subprocess import recorded_or_run
 from tests.test_postgres_engine import server_dsn
 
 ENGINE = "tests.engines.postgres_base64:adapter"
-N_CLAUSES = ("N1", "N2", "N3", "N4", "N5")
+N_CLAUSES = ("N1", "N2", "N3", "N4", "N5", "N6")
 
 
 def test_an_engine_that_encodes_its_payloads_is_certified_with_every_n_clause_passed(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""N1–N5: a fault counts only where it hit — a network leg's verdict follows what the proxy's faults touched.
+"""N1–N6: a fault counts only where it hit — a network leg's verdict follows what the proxy's faults touched.
 
 The leg runs through the real harness (``RowContext.leg``) and the real wire
 (``open_wire``) against a tiny echo server standing in for an engine's

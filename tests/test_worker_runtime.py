@@ -343,7 +343,8 @@ async def test_a_lost_lease_cancels_the_run_and_settles_nothing(caplog: pytest.L
         await asyncio.wait_for(worker.run(), 10)
     assert finished == []
     assert (worker.counters.done, worker.counters.retried, worker.counters.failed) == (0, 0, 0)
-    assert any('"event": "lease_lost"' in record.getMessage() for record in caplog.records)
+    assert any('"event": "cancelled"' in record.getMessage() for record in caplog.records)
+    assert worker.counters.cancelled == 1
 
 
 @pytest.mark.asyncio
@@ -385,7 +386,7 @@ async def test_on_settled_hears_each_claims_settlement_and_whether_the_store_too
         [
             ("ok", "work", "ack", True, 1),
             ("taken", "work", "ack", False, 1),
-            ("lapsed", "work", "none", False, 1),
+            ("lapsed", "work", "cancelled", False, 1),
             ("fails", "work", "fail", True, 1),
         ],
         key=str,

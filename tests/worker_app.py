@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 
 from alkstore_postgres import PostgresSource
 from alkstore_sqlite import SqliteSource
@@ -70,4 +71,29 @@ async def stall_once(payload: object, context: JobContext) -> None:
 @app.task(queue=QUEUE, queue_opts=OPTS)
 async def quick(payload: object, context: JobContext) -> None:
     """Finishes at once."""
+    record("finished", context)
+
+
+SIDE_EFFECTS_LEASE_S = 1.0
+
+
+@app.task(queue=QUEUE, queue_opts=QueueOpts(visibility_timeout_s=SIDE_EFFECTS_LEASE_S, backoff_base_s=0.05))
+async def side_effects(payload: dict[str, float], context: JobContext) -> None:
+    """On its first attempt, a side effect (a line with the monotonic clock) every ``payload["every"]`` seconds,
+    ``payload["steps"]`` times, without ever asking ``context.still_holding()``: what a lost lease must stop."""
+    if context.attempt == 1:
+        for step in range(int(payload["steps"])):
+            record("side_effect", context, step=step, mono=time.monotonic())
+            await asyncio.sleep(payload["every"])
+    record("finished", context)
+
+
+OUTAGE_LEASE_S = 15.0
+"""The lease of ``outage_job``: longer than the database outage the test causes, so no lease lapses in it."""
+
+
+@app.task(queue=QUEUE, queue_opts=QueueOpts(visibility_timeout_s=OUTAGE_LEASE_S, backoff_base_s=0.05))
+async def outage_job(payload: dict[str, float], context: JobContext) -> None:
+    """Sleeps ``payload["seconds"]``, then records that it finished: a completion a second run would repeat."""
+    await asyncio.sleep(payload["seconds"])
     record("finished", context)

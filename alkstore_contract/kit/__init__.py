@@ -9,6 +9,8 @@ engine in the same way.
 """
 
 from alkstore_contract.kit.driver import (
+    AcksClaims,
+    HeartbeatsClaims,
     StorageDriver,
     StoredState,
     c2_order_key,
@@ -24,6 +26,8 @@ from alkstore_contract.kit.front import KitJobHandle, KitQueue, KitStore
 from alkstore_contract.resolution import NewJobs
 
 __all__ = [
+    "AcksClaims",
+    "HeartbeatsClaims",
     "KitJobHandle",
     "KitQueue",
     "KitStore",

@@ -138,6 +138,40 @@ class StorageDriver(Protocol):
         ...
 
 
+class AcksClaims(Protocol):
+    """An optional driver capability: many handles' acks in one atomic step (``KitQueue.ack_handles``).
+
+    A driver without it is served by one ``ack`` per handle, run concurrently.
+    """
+
+    async def ack_claims(self, queue: str, claims: Sequence[tuple[JobId, str]], now: datetime | None) -> list[JobId]:
+        """Delete each listed job of ``queue`` whose claim (id and token) still holds it, as ``ack`` would (H1, H2).
+
+        ``claims`` pairs each job id with its claim's token; it holds no
+        duplicate id and is never empty. One atomic step; returns the ids
+        deleted, in any order.
+        """
+        ...
+
+
+class HeartbeatsClaims(Protocol):
+    """An optional driver capability: many handles' heartbeats in one atomic step (``KitQueue.heartbeat_handles``).
+
+    A driver without it is served by one ``heartbeat`` per handle, run concurrently.
+    """
+
+    async def heartbeat_claims(
+        self, queue: str, claims: Sequence[tuple[JobId, str, float]], now: datetime | None
+    ) -> list[JobId]:
+        """Renew each listed job's lease as ``heartbeat`` would (H3): ``lease_expires_at = now + lease_s``.
+
+        ``claims`` holds (job id, its claim's token, ``lease_s``) with no
+        duplicate id, never empty; each renewal under the fence of its own
+        claim (H1). One atomic step; returns the ids renewed, in any order.
+        """
+        ...
+
+
 class StoredState(Protocol):
     """The fields of a stored job that decide whether a claim may take it (a ``Job``, or an engine's own record)."""
 

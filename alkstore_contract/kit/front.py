@@ -12,6 +12,7 @@ here, so all engines on the kit say it the same way.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import secrets
 from collections.abc import Sequence
@@ -19,9 +20,9 @@ from datetime import datetime
 from typing import Generic, TypeVar
 
 from alkstore_contract.clock import Clock
-from alkstore_contract.errors import InvalidArgument
+from alkstore_contract.errors import InvalidArgument, StoreUnavailable
 from alkstore_contract.handles import ClosingStore, NamedQueue, OneShot, raise_if_closed
-from alkstore_contract.kit.driver import StorageDriver, c2_order_key
+from alkstore_contract.kit.driver import AcksClaims, HeartbeatsClaims, StorageDriver, c2_order_key
 from alkstore_contract.kit.fast import resolve_new_jobs
 from alkstore_contract.resolution import (
     LAST_ERROR_EXPIRED,
@@ -175,6 +176,92 @@ class KitQueue(NamedQueue, Generic[D]):
             return 0
         return await self._driver.ack_batch(self._name, unique, store.now())
 
+    async def ack_handles(self, handles: Sequence[JobHandle]) -> list[bool]:
+        """Each handle's ``ack()`` (H1, H2, H4, N6) at once: one storage step where the driver acks claims in
+        batches (``AcksClaims``), else one ``ack`` per handle, run concurrently.
+
+        Every handle must be a claim of this queue, each listed once. Each ack
+        is fenced by its own claim, as ``ack()`` is, so a stale handle is
+        refused (``False``) while the others complete; ``[]`` does no I/O.
+        Every handle is spent before the storage step (a spent one raises
+        ``HandleSpent`` and none is spent); if the step raises
+        ``StoreUnavailable`` none is: each may be acked again (N6).
+        """
+        claims = self._unspent_claims("ack_handles", "ack", handles)
+        if not claims:
+            return []
+        store = self._store
+        for claim in claims:
+            claim._one_shot().spend("ack")
+        now = store.now()
+        driver = self._driver
+        batched: AcksClaims | None = driver if hasattr(driver, "ack_claims") else None  # type: ignore[assignment]
+        try:
+            if batched is not None:
+                acked = set(await batched.ack_claims(self._name, [(c._job.id, c._token) for c in claims], now))
+                return [claim._job.id in acked for claim in claims]
+            return list(await asyncio.gather(*(driver.ack(self._name, c._job.id, c._token, now) for c in claims)))
+        except StoreUnavailable:
+            for claim in claims:
+                claim._one_shot().reopen()
+            raise
+
+    async def heartbeat_handles(self, handles: Sequence[JobHandle]) -> list[bool]:
+        """Each handle's ``heartbeat()`` (H1, H3: the lease reset to now + the job's visibility timeout) at once:
+        one storage step where the driver renews claims in batches (``HeartbeatsClaims``), else one
+        ``heartbeat`` per handle, run concurrently.
+
+        Every handle must be an unspent claim of this queue, each listed once
+        (a spent one raises ``HandleSpent``, before any I/O); ``[]`` does no I/O.
+        """
+        claims = self._unspent_claims("heartbeat_handles", "heartbeat", handles)
+        if not claims:
+            return []
+        now = self._store.now()
+        driver = self._driver
+        if hasattr(driver, "heartbeat_claims"):
+            batched: HeartbeatsClaims = driver  # type: ignore[assignment]
+            renewed = set(
+                await batched.heartbeat_claims(
+                    self._name, [(c._job.id, c._token, c._job.visibility_timeout_s) for c in claims], now
+                )
+            )
+            return [claim._job.id in renewed for claim in claims]
+        return list(
+            await asyncio.gather(
+                *(driver.heartbeat(self._name, c._job.id, c._token, now, c._job.visibility_timeout_s) for c in claims)
+            )
+        )
+
+    def _unspent_claims(self, op: str, each: str, handles: Sequence[JobHandle]) -> list[KitJobHandle[D]]:
+        """S3, then ``handles`` as this queue's claims, each once and none spent (H4, checked as ``each``)."""
+        self._store.check_open(op)
+        claims = self._own_claims(handles)
+        for claim in claims:
+            claim._one_shot().check(each)
+        return claims
+
+    def _own_claims(self, handles: Sequence[JobHandle]) -> list[KitJobHandle[D]]:
+        """``handles`` as this queue's claims, each once; ``InvalidArgument`` naming the first that is not."""
+        if not isinstance(handles, list | tuple):
+            raise InvalidArgument(f"handles={describe_value(handles)}: must be a list or tuple of job handles")
+        claims: list[KitJobHandle[D]] = []
+        seen: set[JobId] = set()
+        for handle in handles:
+            if not (
+                isinstance(handle, KitJobHandle)
+                and handle._queue._store is self._store
+                and handle._job.queue == self._name
+            ):
+                raise InvalidArgument(
+                    f"handles: {describe_value(handle)} is not a claim of queue {self._name!r} of this store"
+                )
+            if handle._job.id in seen:
+                raise InvalidArgument(f"handles: job {handle._job.id!r} is listed twice")
+            seen.add(handle._job.id)
+            claims.append(handle)
+        return claims
+
     async def cancel(self, job_id: JobId) -> bool:
         """B2: delete the job of this queue in any state; ``True`` iff one was deleted."""
         self._store.check_open("cancel")
@@ -193,7 +280,8 @@ class KitQueue(NamedQueue, Generic[D]):
 
 
 class KitJobHandle(Generic[D]):
-    """One claim of one job: ``ack``/``retry``/``fail`` once, ``heartbeat`` as often as needed (H1–H5)."""
+    """One claim of one job: ``ack``/``retry``/``fail`` once, ``heartbeat`` as often as needed (H1–H5); once more
+    after one raised ``StoreUnavailable`` (N6)."""
 
     __slots__ = ("_job", "_once", "_queue", "_token")
 
@@ -220,8 +308,9 @@ class KitJobHandle(Generic[D]):
         queue = self._queue
         store = queue._store
         store.check_open("ack")
-        self._one_shot().spend("ack")
-        return await queue._driver.ack(queue._name, self._job.id, self._token, store.now())
+        once = self._one_shot()
+        once.spend("ack")
+        return await once.outcome(queue._driver.ack(queue._name, self._job.id, self._token, store.now()))
 
     async def retry(self, error: str | None = None, delay: Duration | None = None) -> bool:
         """R1–R4: back to ready after ``delay`` (or the backoff curve), or dead when attempts are spent.
@@ -237,7 +326,8 @@ class KitJobHandle(Generic[D]):
         self._one_shot().check("retry")
         checked_error = validate_error(error)
         delay_s = optional_duration_seconds("delay", delay)
-        self._one_shot().spend("retry")
+        once = self._one_shot()
+        once.spend("retry")
         job = self._job
         decision = decide_retry(
             attempts=job.attempts,
@@ -250,8 +340,12 @@ class KitJobHandle(Generic[D]):
         now = store.now()
         if decision.dead:
             assert decision.last_error is not None, "a dead-letter decision always names its error"
-            return await queue._driver.dead_letter(queue._name, job.id, self._token, now, decision.last_error)
-        return await queue._driver.retry(queue._name, job.id, self._token, now, decision.delay_s, decision.last_error)
+            return await once.outcome(
+                queue._driver.dead_letter(queue._name, job.id, self._token, now, decision.last_error)
+            )
+        return await once.outcome(
+            queue._driver.retry(queue._name, job.id, self._token, now, decision.delay_s, decision.last_error)
+        )
 
     async def fail(self, error: str | None = None) -> bool:
         """D1: dead at once, ``last_error`` = error or ``"failed"``."""
@@ -260,8 +354,11 @@ class KitJobHandle(Generic[D]):
         store.check_open("fail")
         self._one_shot().check("fail")
         last_error = fail_error(validate_error(error))
-        self._one_shot().spend("fail")
-        return await queue._driver.dead_letter(queue._name, self._job.id, self._token, store.now(), last_error)
+        once = self._one_shot()
+        once.spend("fail")
+        return await once.outcome(
+            queue._driver.dead_letter(queue._name, self._job.id, self._token, store.now(), last_error)
+        )
 
     async def heartbeat(self, extend: Duration | None = None) -> bool:
         """H3: lease = now + (``extend``, or the stamped visibility timeout); repeatable."""

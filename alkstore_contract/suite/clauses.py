@@ -94,6 +94,11 @@ _CLAUSES: tuple[Clause, ...] = (
     Clause("N3", "an op cut during its commit stores its job at most once; a lost claim lapses", Capability.NETWORKED),
     Clause("N4", "across faults: no lost job, no job completed twice, no unexpected id", Capability.NETWORKED),
     Clause("N5", "a handle whose lease lapsed in a stall cannot complete the job after it", Capability.NETWORKED),
+    Clause(
+        "N6",
+        "a settle that raised StoreUnavailable leaves its handle unspent; a fenced repeat settles the job once",
+        Capability.NETWORKED,
+    ),
 )
 
 CLAUSES: dict[str, Clause] = {c.id: c for c in _CLAUSES}

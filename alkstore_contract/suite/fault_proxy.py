@@ -1,4 +1,4 @@
-"""An in-process TCP fault proxy: the suite's nemesis between an engine and its server (contract N1–N5).
+"""An in-process TCP fault proxy: the suite's nemesis between an engine and its server (contract N1–N6).
 
 Part of the suite.
 

@@ -13,7 +13,7 @@ that meets an engine that hangs fails on time instead of hanging with it.
 A fault counts only where it hit. When the wire closes after a leg injected
 faults, the proxy says what they touched: if no connection of the engine ever
 reached the proxy, ``location_via`` does not route the engine through it, and
-the leg fails N1 (the adapter breaks the hook N1–N5 are checked through); if
+the leg fails N1 (the adapter breaks the hook N1–N6 are checked through); if
 connections reached it but the faults touched none of them, the leg raises
 ``FaultMissed`` — not exercised, never passed, and a violation it found is
 dropped (an engine that never met the fault cannot have broken what it tests).
@@ -202,7 +202,7 @@ def _judge_reach(wire: Wire, error: Exception | None) -> None:
                 f"{wire.via[1]}) and ran ops on them, but not one connection reached that address: the "
                 f"suite's {len(proxy.faults)} fault(s) could not reach the engine",
                 demands="the stores of a location_via location to connect to the host and port it was given "
-                "(the suite's fault proxy), so the faults N1–N5 are checked with reach the engine",
+                "(the suite's fault proxy), so the faults N1–N6 are checked with reach the engine",
             )
         except ContractViolation as violation:
             raise violation from error

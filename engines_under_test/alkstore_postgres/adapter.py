@@ -10,7 +10,7 @@ and resolves (option, then environment, then ini) and hands to ``configure``;
 outside pytest, ``$ALKSTORE_PG_DSN``, else ``DEFAULT_DSN``. Each location
 carries its own DSN, so a worker process needs none of this.
 
-The engine is ``networked`` (contract N1–N5): ``location_via`` swaps the DSN's
+The engine is ``networked`` (contract N1–N6): ``location_via`` swaps the DSN's
 host and port for the suite's fault proxy and gives the location short
 timeouts, so the suite's outages of a second or two are long enough to time
 operations out; ``op_timeout_s`` and ``reconnect_within_s`` are the bounds that

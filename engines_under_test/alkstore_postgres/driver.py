@@ -229,6 +229,23 @@ SELECT count(*) FROM acked
 """
     """ack_batch (B1): one DELETE of the listed jobs with a live lease, whoever holds them."""
 
+    ACK_CLAIMS_SQL: ClassVar[str] = f"""WITH {CLOCK_CTE}
+DELETE FROM {{jobs}} AS j
+USING unnest($2::bigint[], $3::text[]) AS c(id, token)
+WHERE j.id = c.id AND j.token = c.token AND j.state = 'processing' AND j.lease_expires_at > {NOW}
+RETURNING j.id
+"""
+    """ack_claims (many acks, H1/H2 each): one DELETE of the listed jobs each still held by its own claim's token."""
+
+    HEARTBEAT_CLAIMS_SQL: ClassVar[str] = f"""WITH {CLOCK_CTE}
+UPDATE {{jobs}} AS j
+SET lease_expires_at = {NOW} + c.lease_us{MICROS}
+FROM unnest($2::bigint[], $3::text[], $4::bigint[]) AS c(id, token, lease_us)
+WHERE j.id = c.id AND j.token = c.token AND j.state = 'processing' AND j.lease_expires_at > {NOW}
+RETURNING j.id
+"""
+    """heartbeat_claims (many heartbeats, H3 each): one UPDATE renewing each listed job its own claim still holds."""
+
     CANCEL_SQL: ClassVar[str] = "DELETE FROM {jobs} WHERE queue = $1 AND id = $2 RETURNING id"
     """cancel (B2): any state; needs no clock."""
 
@@ -439,6 +456,31 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         acked = int(rows[0][0])
         self.upkeep.note(acked)
         return acked
+
+    async def ack_claims(self, queue: str, claims: Sequence[tuple[JobId, str]], now: datetime | None) -> list[JobId]:
+        """Many handles' acks in one statement (the kit's ``AcksClaims``): one round trip for a worker's batch."""
+        kept = [(row_id, token) for job_id, token in claims if (row_id := int_job_id(job_id)) is not None]
+        if not kept:
+            return []
+        kept.sort()
+        rows = await self.fetch("ack_claims", self.ACK_CLAIMS_SQL, now, [c[0] for c in kept], [c[1] for c in kept])
+        self.upkeep.note(len(rows))
+        return [row[0] for row in rows]
+
+    async def heartbeat_claims(
+        self, queue: str, claims: Sequence[tuple[JobId, str, float]], now: datetime | None
+    ) -> list[JobId]:
+        """Many handles' heartbeats in one statement (the kit's ``HeartbeatsClaims``)."""
+        kept = sorted(
+            (row_id, token, duration_us(lease_s))
+            for job_id, token, lease_s in claims
+            if (row_id := int_job_id(job_id)) is not None
+        )
+        if not kept:
+            return []
+        columns = [list(column) for column in zip(*kept, strict=True)]
+        rows = await self.fetch("heartbeat_claims", self.HEARTBEAT_CLAIMS_SQL, now, *columns)
+        return [row[0] for row in rows]
 
     async def cancel(self, queue: str, job_id: JobId) -> bool:
         row_id = int_job_id(job_id)

@@ -1,6 +1,6 @@
 """Mutant: ``location_via`` ignores the proxy it is given and connects straight to the server — breaks N1 (the hook).
 
-contract N1–N5 are checked through ``NetworkedAdapter.location_via``: the
+contract N1–N6 are checked through ``NetworkedAdapter.location_via``: the
 stores of the location it returns connect to the host and port the suite gave
 (its fault proxy). This adapter keeps the short timeouts but leaves the DSN's
 host and port alone, so no fault the suite injects reaches the engine: every

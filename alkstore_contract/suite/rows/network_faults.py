@@ -1,4 +1,4 @@
-"""Row network_faults (contract N1, N2, N3, N5): an engine cut off its server, and what it does about it.
+"""Row network_faults (contract N1, N2, N3, N5, N6): an engine cut off its server, and what it does about it.
 
 Part of the suite.
 
@@ -26,6 +26,13 @@ behind and counted as a violation, never waited for.
 - N3 lost claim answer: the same cuts on a claim, each on its own queue: the
   claim raises ``StoreUnavailable``, and once its lease has passed another
   store claims the job.
+- N6 settle in doubt: the same cuts on a claimed job's ack, each on a fresh
+  store and location: an ack that raised ``StoreUnavailable`` has not spent its
+  handle, so the same handle's ack again (repeated while it raises
+  ``StoreUnavailable``, within ``reconnect_within_s``) returns a bool, never
+  ``HandleSpent``; afterwards the job is gone (one of the two completed it,
+  within the lease nothing else could), ``False`` only when the first attempt
+  had already deleted it, and a third ack raises ``HandleSpent`` (H4).
 - N5: a handle's heartbeat fails in a stall while its lease lapses; another
   store (straight to the server) claims the job; the stall ends and the old
   handle's ack returns False or raises ``StoreUnavailable``, never True; the
@@ -48,6 +55,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from alkstore_contract.adapter import Capability
+from alkstore_contract.errors import HandleSpent
 from alkstore_contract.suite.checks import expect, expect_handed_out
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.network import Outcome, Wire, open_wire
@@ -59,6 +67,8 @@ MAX_CUT_ANSWERS = 4
 """The cut legs cut an op at each of its first this many answers (round trips), one fresh store each."""
 LEASE_UNITS = 3
 """Visibility timeout of the N3/N5 jobs, in row time units (1.2 s real, 30 s manual)."""
+N6_LEASE_UNITS = 25
+"""Visibility timeout of the N6 jobs (10 s real): the lease must outlast a cut ack and its repeat."""
 
 
 def _opts(ctx: RowContext) -> QueueOpts:
@@ -225,6 +235,61 @@ def _cuts_made(wire: Wire) -> str:
     return f"cut at answers 1–{len(fired)} in turn (the op took {len(fired)} round trip(s) through the proxy)"
 
 
+async def settle_in_doubt_leg(ctx: RowContext) -> None:
+    """N6: an ack whose answer was lost, at each of its round trips, leaves its handle to settle the job once."""
+    opts = QueueOpts(visibility_timeout_s=N6_LEASE_UNITS * ctx.unit_s, max_attempts=5)
+    async with open_wire(ctx) as wire:
+        for answer in range(1, MAX_CUT_ANSWERS + 1):
+            location = await ctx.new_location()
+            store = await wire.open_store(location)
+            held = await _held(store.queue("n6-ack", opts))
+            wire.proxy.cut_answer(answer)
+            first = await wire.bounded("ack()", held.ack())
+            if not wire.proxy.cut_fired and not first.hung:
+                wire.proxy.disarm()
+                break
+            if not first.unavailable:
+                continue  # a definite answer (or a hang) is N1's and N3's to judge; nothing is in doubt here
+            where = (
+                f"after its first ack() raised StoreUnavailable (the connection cut at the server's answer {answer})"
+            )
+            again = await _repeated(wire, "ack() again", held.ack)
+            expect(
+                again.error is None and not again.hung,
+                "N6",
+                did=f"{again.describe()} on the same handle {where}",
+                demands="the handle unspent by an op that raised StoreUnavailable: the repeat returns True or False "
+                "(repeated while it raises StoreUnavailable, within the adapter's reconnect_within_s)",
+            )
+            stored = await ctx.stored_jobs(location)
+            expect(
+                stored == 0,
+                "N6",
+                did=f"left {stored} job(s) stored when the repeated ack returned {again.value!r} {where}",
+                demands="the job completed once by this claim: by the first attempt (the repeat then False) or the "
+                "repeat (True), while the lease still ran",
+            )
+            third = await wire.bounded("ack() a third time", held.ack())
+            expect(
+                isinstance(third.error, HandleSpent),
+                "N6",
+                did=f"{third.describe()} after the repeated ack had returned {again.value!r}",
+                demands="the handle spent once a settle returned (H4): HandleSpent",
+            )
+        ctx.note(f"N6 settle in doubt: {_cuts_made(wire)}")
+
+
+async def _repeated(wire: Wire, what: str, attempt: Callable[[], Any]) -> Outcome[Any]:
+    """``attempt()`` until it does not raise ``StoreUnavailable``, within the reconnect bound: its last outcome."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wire.reconnect_bound_s
+    outcome = await wire.bounded(what, attempt())
+    while outcome.unavailable and (remaining := deadline - loop.time()) > 0:
+        await asyncio.sleep(0.05)
+        outcome = await wire.bounded(what, attempt(), remaining)
+    return outcome
+
+
 async def fenced_across_stall_leg(ctx: RowContext) -> None:
     """N5: a handle whose lease lapsed during a stall cannot complete the job after it."""
     async with open_wire(ctx) as wire:
@@ -271,12 +336,14 @@ async def fenced_across_stall_leg(ctx: RowContext) -> None:
 
 
 async def network_faults(ctx: RowContext) -> None:
-    """N1, N2, N3, N5: bounded failure during outages, recovery without reopening, cut commits, fenced handles."""
+    """N1, N2, N3, N5, N6: bounded failure during outages, recovery without reopening, cut commits, fenced
+    handles, settles repeated after a lost answer."""
     await ctx.leg("partition", ("N1", "N2"), partition_leg)
     await ctx.leg("server gone", ("N1", "N2"), server_gone_leg)
     await ctx.leg("cut enqueue", ("N3",), cut_enqueue_leg)
     await ctx.leg("lost claim", ("N3",), cut_claim_leg)
+    await ctx.leg("settle in doubt", ("N6",), settle_in_doubt_leg)
     await ctx.leg("fenced across a stall", ("N5", "N1"), fenced_across_stall_leg)
 
 
-ROW = row("network_faults", ("N1", "N2", "N3", "N5"), requires=(Capability.NETWORKED,))(network_faults)
+ROW = row("network_faults", ("N1", "N2", "N3", "N5", "N6"), requires=(Capability.NETWORKED,))(network_faults)
