@@ -13,13 +13,14 @@ import sys
 
 from alkstore_cli import certify, render
 from alkstore_faults import cli as faults_cli
+from alkstore_worker.cli import OneLineParser
 
 DESCRIPTION = "Certify an alkstore engine against the contract, or render reports into a conformance matrix."
 
 
 def parser() -> argparse.ArgumentParser:
     """The parser of every subcommand but ``worker``/``jobs`` (their own) and ``matrix`` (the page builder's)."""
-    top = argparse.ArgumentParser(prog="alkstore", description=DESCRIPTION)
+    top = OneLineParser(prog="alkstore", description=DESCRIPTION)
     commands = top.add_subparsers(dest="command", required=True, metavar="{certify,report,matrix,worker,jobs,faults}")
     certify.add_arguments(
         commands.add_parser(
@@ -41,6 +42,8 @@ def parser() -> argparse.ArgumentParser:
         )
     )
     commands.add_parser("matrix", help=f"deprecated: run {render.MATRIX_TOOL} from the repository's root instead")
+    commands.add_parser("worker", help="run an app's tasks (alkstore worker MODULE:APP --help; docs/worker.md)")
+    commands.add_parser("jobs", help="look at an app's dead letters (alkstore jobs --help; docs/worker.md)")
     faults = commands.add_parser(
         "faults", help="judge a queue library through its own workers under real faults (docs/runtime-faults.md)"
     )

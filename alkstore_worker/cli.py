@@ -35,7 +35,7 @@ DEFAULT_DEAD_LIMIT = 50
 RESTARTS = RestartPolicy()
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (``alkstore: ...; see --help``) and exit status 2."""
 
     def error(self, message: str) -> NoReturn:
@@ -68,7 +68,7 @@ def _port(text: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    top = _Parser(prog="alkstore", description="Run an app's tasks, or look at its dead letters.")
+    top = OneLineParser(prog="alkstore", description="Run an app's tasks, or look at its dead letters.")
     commands = top.add_subparsers(dest="command", required=True)
     worker = commands.add_parser("worker", help="run workers for an app's tasks until SIGTERM/SIGINT")
     worker.add_argument("app", metavar="MODULE:APP", help="the App object, e.g. myproject.tasks:app")

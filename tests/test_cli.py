@@ -333,3 +333,15 @@ def test_matrix_without_the_repository_says_where_the_builder_is(
     assert err.startswith("alkstore matrix: ")
     assert "python -m tools.ecosystem_page" in err
     assert "root of a checkout" in err
+
+
+@pytest.mark.parametrize("argv", [["frob"], ["certify"], ["report"], ["faults"], []])
+def test_a_usage_error_of_the_command_is_one_line_and_status_2(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every CLI error path answers in one line (issue 48): argparse's usage block would be two or more."""
+    with pytest.raises(SystemExit) as raised:
+        main(argv)
+    assert raised.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("alkstore: "), err
