@@ -344,4 +344,5 @@ def test_a_usage_error_of_the_command_is_one_line_and_status_2(
         main(argv)
     assert raised.value.code == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("alkstore: "), err
+    assert err.count("\n") == 1, err
+    assert err.startswith("alkstore: "), err
