@@ -157,7 +157,7 @@ def _batches(payloads: list[Payload]) -> Iterator[list[Payload]]:
 
 
 class Alkstore(System):
-    acks = "ack per job, committed"
+    acks = "acks batched (a 2 ms window), each batch committed before its jobs count done"
 
     def __init__(self, slots: int, engine: str) -> None:
         super().__init__(slots)
