@@ -1,12 +1,12 @@
 'use strict';
 // The graphile-worker runner of alkstore's runtime-faults mode (docs/runtime-faults.md): describe, enqueue
-// JOBS_FILE, worker, inspect JOBS_FILE (protocol 2). The worker is graphile-worker's own run() with a task list, one job at a time, in its own Node
-// process, handling SIGTERM itself (a graceful shutdown) as its docs run it. graphile-worker has no lease shorter
+// JOBS_FILE, worker, inspect JOBS_FILE (protocol 2). The worker is graphile-worker's own run() with a task list,
+// one job at a time, in its own Node process, handling SIGTERM itself (a graceful shutdown) as its docs run it. graphile-worker has no lease shorter
 // than its job lock: a job locked by a worker that died is handed to no other worker until the lock is 4 hours
 // old, and the runner never calls WorkerUtils.forceUnlockWorkers (documented for workers that are no longer
 // running, which a library cannot know of a worker that merely went silent). So the faults that need a worker to
 // outlive its lease (pause, slow_handler) cannot happen within a run and are not taken, and a kill -9's job is not
-// recovered within the run: the library's documented caveat, quoted below. The client installs graphile-worker's
+// recovered within the run but 4 hours later: the library's documented recovery rule, quoted below. The client installs graphile-worker's
 // schema (WorkerUtils.migrate) before it enqueues; the handler writes the ledger around a real timer
 // (../runner_protocol.js). The runner adds no unhandledRejection handler of its own: a completion that still meets
 // a database that is down after graphile-worker's retries rejects unhandled (dist/sql/completeJobs.js,
@@ -39,6 +39,13 @@ function describe() {
       { name: 'run({ taskList })', value: `{ ${TASK} }`, doc: DOCS },
       { name: 'run({ noHandleSignals })', value: false, doc: DOCS },
       { name: 'WorkerUtils.migrate() before addJob', value: 'the client', doc: QUEUE_DOCS },
+      {
+        // "Only use this if the workers in question are no longer running": a library cannot know that of a worker
+        // that merely went silent, so a production deployment cannot call it on its own.
+        name: 'WorkerUtils.forceUnlockWorkers(workerIds)',
+        value: 'not called',
+        doc: `${INTERFACE_TYPES}: WorkerUtils.forceUnlockWorkers`,
+      },
     ],
     lease_s: LOCK_S, // the truth, not a shortened one: so the runner takes neither pause nor slow_handler
     // The documented rule (4 hours, recovery_rules) is longer than a run: the harness waits its normal window and
@@ -57,15 +64,7 @@ function describe() {
         doc: LOCK_DOC,
       },
     ],
-    caveats: [
-      {
-        outcome: 'lost',
-        faults: ['kill9'],
-        quote: 'Forcefully unlocks jobs for the given workers, leaving others unaffected. Only use this if the ' +
-          'workers in question are no longer running (crashed, were terminated, are permanently unreachable, etc).',
-        doc: `${INTERFACE_TYPES}: WorkerUtils.forceUnlockWorkers (not called by this runner)`,
-      },
-    ],
+    caveats: [],
   };
 }
 
