@@ -71,8 +71,8 @@ function describe() {
         after_s: EXPIRE_S + MAINTENANCE_S,
         rule: `an active job ${EXPIRE_S} s old is failed by the maintenance (every ${MAINTENANCE_S} s) and, with ` +
           'retries left, fetched again',
-        quote: 'If an unhandled error occurs in a handler, `fail()` will automatically be called for the jobs, ' +
-          'storing the error in the `output` property, making the job or jobs available for retry.',
+        quote: 'If an unhandled error occurs in a handler, fail() will automatically be called for the jobs, ' +
+          'storing the error in the output property, making the job or jobs available for retry.',
         doc: DOCS,
       },
     ],
