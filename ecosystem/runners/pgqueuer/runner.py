@@ -23,9 +23,9 @@ from typing import Any
 
 from alkstore_faults.runner_cli import Job, State, serve
 
-DOCS = "https://pgqueuer.readthedocs.io/en/latest/"
 CLI_HELP = "pgqueuer/adapters/cli/cli.py (pgqueuer 1.6.0): pgq run --help, --heartbeat-timeout"
 RUN_DOC = "pgqueuer/core/qm.py (pgqueuer 1.6.0): QueueManager.run"
+ENTRYPOINT_DOC = "pgqueuer/core/qm.py (pgqueuer 1.6.0): QueueManager.entrypoint"
 QUERIES_DOC = "pgqueuer/adapters/persistence/queries.py (pgqueuer 1.6.0): Queries.job_status"
 IDS = "pgqueuer_ids.json"
 # The log's statuses (pgqueuer.domain.types.JOB_STATUS) of a job no longer in the queue table.
@@ -35,9 +35,18 @@ DESCRIPTION = {
     "library": "pgqueuer",
     "version": version("pgqueuer"),
     "settings": [
-        {"name": "PgQueuer.run(heartbeat_timeout=...)", "value": HEARTBEAT_TIMEOUT_S, "doc": DOCS + "cli.html"},
-        {"name": "PgQueuer.run(max_concurrent_tasks=..., batch_size=...)", "value": "2, 1", "doc": DOCS + "cli.html"},
-        {"name": "entrypoint(concurrency_limit=...)", "value": 1, "doc": DOCS + "pgqueuer.html"},
+        # Each names the line of the installed package's own docs that says what the value does.
+        {"name": "PgQueuer.run(heartbeat_timeout=...)", "value": HEARTBEAT_TIMEOUT_S, "doc": CLI_HELP},
+        {
+            "name": "PgQueuer.run(max_concurrent_tasks=..., batch_size=...)",
+            "value": "2, 1 (max_concurrent_tasks must be at least twice the batch size)",
+            "doc": RUN_DOC + ": ``max_concurrent_tasks`` is a hard cap on this worker's picked jobs",
+        },
+        {
+            "name": "entrypoint(concurrency_limit=...)",
+            "value": 1,
+            "doc": ENTRYPOINT_DOC + ": ``concurrency_limit=0`` means unlimited; ``1`` serialises dispatch.",
+        },
     ],
     "lease_s": float(HEARTBEAT_TIMEOUT_S),
     # The heartbeat rule (recovery_rules): a picked job whose heartbeat is 5 s old is picked again; the rest of the
