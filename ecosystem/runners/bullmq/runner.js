@@ -33,11 +33,11 @@ function describe() {
     ],
     lease_s: (LOCK_MS + STALLED_MS) / 1000,
     recovery_window_s: 20,
-    faults: ['kill9', 'pause', 'broker_restart_aof', 'broker_restart_volatile', 'net_cut', 'slow_handler'],
+    faults: ['kill9', 'startup', 'pause', 'broker_restart_aof', 'broker_restart_volatile', 'net_cut', 'slow_handler'],
     promises: [
       {
         outcome: 'lost',
-        faults: ['kill9'],
+        faults: ['kill9', 'startup'],
         max: 0,
         quote: 'When a worker is not able to notify the queue that it is still working on a given job, that job is ' +
           'moved back to the waiting list, or to the failed set.',

@@ -51,7 +51,7 @@ function describe() {
     // The documented rule (4 hours, recovery_rules) is longer than a run: the harness waits its normal window and
     // the checker reports the lock's expiry read by inspect.
     recovery_window_s: 15,
-    faults: ['kill9', 'broker_restart', 'net_cut'],
+    faults: ['kill9', 'startup', 'broker_restart', 'net_cut'],
     promises: [],
     inspect_doc: `${INTERFACE_TYPES}: DbJob (the rows of the graphile_worker.jobs view), WorkerUtils.completeJobs`,
     policies: [],

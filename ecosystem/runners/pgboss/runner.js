@@ -44,7 +44,7 @@ function describe() {
     ],
     lease_s: EXPIRE_S + MAINTENANCE_S,
     recovery_window_s: 15,
-    faults: ['kill9', 'pause', 'broker_restart', 'net_cut', 'slow_handler'],
+    faults: ['kill9', 'startup', 'pause', 'broker_restart', 'net_cut', 'slow_handler'],
     promises: [
       {
         outcome: 'twice',

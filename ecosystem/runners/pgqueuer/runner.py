@@ -52,11 +52,11 @@ DESCRIPTION = {
     # The heartbeat rule (recovery_rules): a picked job whose heartbeat is 5 s old is picked again; the rest of the
     # window is the polling, the dequeue and the start of another worker's run on a loaded machine.
     "recovery_window_s": 20.0,
-    "faults": ["kill9", "pause", "broker_restart", "net_cut", "slow_handler"],
+    "faults": ["kill9", "startup", "pause", "broker_restart", "net_cut", "slow_handler"],
     "promises": [
         {
             "outcome": "lost",
-            "faults": ["kill9"],
+            "faults": ["kill9", "startup"],
             "max": 0,
             "quote": "Seconds without a heartbeat before a job is re-picked by another worker.",
             "doc": CLI_HELP,

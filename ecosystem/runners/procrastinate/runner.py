@@ -73,7 +73,7 @@ def description(recipe: bool) -> dict[str, Any]:
         caveats.append(
             {
                 "outcome": "lost",
-                "faults": ["kill9"],
+                "faults": ["kill9", "startup"],
                 "quote": "if no specific action is taken, these stalled jobs will remain in the queue forever, and "
                 "their execution will never resume.",
                 "doc": STALLED,
@@ -87,7 +87,7 @@ def description(recipe: bool) -> dict[str, Any]:
         # The recipe's rule: the last heartbeat (at most the kill) + 30 s + one period of the periodic task. Without
         # the recipe no rule runs the job again; the window stays the recipe's so both runners are judged alike.
         "recovery_window_s": SECONDS_SINCE_HEARTBEAT + PERIOD_S,
-        "faults": ["kill9", "pause", "broker_restart", "net_cut", "slow_handler"],
+        "faults": ["kill9", "startup", "pause", "broker_restart", "net_cut", "slow_handler"],
         "promises": [],
         "caveats": caveats,
         "inspect_doc": REFERENCE + "#procrastinate.manager.JobManager.list_jobs_async",
