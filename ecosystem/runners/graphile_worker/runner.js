@@ -11,9 +11,9 @@
 // (../runner_protocol.js). The runner adds no unhandledRejection handler of its own: a completion that still meets
 // a database that is down after graphile-worker's retries rejects unhandled (dist/sql/completeJobs.js,
 // batchCompleteJobs) and Node's default ends the worker process, as a user's worker would end. inspect reads each
-// job's row in the graphile_worker.jobs view by the id addJob returned (kept in ALKSTORE_FAULTS_STATE): no row is a
-// completed job (completing a job deletes it), attempts at max_attempts a failed one, locked_at a job held by
-// locked_by until the lock is 4 hours old.
+// job's row in the graphile_worker.jobs view by the id addJob returned (kept in ALKSTORE_FAULTS_STATE): no row is
+// absent (completing a job deletes it), attempts at max_attempts a failed one, locked_at a job held by locked_by
+// until the lock is 4 hours old.
 const fs = require('node:fs');
 const path = require('node:path');
 const { makeWorkerUtils, run } = require('graphile-worker');
@@ -85,7 +85,9 @@ async function enqueue(jobs) {
 // One job's state from its row of the graphile_worker.jobs view (null: no row).
 function stateOf(row, now) {
   const state = { state: 'queued', library_state: null, reason: null, until: null, held_by: null, attempts: null };
-  if (!row) return { ...state, state: 'completed', library_state: 'deleted (no row: completing a job deletes it)' };
+  // Completing a job deletes it (WorkerUtils.completeJobs), so no row is what a completed job and a job the library
+  // dropped have in common: absent, as the protocol has a library that deletes a job when it completes say.
+  if (!row) return { ...state, state: 'absent', library_state: 'no row' };
   Object.assign(state, { attempts: row.attempts, reason: row.last_error });
   const runAt = row.run_at.getTime() / 1000;
   if (row.locked_at) {
