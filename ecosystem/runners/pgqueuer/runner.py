@@ -29,6 +29,8 @@ ENTRYPOINT_DOC = "pgqueuer/core/qm.py (pgqueuer 1.6.0): QueueManager.entrypoint"
 QUERIES_DOC = "pgqueuer/adapters/persistence/queries.py (pgqueuer 1.6.0): Queries.job_status"
 IDS = "pgqueuer_ids.json"
 # The log's statuses (pgqueuer.domain.types.JOB_STATUS) of a job no longer in the queue table.
+NO_STATE: State = dict.fromkeys(("library_state", "reason", "until", "held_by", "attempts"))
+"""A state's fields but ``state`` and ``job``, all null: what each state below fills in."""
 LOGGED = {"successful": "completed", "exception": "failed", "failed": "failed", "canceled": "dead", "deleted": "absent"}
 HEARTBEAT_TIMEOUT_S = 5
 DESCRIPTION = {
@@ -99,14 +101,7 @@ def queued_state(row: Any, now: float) -> State:
     """A job still in pgqueuer's queue table: queued (or not before ``execute_after``) or picked, with its
     heartbeat, re-picked once the heartbeat is ``HEARTBEAT_TIMEOUT_S`` old."""
     status = str(row["status"])
-    state: State = {
-        "state": "unknown",
-        "library_state": status,
-        "reason": None,
-        "until": None,
-        "held_by": None,
-        "attempts": row["attempts"],
-    }
+    state: State = {**NO_STATE, "state": "unknown", "library_state": status, "attempts": row["attempts"]}
     after = row["execute_after"].timestamp()
     if status == "queued":
         state.update(state="scheduled" if after > now else "queued", until=after if after > now else None)
@@ -155,17 +150,8 @@ async def inspect(jobs: list[Job]) -> list[State]:
             continue
         status = logged.get(id_)
         state = LOGGED.get(status or "", "absent")
-        states.append(
-            {
-                "job": job["id"],
-                "state": state,
-                "library_state": status,
-                "until": None,
-                "held_by": None,
-                "reason": errors.get(id_) if state in ("failed", "dead") else None,
-                "attempts": None,
-            }
-        )
+        reason = errors.get(id_) if state in ("failed", "dead") else None
+        states.append({"job": job["id"], **NO_STATE, "state": state, "library_state": status, "reason": reason})
     return states
 
 

@@ -29,6 +29,8 @@ MANAGER = "procrastinate/manager.py (procrastinate 3.10.0), JobManager.get_stall
 SECONDS_SINCE_HEARTBEAT = 30.0  # get_stalled_jobs' default, the how-to's "(by default) 30 seconds"
 PERIOD_S = 5  # recovery.PERIOD_S: recovery.py imports the app, which needs a broker, so describe cannot import it
 NO_RECOVERY = "--no-recovery"
+NO_STATE: State = dict.fromkeys(("library_state", "reason", "until", "held_by", "attempts"))
+"""A state's fields but ``state`` and ``job``, all null: what each state below fills in."""
 LIBRARY_STATES = {"succeeded": "completed", "failed": "failed", "cancelled": "dead", "aborted": "failed"}
 
 
@@ -124,14 +126,7 @@ def worker(recipe: bool) -> None:
 def state_of(job: Any, beats: dict[int, float], recipe: bool, now: float) -> State:
     """What one ``procrastinate.jobs.Job`` (its ``status``, ``worker_id``, ``attempts``) says in protocol v2."""
     status = str(job.status)
-    state: State = {
-        "state": "unknown",
-        "library_state": status,
-        "reason": None,
-        "until": None,
-        "held_by": None,
-        "attempts": job.attempts,
-    }
+    state: State = {**NO_STATE, "state": "unknown", "library_state": status, "attempts": job.attempts}
     if status == "todo":
         scheduled = job.scheduled_at.timestamp() if job.scheduled_at is not None else None
         state["state"] = "scheduled" if scheduled is not None and scheduled > now else "queued"
@@ -165,17 +160,7 @@ async def inspect(jobs: list[Job], recipe: bool) -> list[State]:
     for job in jobs:
         held = by_id.get(job["id"])
         if held is None:
-            states.append(
-                {
-                    "job": job["id"],
-                    "state": "absent",
-                    "library_state": None,
-                    "reason": None,
-                    "until": None,
-                    "held_by": None,
-                    "attempts": None,
-                }
-            )
+            states.append({"job": job["id"], **NO_STATE, "state": "absent"})
         else:
             states.append({"job": job["id"], **state_of(held, beats, recipe, now)})
     return states
