@@ -89,7 +89,12 @@ def description(recipe: bool) -> dict[str, Any]:
         # The recipe's rule: the last heartbeat (at most the kill) + 30 s + one period of the periodic task. Without
         # the recipe no rule runs the job again; the window stays the recipe's so both runners are judged alike.
         "recovery_window_s": SECONDS_SINCE_HEARTBEAT + PERIOD_S,
-        "faults": ["kill9", "startup", "pause", "broker_restart", "net_cut", "slow_handler"],
+        # The variant differs only in the recipe, which acts on the jobs of a worker that stopped sending
+        # heartbeats while its process is gone: kill9 and startup (in the recipe runner's runs of the other faults
+        # it retried no job).
+        "faults": ["kill9", "startup", "pause", "broker_restart", "net_cut", "slow_handler"]
+        if recipe
+        else ["kill9", "startup"],
         "promises": [],
         "caveats": caveats,
         "inspect_doc": REFERENCE + "#procrastinate.manager.JobManager.list_jobs_async",
