@@ -1,7 +1,9 @@
 """The pgqueuer runner (docs/runtime-faults.md): ``describe``, ``enqueue JOBS_FILE``, ``worker``, ``inspect``.
 
 The worker is pgqueuer's ``PgQueuer.run`` with a 5 s ``heartbeat_timeout``, after which a picked job whose
-heartbeat stopped is picked again by another worker, one job at a time. Its CLI (``pgq run``) is the documented
+heartbeat stopped is picked again by another worker, at most two jobs at a time (pgqueuer's smallest cap on one
+worker: ``max_concurrent_tasks`` at least twice ``batch_size``; the entrypoint's ``concurrency_limit`` would hold
+across all workers, so ``1`` would run the three workers as one). Its CLI (``pgq run``) is the documented
 way, but pgqueuer 1.6.0's ``--log-level`` option hands a string where it wants an enum under the typer this
 venv resolves (``AttributeError: 'str' object has no attribute 'name'``), so the runner makes the call the CLI
 makes. The client installs pgqueuer's schema on the throwaway cluster before it enqueues, and keeps the ids
@@ -46,8 +48,9 @@ DESCRIPTION = {
         },
         {
             "name": "entrypoint(concurrency_limit=...)",
-            "value": 1,
-            "doc": ENTRYPOINT_DOC + ": ``concurrency_limit=0`` means unlimited; ``1`` serialises dispatch.",
+            "value": "0 (the default; a limit holds across all workers: 1 would run one job at a time in all)",
+            "doc": ENTRYPOINT_DOC + ": ``concurrency_limit=0`` means unlimited; ``1`` serialises dispatch. Limits "
+            "are enforced at the database level across all workers.",
         },
     ],
     "lease_s": float(HEARTBEAT_TIMEOUT_S),
