@@ -35,12 +35,22 @@ NO_STATE: State = dict.fromkeys(("library_state", "reason", "until", "held_by", 
 """A state's fields but ``state`` and ``job``, all null: what each state below fills in."""
 LOGGED = {"successful": "completed", "exception": "failed", "failed": "failed", "canceled": "dead", "deleted": "absent"}
 HEARTBEAT_TIMEOUT_S = 5
+# An idle worker waits for a notification of a new job at most this long before it asks again: a job whose
+# heartbeat stopped is re-picked only when a worker asks (no notification says so), so the default, 30 s, would
+# leave it waiting past the recovery window.
+DEQUEUE_TIMEOUT_S = 5
 DESCRIPTION = {
     "library": "pgqueuer",
     "version": version("pgqueuer"),
     "settings": [
         # Each names the line of the installed package's own docs that says what the value does.
         {"name": "PgQueuer.run(heartbeat_timeout=...)", "value": HEARTBEAT_TIMEOUT_S, "doc": CLI_HELP},
+        {
+            "name": "PgQueuer.run(dequeue_timeout=...)",
+            "value": DEQUEUE_TIMEOUT_S,
+            "doc": "pgqueuer/adapters/cli/cli.py (pgqueuer 1.6.0): pgq run --help, --dequeue-timeout: Max seconds to "
+            "wait for new jobs.",
+        },
         {
             "name": "PgQueuer.run(max_concurrent_tasks=..., batch_size=...)",
             "value": "2, 1 (max_concurrent_tasks must be at least twice the batch size)",
@@ -54,8 +64,8 @@ DESCRIPTION = {
         },
     ],
     "lease_s": float(HEARTBEAT_TIMEOUT_S),
-    # The heartbeat rule (recovery_rules): a picked job whose heartbeat is 5 s old is picked again; the rest of the
-    # window is the polling, the dequeue and the start of another worker's run on a loaded machine.
+    # The heartbeat rule (recovery_rules): a picked job whose heartbeat is 5 s old is picked again by the next
+    # worker that asks, within a dequeue_timeout (5 s); the rest is the start of its run on a loaded machine.
     "recovery_window_s": 20.0,
     "faults": ["kill9", "startup", "pause", "broker_restart", "net_cut", "slow_handler"],
     "promises": [
@@ -164,7 +174,12 @@ async def work() -> None:
     from tasks import create_pgqueuer
 
     pgq = await create_pgqueuer()
-    await pgq.run(heartbeat_timeout=timedelta(seconds=HEARTBEAT_TIMEOUT_S), max_concurrent_tasks=2, batch_size=1)
+    await pgq.run(
+        heartbeat_timeout=timedelta(seconds=HEARTBEAT_TIMEOUT_S),
+        dequeue_timeout=timedelta(seconds=DEQUEUE_TIMEOUT_S),
+        max_concurrent_tasks=2,
+        batch_size=1,
+    )
 
 
 def worker() -> None:
