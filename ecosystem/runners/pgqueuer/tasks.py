@@ -15,7 +15,7 @@ async def create_pgqueuer() -> PgQueuer:
     connection = await asyncpg.connect(os.environ["ALKSTORE_FAULTS_BROKER"])
     pgq = PgQueuer(AsyncpgDriver(connection))
 
-    @pgq.entrypoint("run_job", concurrency_limit=1)
+    @pgq.entrypoint("run_job")  # concurrency_limit 0 (unlimited): a limit holds across all workers
     async def run_job(job: Job) -> None:
         data = json.loads(job.payload or b"{}")
         await perform_async(data["id"], data["duration_s"], data["fail"])
