@@ -31,6 +31,7 @@ ROW_MODULES = (
     "enqueue_opts_resolution",
     "backoff_curve_equivalence",
     "exactly_once",
+    "progress",
     "dead_letter",
     "claim_extents",
     "claim_order",
