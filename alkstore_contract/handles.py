@@ -126,7 +126,7 @@ class OneShot:
         if self._spent_by is not None:
             raise HandleSpent(
                 f"{op}() on job {self._job_id!r}: this handle's {self._spent_by}() already returned; "
-                "ack, retry and fail are one-shot and any later op on the handle is refused (H4)"
+                "ack, retry, fail and release are one-shot and any later op on the handle is refused (H4, L4)"
             )
 
     def spend(self, op: str) -> None:

@@ -151,7 +151,7 @@ def _assert_certified(report: dict[str, Any]) -> None:
     assert engine["name"] == ENGINE
     assert engine["spec"] == ENGINE
     assert engine["version"] == _example_version()
-    assert engine["capabilities"] == ["injectable_clock", "shared_location"]
+    assert engine["capabilities"] == ["injectable_clock", "release", "shared_location"]
     assert engine["clock"] == "manual"
     assert (engine["certified"], engine["not_certified_because"]) == (True, [])
     rows = {row["row"]: row for row in engine["rows"]}

@@ -690,7 +690,11 @@ async def test_gate_survives_cancelled_waiters() -> None:
 @pytest.mark.asyncio
 async def test_adapter_locations_and_oracle() -> None:
     assert adapter.name == "sqlite"
-    assert adapter.capabilities == frozenset(Capability) - {Capability.NETWORKED}
+    assert adapter.capabilities == frozenset(Capability) - {
+        Capability.NETWORKED,
+        Capability.UNIQUE_KEYS,
+        Capability.TRANSACTIONAL_ENQUEUE,
+    }
     assert await adapter.unavailable_reason() is None
     first, second = await adapter.create_location(), await adapter.create_location()
     assert first != second

@@ -9,6 +9,7 @@ engine in the same way.
 """
 
 from alkstore_contract.kit.driver import (
+    ReleasingDriver,
     StorageDriver,
     StoredState,
     c2_order_key,
@@ -28,6 +29,7 @@ __all__ = [
     "KitQueue",
     "KitStore",
     "NewJobs",
+    "ReleasingDriver",
     "StorageDriver",
     "StoredState",
     "c2_order_key",

@@ -138,6 +138,23 @@ class StorageDriver(Protocol):
         ...
 
 
+class ReleasingDriver(StorageDriver, Protocol):
+    """A driver of an engine declaring ``release`` (contract 2.1, L1–L4): one more fenced update.
+
+    A protocol of its own, so a driver written for contract 2.0 still is a ``StorageDriver``; the kit's
+    ``release`` refuses to run on a driver without it.
+    """
+
+    async def release(self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float) -> bool:
+        """Under the same fence as ``ack``: back to ``ready`` at ``now + delay_s`` with the claim's attempt given back.
+
+        ``attempts - 1`` (the claim counted one; L2), lease, claimant and
+        token cleared; ``last_error``, ``expires_at``, priority and stamps
+        kept. ``True`` iff the fenced row changed.
+        """
+        ...
+
+
 class StoredState(Protocol):
     """The fields of a stored job that decide whether a claim may take it (a ``Job``, or an engine's own record)."""
 

@@ -16,12 +16,12 @@ import random
 import secrets
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from alkstore_contract.clock import Clock
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.handles import ClosingStore, NamedQueue, OneShot, raise_if_closed
-from alkstore_contract.kit.driver import StorageDriver, c2_order_key
+from alkstore_contract.kit.driver import ReleasingDriver, StorageDriver, c2_order_key
 from alkstore_contract.kit.fast import resolve_new_jobs
 from alkstore_contract.resolution import (
     LAST_ERROR_EXPIRED,
@@ -262,6 +262,29 @@ class KitJobHandle(Generic[D]):
         last_error = fail_error(validate_error(error))
         self._one_shot().spend("fail")
         return await queue._driver.dead_letter(queue._name, self._job.id, self._token, store.now(), last_error)
+
+    async def release(self, delay: Duration | None = None) -> bool:
+        """L1–L4: hand the job back, ready at now + ``delay`` (``None``: now), its attempt given back, its id kept.
+
+        One-shot with ack/retry/fail, and fenced like them. On a driver
+        without ``release`` (an engine written for contract 2.0) it raises
+        ``NotImplementedError`` before touching the handle: such an engine
+        does not declare the ``release`` capability.
+        """
+        queue = self._queue
+        store = queue._store
+        store.check_open("release")
+        self._one_shot().check("release")
+        delay_s = optional_duration_seconds("delay", delay)
+        driver = queue._driver
+        if not hasattr(driver, "release"):
+            raise NotImplementedError(
+                f"release(): the driver {type(driver).__name__} has no release(); its engine does not declare "
+                "the 'release' capability (contract L1–L4)"
+            )
+        releasing = cast(ReleasingDriver, driver)
+        self._one_shot().spend("release")
+        return await releasing.release(queue._name, self._job.id, self._token, store.now(), delay_s or 0.0)
 
     async def heartbeat(self, extend: Duration | None = None) -> bool:
         """H3: lease = now + (``extend``, or the stamped visibility timeout); repeatable."""

@@ -98,28 +98,24 @@ _CLAUSES: tuple[Clause, ...] = (
         "release is fenced like ack: a stale handle's release returns False",
         Capability.RELEASE,
         since="2.1",
-        untested=_NO_ROW_YET,
     ),
     Clause(
         "L2",
         "a release makes the job ready at now + delay with its attempt given back, keeping its id",
         Capability.RELEASE,
         since="2.1",
-        untested=_NO_ROW_YET,
     ),
     Clause(
         "L3",
         "a released job is claimable at now + delay and not before",
         Capability.RELEASE,
         since="2.1",
-        untested=_NO_ROW_YET,
     ),
     Clause(
         "L4",
         "release is one-shot with ack, retry and fail; a bad delay is refused",
         Capability.RELEASE,
         since="2.1",
-        untested=_NO_ROW_YET,
     ),
     Clause(
         "K1",

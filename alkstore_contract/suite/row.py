@@ -36,6 +36,7 @@ ROW_MODULES = (
     "claim_extents",
     "claim_order",
     "lease_validity",
+    "release",
     "sweep_and_retention",
     "batch_ack_and_cancel",
     "validation_and_closed_store",

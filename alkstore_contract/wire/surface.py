@@ -179,6 +179,10 @@ class WireHandle:
             "heartbeat", lambda: {"extend_s": codec.duration("extend", extend)}, _given(extend=extend)
         )
 
+    async def release(self, delay: Duration | None = None) -> bool:
+        """L1–L4, sent only to an engine whose handshake declares ``release`` (the row needs it)."""
+        return await self._ask("release", lambda: {"delay_s": codec.duration("delay", delay)}, _given(delay=delay))
+
 
 def _given(**values: object) -> dict[str, object]:
     """The arguments given as a ``timedelta``: their Python form, for the engine's error messages."""

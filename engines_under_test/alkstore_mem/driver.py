@@ -45,6 +45,7 @@ from alkstore_mem.record import (
     VISIBILITY_TIMEOUT_S,
     JobRecord,
     as_timedelta,
+    given_back,
     killed,
     leased,
     new_record,
@@ -252,6 +253,21 @@ class MemDriver:
         """R1: the job is ready again at ``run_at``; a claim promotes it once due."""
         index.lease_dropped(record)
         record = index.jobs[record[ID]] = retried(record, run_at, last_error)
+        index.file_delayed(record)
+
+    async def release(self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float) -> bool:
+        return self._fenced(
+            queue,
+            job_id,
+            token,
+            now,
+            lambda index, record, at: self._file_release(index, record, at + timedelta(seconds=delay_s)),
+        )
+
+    def _file_release(self, index: QueueIndex, record: JobRecord, run_at: datetime) -> None:
+        """L2: the job is ready again at ``run_at`` with its attempt given back; a claim promotes it once due."""
+        index.lease_dropped(record)
+        record = index.jobs[record[ID]] = given_back(record, run_at)
         index.file_delayed(record)
 
     async def dead_letter(self, queue: str, job_id: JobId, token: str, now: datetime | None, last_error: str) -> bool:

@@ -132,6 +132,7 @@ class PgAdapter:
                 Capability.MULTI_PROCESS,
                 Capability.DURABLE,
                 Capability.NETWORKED,
+                Capability.RELEASE,
             }
         )
 

@@ -202,6 +202,14 @@ RETURNING id
 """
     """retry (R1–R3): ready again after the delay the kit decided; an error given replaces the stored one."""
 
+    RELEASE_SQL: ClassVar[str] = f"""WITH {CLOCK_CTE}
+UPDATE {{jobs}}
+SET state = 'ready', run_at = {NOW} + $4{MICROS}, attempts = attempts - 1, {_RELEASE}
+WHERE {_FENCE}
+RETURNING id
+"""
+    """release (L1–L3): ready again after the delay, the claim's attempt given back; the last error kept."""
+
     DEAD_SQL: ClassVar[str] = f"""WITH {CLOCK_CTE}
 UPDATE {{jobs}}
 SET state = 'dead', last_error = $4, died_at = {NOW}, {_RELEASE}
@@ -424,6 +432,9 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float, last_error: str | None
     ) -> bool:
         return await self._fenced("retry", self.RETRY_READY_SQL, job_id, token, now, duration_us(delay_s), last_error)
+
+    async def release(self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float) -> bool:
+        return await self._fenced("release", self.RELEASE_SQL, job_id, token, now, duration_us(delay_s))
 
     async def dead_letter(self, queue: str, job_id: JobId, token: str, now: datetime | None, last_error: str) -> bool:
         return await self._fenced("dead_letter", self.DEAD_SQL, job_id, token, now, last_error)

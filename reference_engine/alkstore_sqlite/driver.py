@@ -123,6 +123,12 @@ SET state = 'ready', run_at = :run_at, last_error = COALESCE(:last_error, last_e
     lease_expires_at = NULL, claimed_by = NULL, token = NULL
 WHERE {FENCE}
 """
+    RELEASE_SQL: ClassVar[str] = f"""
+UPDATE jobs
+SET state = 'ready', run_at = :run_at, attempts = attempts - 1,
+    lease_expires_at = NULL, claimed_by = NULL, token = NULL
+WHERE {FENCE}
+"""
     DEAD_LETTER_SQL: ClassVar[str] = f"{_MOVE_TO_DEAD} {FENCE}\n"
     HEARTBEAT_SQL: ClassVar[str] = f"UPDATE jobs SET lease_expires_at = :lease_expires_at WHERE {FENCE}"
     # The unary + keeps queue and lease off every index: found by the listed ids (primary key), the
@@ -236,6 +242,12 @@ WHERE queue = :queue AND state = 'dead'
         at = self._now(now)
         params = {"run_at": self._epoch_us(at + timedelta(seconds=delay_s)), "last_error": last_error}
         return await self._fenced(self.RETRY_READY_SQL, params, job_id, token, at)
+
+    async def release(self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float) -> bool:
+        """L1–L3: ready again at ``now + delay_s`` with the claim's attempt given back. One statement, one hop."""
+        at = self._now(now)
+        params = {"run_at": self._epoch_us(at + timedelta(seconds=delay_s))}
+        return await self._fenced(self.RELEASE_SQL, params, job_id, token, at)
 
     async def dead_letter(self, queue: str, job_id: JobId, token: str, now: datetime | None, last_error: str) -> bool:
         """R4, D1: dead with ``last_error``. One statement, one hop (shared)."""

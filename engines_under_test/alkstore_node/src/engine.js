@@ -10,7 +10,7 @@ const { runAtFrom, validate } = require('alkstore-node-kit');
 const storage = require('./storage');
 const pkg = require('../package.json');
 
-const CAPABILITIES = ['durable', 'injectable_clock', 'multi_process', 'shared_location'];
+const CAPABILITIES = ['durable', 'injectable_clock', 'multi_process', 'release', 'shared_location'];
 
 /** The wall clock in microseconds (Date.now() has milliseconds only; the performance clock adds the rest). */
 function systemNowUs() {
@@ -89,6 +89,12 @@ class SqliteDriver {
     const at = now ?? systemNowUs();
     const runAt = at + validate.secondsToUs(delayS);
     return this.db.requeue.run({ id, token, now: at, error: lastError, run_at: runAt }).changes === 1;
+  }
+
+  release(queue, id, token, now, delayS) {
+    const at = now ?? systemNowUs();
+    const runAt = at + validate.secondsToUs(delayS);
+    return this.db.giveBack.run({ id, token, now: at, run_at: runAt }).changes === 1;
   }
 
   deadLetter(queue, id, token, now, lastError) {

@@ -59,6 +59,9 @@ class Storage {
     this.requeue = db.prepare(
       `UPDATE jobs SET state = 'ready', run_at = @run_at, last_error = coalesce(@error, last_error), ${RELEASED} WHERE ${HELD}`,
     );
+    this.giveBack = db.prepare(
+      `UPDATE jobs SET state = 'ready', run_at = @run_at, attempts = attempts - 1, ${RELEASED} WHERE ${HELD}`,
+    );
     this.bury = db.prepare(`UPDATE jobs SET state = 'dead', last_error = @error, died_at = @now, ${RELEASED} WHERE ${HELD}`);
     this.heartbeat = db.prepare(`UPDATE jobs SET lease_expires_at = @now + @lease_us WHERE ${HELD}`);
     this.ackHeld = db.prepare(
