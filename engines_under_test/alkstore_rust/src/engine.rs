@@ -25,7 +25,13 @@ pub const LAST_ERROR_FAILED: &str = "failed";
 pub const LAST_ERROR_EXPIRED: &str = "expired";
 
 /// The capabilities this engine declares (docs/capabilities.md): it keeps each one.
-pub const CAPABILITIES: [&str; 4] = ["durable", "injectable_clock", "multi_process", "shared_location"];
+pub const CAPABILITIES: [&str; 5] = [
+    "durable",
+    "injectable_clock",
+    "multi_process",
+    "release",
+    "shared_location",
+];
 
 struct Store {
     /// `None` once closed (S3): the connection is released, the store's ids stay known.
@@ -111,9 +117,9 @@ impl Engine {
             "cancel" => self.cancel(request),
             "get_job" => self.get_job(request),
             "sweep_expired" => self.sweep(request),
-            "ack" | "retry" | "fail" | "heartbeat" => self.handle_op(request),
+            "ack" | "retry" | "fail" | "heartbeat" | "release" => self.handle_op(request),
             other => Err(Fault::engine(format!(
-                "this engine does not serve {other:?} (it is not networked)"
+                "this engine does not serve {other:?} (it does not declare what the op needs: it is not networked)"
             ))),
         }
     }
@@ -359,7 +365,7 @@ impl Engine {
             .map_err(storage::fault)
     }
 
-    /// `ack`, `retry`, `fail`, `heartbeat`: H1–H5, R1–R4, D1, in the order of checks.
+    /// `ack`, `retry`, `fail`, `heartbeat`, `release`: H1–H5, R1–R4, D1, L1–L4, in the order of checks.
     fn handle_op(&mut self, request: &Request<'_>) -> Result<Value, Fault> {
         let op = request.op;
         let id = request.text("handle")?;
@@ -370,7 +376,7 @@ impl Engine {
             return Err(Fault::new(
                 Class::HandleSpent,
                 format!(
-                    "{op}() on a handle already spent by ack, retry or fail (job {})",
+                    "{op}() on a handle already spent by ack, retry, fail or release (job {})",
                     handle.job_id
                 ),
             ));
@@ -395,6 +401,10 @@ impl Engine {
                     Outcome::Ready(delay, error)
                 }
             }
+            "release" => {
+                let delay_s = rules::optional_duration("delay", request.value("delay_s")?, false)?;
+                Outcome::Release(delay_s.unwrap_or(0.0))
+            }
             _ => {
                 let extend_s = rules::optional_duration("extend", request.value("extend_s")?, true)?;
                 Outcome::Lease(extend_s.unwrap_or(visibility_timeout_s))
@@ -410,6 +420,7 @@ impl Engine {
             Outcome::Dead(error) => db.dead_letter(job_id, &token, now, &error),
             Outcome::Ready(delay, error) => db.retry(job_id, &token, now, add_seconds(now, delay), error.as_deref()),
             Outcome::Lease(lease_s) => db.heartbeat(job_id, &token, now, add_seconds(now, lease_s)),
+            Outcome::Release(delay) => db.release(job_id, &token, now, add_seconds(now, delay)),
         };
         changed.map(Value::from).map_err(storage::fault)
     }
@@ -421,6 +432,8 @@ enum Outcome {
     Dead(String),
     Ready(f64, Option<String>),
     Lease(f64),
+    /// L2: ready again after the delay, the claim's attempt given back.
+    Release(f64),
 }
 
 fn db(store: &mut Store) -> &mut Db {

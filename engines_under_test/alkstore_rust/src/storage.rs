@@ -300,6 +300,13 @@ impl Db {
         self.fenced(head, params![job_id, now, token, run_at, error])
     }
 
+    /// L1–L3: ready again at `run_at` with the claim's attempt given back; `last_error` kept.
+    pub fn release(&mut self, job_id: i64, token: &str, now: i64, run_at: i64) -> rusqlite::Result<bool> {
+        let head = "UPDATE jobs SET state = 'ready', run_at = ?4, attempts = attempts - 1, \
+            lease_expires_at = NULL, claimed_by = NULL, token = NULL";
+        self.fenced(head, params![job_id, now, token, run_at])
+    }
+
     /// R4, D1: dead at `now` with `last_error`.
     pub fn dead_letter(&mut self, job_id: i64, token: &str, now: i64, error: &str) -> rusqlite::Result<bool> {
         self.fenced(
