@@ -8,7 +8,9 @@ event a line on stdout, each flushed as soon as the op it reports returned:
 the parent can kill the process at any moment and trust every line it read.
 
 Actions:
-- ``drain``: several stores x several tasks claim and ack until the queue is empty.
+- ``drain``: several stores x several tasks claim and ack until the queue is empty (with ``barrier``:
+  the worker says ``ready`` once its stores are open and starts when a line arrives on its stdin; with
+  ``count_left``, a task whose claim comes back empty reports how many jobs the oracle still counts).
 - ``hold``: claim up to ``n`` jobs, report them, then wait to be killed.
 - ``churn``: one op at a time, a seeded random mix of enqueue, claim, ack, retry,
   fail and cancel, until killed (the durability row's kill -9 leg,
@@ -37,6 +39,7 @@ import os
 import random
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 
@@ -81,11 +84,13 @@ def _handout_event(handle: JobHandle, worker: str, claim: str) -> dict[str, Any]
     }
 
 
-async def _drain_task(queue: Queue, worker: str, batch: int) -> None:
+async def _drain_task(queue: Queue, worker: str, batch: int, count_left: Callable[[], Awaitable[int]] | None) -> None:
     sequence = 0
     while True:
         handles = await queue.claim_batch(worker, batch)
         if not handles:
+            if count_left is not None:
+                emit({"event": "empty", "worker": worker, "stored": await count_left()})
             return
         for handle in handles:
             sequence += 1
@@ -97,12 +102,25 @@ async def _drain_task(queue: Queue, worker: str, batch: int) -> None:
 
 async def drain(spec: dict[str, Any], stores: list[Store]) -> None:
     opts = QueueOpts(**spec.get("opts", {}))
+    if spec.get("barrier"):
+        # Stores open, nothing claimed yet: the parent says go to every worker at once, so they race.
+        emit({"event": "ready"})
+        await asyncio.to_thread(sys.stdin.readline)
+    count_left = None
+    if spec.get("count_left"):
+        # The oracle's count of the jobs still stored, read as soon as a claim came back empty (row progress).
+        adapter = load_adapter(spec["engine"])
+        location = spec["location"]
+
+        async def count_left() -> int:
+            return await adapter.count_stored_jobs(location)
+
     tasks = []
     for store_index, store in enumerate(stores):
         queue = store.queue(spec["queue"], opts)
         for task_index in range(int(spec.get("tasks_per_store", 1))):
             worker = f"{spec['worker_prefix']}s{store_index}t{task_index}"
-            tasks.append(_drain_task(queue, worker, int(spec.get("batch", 1))))
+            tasks.append(_drain_task(queue, worker, int(spec.get("batch", 1)), count_left))
     await asyncio.gather(*tasks)
 
 

@@ -9,9 +9,11 @@ every job handed out (G2), and, where the row can count (tasks in this
 process), no empty claim may return while more than N jobs were left (G1).
 
 Legs: N tasks on one store (every engine); N stores on one location
-(``shared_location``); OS processes, each stopping at its first empty claim
-(``multi_process``, G2 only: the parent cannot count another process's claims
-as they return).
+(``shared_location``); OS processes started together, each stopping at its
+first empty claim (``multi_process``): there a worker whose claim came back
+empty asks the oracle (``count_stored_jobs``) how many jobs are still stored,
+which counts the ones other workers hold too, so the leg judges G1 from 2N
+stored jobs.
 
 When it fails, check that a claim which meets a row another claim is taking
 skips it and takes the next one (Postgres: ``FOR UPDATE SKIP LOCKED`` in the
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field
 from alkstore_contract.adapter import Capability
 from alkstore_contract.suite.checks import expect
 from alkstore_contract.suite.harness import RowContext
-from alkstore_contract.suite.processes import finish, spawn_worker
+from alkstore_contract.suite.processes import finish, spawn_worker, start_together
 from alkstore_contract.suite.row import row
 from alkstore_contract.surface import Queue
 from alkstore_contract.types import JobId, QueueOpts
@@ -126,12 +128,31 @@ async def _leg_processes(ctx: RowContext) -> None:
             tasks_per_store=1,
             batch=1,
             worker_prefix=f"proc{p}",
+            barrier=True,
+            count_left=True,
         )
         for p in range(PROCESSES)
     ]
+    await start_together(processes)
     events = [event for events in await asyncio.gather(*(finish(p) for p in processes)) for event in events]
+    leg = f"{PROCESSES} OS processes × {STORES_PER_PROCESS} stores"
+    workers = PROCESSES * STORES_PER_PROCESS
+    # Stored jobs = never handed out + held and not yet acked (at most one per other worker): 2N stored
+    # when an empty claim came back means more than N were never handed out.
+    early = [
+        f"{event['worker']}'s claim returned nothing with {event['stored']} jobs still stored"
+        for event in events
+        if event["event"] == "empty" and event["stored"] >= 2 * workers
+    ]
+    expect(
+        not early,
+        "G1",
+        did=f"({leg}) gave {len(early)} empty claims while jobs were left: {'; '.join(early[:3])}",
+        demands=f"no claim returns nothing while more than {workers} jobs (the workers) are claimable "
+        f"(counted by the oracle right after it: {2 * workers} or more still stored)",
+    )
     handed_out = {event["job"] for event in events if event["event"] == "handout"}
-    expect_all_handed_out(f"{PROCESSES} OS processes × {STORES_PER_PROCESS} stores", len(handed_out), JOBS)
+    expect_all_handed_out(leg, len(handed_out), JOBS)
 
 
 async def progress(ctx: RowContext) -> None:
@@ -139,7 +160,7 @@ async def progress(ctx: RowContext) -> None:
     await ctx.leg("tasks on one store", ("G1", "G2"), _leg_one_store)
     for capability, name, clauses, leg in (
         (Capability.SHARED_LOCATION, "stores on one location", ("G1", "G2"), _leg_stores),
-        (Capability.MULTI_PROCESS, "processes", ("G2",), _leg_processes),
+        (Capability.MULTI_PROCESS, "processes", ("G1", "G2"), _leg_processes),
     ):
         if ctx.has(capability):
             await ctx.leg(name, clauses, leg)
