@@ -42,8 +42,9 @@ SKIPPED_FOR_CAPABILITY = {
         "engine 'example-dict' does not declare 'networked' (N1–N5, T3), which row network_history needs"
     ),
     "server_clock": "engine 'example-dict' does not declare 'networked' (N1–N5, T3), which row server_clock needs",
+    "unique_keys": "engine 'example-dict' does not declare 'unique_keys' (K1–K4), which row unique_keys needs",
 }
-"""The rows the example's two capabilities leave out, and the skip reason each must give."""
+"""The rows the example's three capabilities leave out, and the skip reason each must give."""
 
 
 def _clean_env() -> dict[str, str]:

@@ -155,6 +155,27 @@ class ReleasingDriver(StorageDriver, Protocol):
         ...
 
 
+class UniqueDriver(StorageDriver, Protocol):
+    """A driver of an engine declaring ``unique_keys`` (contract 2.1, K1–K4): an insert that respects a key.
+
+    A protocol of its own, so a driver written for contract 2.0 still is a ``StorageDriver``.
+    """
+
+    async def insert_unique(
+        self, queue: str, unique_key: str, jobs: NewJobs, now: datetime | None
+    ) -> tuple[JobId, bool]:
+        """Store the one job of ``jobs`` holding ``unique_key``, unless an unfinished job of ``queue`` holds it.
+
+        Unfinished: ``ready`` or ``processing`` (a dead job, and an acked or
+        cancelled one, which is gone, hold no key). Returns the id of the job
+        holding the key and ``True`` when this call stored it, or the existing
+        job's id and ``False`` (nothing stored, nothing changed). One atomic
+        step against every other store on the location (K3): a unique index
+        over unfinished jobs, or a lock held from the check to the insert.
+        """
+        ...
+
+
 class StoredState(Protocol):
     """The fields of a stored job that decide whether a claim may take it (a ``Job``, or an engine's own record)."""
 

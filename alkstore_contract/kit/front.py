@@ -21,7 +21,7 @@ from typing import Generic, TypeVar, cast
 from alkstore_contract.clock import Clock
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.handles import ClosingStore, NamedQueue, OneShot, raise_if_closed
-from alkstore_contract.kit.driver import ReleasingDriver, StorageDriver, c2_order_key
+from alkstore_contract.kit.driver import ReleasingDriver, StorageDriver, UniqueDriver, c2_order_key
 from alkstore_contract.kit.fast import resolve_new_jobs
 from alkstore_contract.resolution import (
     LAST_ERROR_EXPIRED,
@@ -32,7 +32,7 @@ from alkstore_contract.resolution import (
     fail_error,
 )
 from alkstore_contract.surface import JobHandle
-from alkstore_contract.types import Duration, EnqueueCall, Job, JobId, QueueOpts, validate_queue_opts
+from alkstore_contract.types import Duration, EnqueueCall, Enqueued, Job, JobId, QueueOpts, validate_queue_opts
 from alkstore_contract.validation import (
     INT64_MAX,
     describe_value,
@@ -43,6 +43,7 @@ from alkstore_contract.validation import (
     validate_job_id,
     validate_job_ids,
     validate_queue_name,
+    validate_unique_key,
     validate_worker_id,
 )
 
@@ -135,6 +136,39 @@ class KitQueue(NamedQueue, Generic[D]):
             return []
         jobs = resolve_new_jobs(payload_jsons, options, self._opts)
         return await self._driver.insert(self._name, jobs, store.now())
+
+    async def enqueue_unique(
+        self,
+        payload: object,
+        unique_key: str,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> Enqueued:
+        """K1–K4: store one job holding ``unique_key`` unless an unfinished job of this queue holds it.
+
+        Every argument is checked first (bad input stores nothing), then one
+        clock read and one driver step. On a driver without ``insert_unique``
+        (an engine written for contract 2.0) it raises ``NotImplementedError``
+        after the checks: such an engine does not declare ``unique_keys``.
+        """
+        store = self._store
+        store.check_open("enqueue_unique")
+        key = validate_unique_key(unique_key)
+        payload_json = encode_payload(payload)
+        options = EnqueueOptions.validate_call(EnqueueCall(delay, run_at, expires, max_attempts, priority))
+        driver = self._driver
+        if not hasattr(driver, "insert_unique"):
+            raise NotImplementedError(
+                f"enqueue_unique(): the driver {type(driver).__name__} has no insert_unique(); its engine does not "
+                "declare the 'unique_keys' capability (contract K1–K4)"
+            )
+        jobs = resolve_new_jobs((payload_json,), options, self._opts)
+        job_id, created = await cast(UniqueDriver, driver).insert_unique(self._name, key, jobs, store.now())
+        return Enqueued(job_id, created)
 
     async def claim_one(self, worker_id: str) -> KitJobHandle[D] | None:
         """C1–C4, C6: the first claimable job in C2 order under a fresh lease, or ``None``."""

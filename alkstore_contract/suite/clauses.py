@@ -39,8 +39,6 @@ class Clause:
         return self.id.rstrip("0123456789")
 
 
-_NO_ROW_YET = "no row checks it yet"
-
 _CLAUSES: tuple[Clause, ...] = (
     Clause("S1", "queue names: checked by store.queue(), no I/O"),
     Clause("S2", "QueueOpts validate themselves"),
@@ -122,24 +120,19 @@ _CLAUSES: tuple[Clause, ...] = (
         "while a job with the key is unfinished, enqueue_unique stores nothing and returns its id",
         Capability.UNIQUE_KEYS,
         since="2.1",
-        untested=_NO_ROW_YET,
     ),
-    Clause(
-        "K2", "an acked, dead or cancelled job frees its key", Capability.UNIQUE_KEYS, since="2.1", untested=_NO_ROW_YET
-    ),
+    Clause("K2", "an acked, dead or cancelled job frees its key", Capability.UNIQUE_KEYS, since="2.1"),
     Clause(
         "K3",
         "concurrent enqueues of one key store exactly one job",
         Capability.UNIQUE_KEYS,
         since="2.1",
-        untested=_NO_ROW_YET,
     ),
     Clause(
         "K4",
         "a key is a str of 1 to 200 characters; bad keys store nothing",
         Capability.UNIQUE_KEYS,
         since="2.1",
-        untested=_NO_ROW_YET,
     ),
     Clause(
         "W1",

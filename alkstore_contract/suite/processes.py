@@ -84,6 +84,26 @@ async def start_together(processes: list[asyncio.subprocess.Process], timeout_s:
         await process.stdin.drain()
 
 
+async def unique_rounds(
+    processes: list[asyncio.subprocess.Process], keys: list[str], timeout_s: float = 120.0
+) -> dict[str, list[tuple[object, bool]]]:
+    """Drive ``enqueue_unique`` workers round by round: each key started in every process at once.
+
+    Returns, per key, every answer ``(id, created)`` the processes reported.
+    """
+    answers: dict[str, list[tuple[object, bool]]] = {key: [] for key in keys}
+    for key in keys:
+        for process in processes:
+            assert process.stdin is not None
+            process.stdin.write(b"go\n")
+        await asyncio.gather(*(process.stdin.drain() for process in processes if process.stdin is not None))
+        for process in processes:
+            for event in await asyncio.wait_for(read_events(process, until="round"), timeout_s):
+                if event.get("event") == "enqueued":
+                    answers[key].append((event["id"], bool(event["created"])))
+    return answers
+
+
 async def finish(process: asyncio.subprocess.Process, timeout_s: float = 120.0) -> list[dict[str, Any]]:
     """Every event of a child that runs to its end; a child that fails raises with its stderr."""
     events = await asyncio.wait_for(read_events(process), timeout_s)

@@ -37,6 +37,7 @@ ROW_MODULES = (
     "claim_order",
     "lease_validity",
     "release",
+    "unique_keys",
     "sweep_and_retention",
     "batch_ack_and_cancel",
     "validation_and_closed_store",

@@ -11,6 +11,8 @@ Actions:
 - ``drain``: several stores x several tasks claim and ack until the queue is empty (with ``barrier``:
   the worker says ``ready`` once its stores are open and starts when a line arrives on its stdin; with
   ``count_left``, a task whose claim comes back empty reports how many jobs the oracle still counts).
+- ``enqueue_unique``: for each key of ``keys``, waits for a line on stdin, then enqueues it from every
+  store at once and reports each answer (row unique_keys, K3).
 - ``hold``: claim up to ``n`` jobs, report them, then wait to be killed.
 - ``churn``: one op at a time, a seeded random mix of enqueue, claim, ack, retry,
   fail and cancel, until killed (the durability row's kill -9 leg,
@@ -41,11 +43,11 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from alkstore_contract.clock import Clock, ManualClock
 from alkstore_contract.suite.registry import load_adapter
-from alkstore_contract.surface import JobHandle, Queue, Store
+from alkstore_contract.surface import JobHandle, Queue, Store, UniqueQueue
 from alkstore_contract.types import JOB_FIELDS, Job, JobId, QueueOpts
 
 
@@ -122,6 +124,21 @@ async def drain(spec: dict[str, Any], stores: list[Store]) -> None:
             worker = f"{spec['worker_prefix']}s{store_index}t{task_index}"
             tasks.append(_drain_task(queue, worker, int(spec.get("batch", 1)), count_left))
     await asyncio.gather(*tasks)
+
+
+async def enqueue_unique(spec: dict[str, Any], stores: list[Store]) -> None:
+    """Round by round, on the parent's word: every store enqueues the round's key at once (row unique_keys, K3).
+
+    Each round waits for a line on stdin, so the parent starts every process's round together
+    (``processes.unique_rounds``); each answer is reported, then ``round``.
+    """
+    queues = [cast(UniqueQueue, store.queue(spec["queue"])) for store in stores]
+    for key in spec["keys"]:
+        await asyncio.to_thread(sys.stdin.readline)
+        answers = await asyncio.gather(*(queue.enqueue_unique({"pid": os.getpid()}, key) for queue in queues))
+        for answer in answers:
+            emit({"event": "enqueued", "key": key, "id": answer.id, "created": answer.created})
+        emit({"event": "round", "key": key})
 
 
 async def hold(spec: dict[str, Any], stores: list[Store]) -> None:
@@ -318,7 +335,7 @@ async def burst(spec: dict[str, Any], stores: list[Store]) -> None:
     end_group(spec["then"])
 
 
-ACTIONS = {"drain": drain, "hold": hold, "churn": churn, "burst": burst}
+ACTIONS = {"drain": drain, "hold": hold, "churn": churn, "burst": burst, "enqueue_unique": enqueue_unique}
 
 
 async def main(spec: dict[str, Any]) -> None:

@@ -98,6 +98,42 @@ class MemDriver:
             ids.append(job_id)
         return ids
 
+    async def insert_unique(
+        self, queue: str, unique_key: str, jobs: NewJobs, now: datetime | None
+    ) -> tuple[JobId, bool]:
+        """K1–K3: the job last stored with the key holds it while it is stored and not dead; else a new one.
+
+        No ``await`` between the check and the insert's own bookkeeping (the
+        insert does not yield): one step against every other store.
+        """
+        holder = self._key_holder(queue, unique_key)
+        if holder is not None:
+            return holder, False
+        return await self._insert_keyed(queue, unique_key, jobs, now), True
+
+    def _key_holder(self, queue: str, unique_key: str) -> JobId | None:
+        """The job holding ``unique_key`` in ``queue``, if any (K1, K2).
+
+        Acked and cancelled jobs are gone from the index, and ids are never
+        reused, so the space's key map needs no cleanup.
+        """
+        holder = self._space.keys.get((queue, unique_key))
+        if holder is None:
+            return None
+        record = self._space.index(queue).jobs.get(holder)
+        return holder if record is not None and self._holds_key(record) else None
+
+    @staticmethod
+    def _holds_key(record: JobRecord) -> bool:
+        """K2: a stored job holds its key until it is dead."""
+        return bool(record[STATE] != DEAD)
+
+    async def _insert_keyed(self, queue: str, unique_key: str, jobs: NewJobs, now: datetime | None) -> JobId:
+        """Store the job of ``jobs`` and note it as the key's holder."""
+        [job_id] = await self.insert(queue, jobs, now)
+        self._space.keys[(queue, unique_key)] = int(job_id)
+        return job_id
+
     # --- claims ----------------------------------------------------------------------------------
 
     async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:

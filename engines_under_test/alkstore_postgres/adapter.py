@@ -133,6 +133,7 @@ class PgAdapter:
                 Capability.DURABLE,
                 Capability.NETWORKED,
                 Capability.RELEASE,
+                Capability.UNIQUE_KEYS,
             }
         )
 

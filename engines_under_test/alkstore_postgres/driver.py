@@ -135,6 +135,31 @@ RETURNING id
     in that order and sorting the returned ids restores it.
     """
 
+    INSERT_UNIQUE_SQL: ClassVar[str] = f"""
+WITH {CLOCK_CTE},
+stored AS (
+    INSERT INTO {{jobs}} (queue, payload, state, priority, max_attempts, run_at, expires_at, enqueued_at,
+                          visibility_timeout_s, backoff_base_s, dead_letter_retention_s, unique_key)
+    SELECT $2, $11, 'ready', $3, $4, COALESCE($5::timestamptz, c.now + $6{MICROS}), c.now + $7{MICROS},
+           c.now, $8, $9, $10, $12
+    FROM clock AS c
+    ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL AND state <> 'dead' DO NOTHING
+    RETURNING id
+)
+SELECT id, true FROM stored
+UNION ALL
+SELECT id, false FROM {{jobs}}
+WHERE queue = $2 AND unique_key = $12 AND state <> 'dead' AND NOT EXISTS (SELECT 1 FROM stored)
+"""
+    """insert_unique (K1–K3): the insert stores nothing while an unfinished job of the queue holds the key.
+
+    The partial unique index ``jobs_unique_key`` decides, across every
+    connection and process: a concurrent insert of the key waits for the other
+    to commit, then does nothing. The holder is read in the same statement;
+    when it committed after this statement's snapshot (or finished since), the
+    read finds nothing and the driver runs the statement again.
+    """
+
     CLAIM_SQL: ClassVar[str] = f"""
 WITH {CLOCK_CTE},
 ready AS MATERIALIZED (
@@ -408,6 +433,30 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
             jobs.payloads,
         )
         return sorted(int(row["id"]) for row in rows)
+
+    async def insert_unique(
+        self, queue: str, unique_key: str, jobs: NewJobs, now: datetime | None
+    ) -> tuple[JobId, bool]:
+        expires_s = jobs.expires_s
+        while True:
+            rows = await self.fetch(
+                "insert_unique",
+                self.INSERT_UNIQUE_SQL,
+                now,
+                queue,
+                jobs.priority,
+                jobs.max_attempts,
+                jobs.run_at,
+                duration_us(jobs.delay_s),
+                None if expires_s is None else duration_us(expires_s),
+                jobs.visibility_timeout_s,
+                jobs.backoff_base_s,
+                jobs.dead_letter_retention_s,
+                jobs.payloads[0],
+                unique_key,
+            )
+            if rows:
+                return int(rows[0][0]), bool(rows[0][1])
 
     async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
         rows = await self.fetch("claim", self.CLAIM_SQL, now, queue, n, worker_id, token)

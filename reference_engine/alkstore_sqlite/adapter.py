@@ -72,6 +72,7 @@ class SqliteAdapter:
             Capability.MULTI_PROCESS,
             Capability.DURABLE,
             Capability.RELEASE,
+            Capability.UNIQUE_KEYS,
         }
     )
 
