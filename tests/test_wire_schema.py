@@ -36,9 +36,10 @@ SESSION_ROWS = (
     "batch_ack_and_cancel",
     "durability",
     "release",
+    "unique_keys",
 )
-"""Rows whose messages cover every op of the surface (release: the Node engine declares it), worker processes
-(exactly_once) and kill -9 (durability)."""
+"""Rows whose messages cover every op of the surface (release, unique_keys: the Node engine declares them),
+worker processes (exactly_once) and kill -9 (durability)."""
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or not (NODE_MANIFEST.parent / "node_modules" / "better-sqlite3").exists(),

@@ -13,7 +13,7 @@ asking, a handle's ``job`` as claimed and a queue's ``opts`` as given.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from alkstore_contract.clock import Clock
@@ -21,7 +21,7 @@ from alkstore_contract.errors import AlkstoreError, InvalidArgument
 from alkstore_contract.handles import ClosingStore, NamedQueue, raise_if_closed
 from alkstore_contract.instants import to_epoch_us
 from alkstore_contract.surface import JobHandle
-from alkstore_contract.types import Duration, EnqueueCall, Job, JobId, QueueOpts, validate_queue_opts
+from alkstore_contract.types import Duration, EnqueueCall, Enqueued, Job, JobId, QueueOpts, validate_queue_opts
 from alkstore_contract.validation import describe_value
 from alkstore_contract.wire import codec
 from alkstore_contract.wire.process import EngineProcess
@@ -117,6 +117,30 @@ class WireQueue(NamedQueue):
             _given(delay=call.delay, expires=call.expires),
         )
         return ids
+
+    async def enqueue_unique(
+        self,
+        payload: object,
+        unique_key: str,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> Enqueued:
+        """K1–K4, sent only to an engine whose handshake declares ``unique_keys`` (the row needs it)."""
+        call = EnqueueCall(delay, run_at, expires, max_attempts, priority)
+        answer = await self._ask(
+            "enqueue_unique",
+            lambda: {
+                "unique_key": codec.unique_key(unique_key),
+                "options": codec.enqueue_options(call),
+                "payload": codec.payloads([payload])[0],
+            },
+            _given(delay=delay, expires=expires),
+        )
+        return Enqueued(answer["id"], bool(answer["created"]))
 
     async def claim_one(self, worker_id: str) -> WireHandle | None:
         claimed = await self._ask("claim_one", lambda: {"worker_id": codec.worker_id(worker_id)})

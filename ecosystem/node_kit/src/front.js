@@ -23,6 +23,7 @@
 //   deadLetter(queue, id, token, now, lastError) -> bool
 //   heartbeat(queue, id, token, now, leaseS) -> bool
 //   release(queue, id, token, now, delayS) -> bool   only an adapter declaring the `release` capability (L1-L4)
+//   insertUnique(queue, key, jobs, now) -> {id, created}   only an adapter declaring `unique_keys` (K1-K4)
 //   ackBatch(queue, ids, now) -> count         cancel(queue, id) -> bool      get(queue, id) -> snapshot|null
 //   sweep(queue, now, expiredError, exhaustedError) -> count                  close()
 // Snapshots are in the wire's form (docs/wire-protocol.md, "Encodings"); ids are whatever the library
@@ -188,6 +189,16 @@ class Front extends Tables {
     return queue.store.driver.insert(queue.name, { payloads, ...options }, this.now(queue.store, request));
   }
 
+  /** K1-K4: one job holding `unique_key`, unless an unfinished job of the queue holds it. */
+  async enqueueUnique(request) {
+    const queue = this.queueOf(request);
+    const key = validate.uniqueKey(request.unique_key);
+    const options = jobOptions(request.options, queue.opts);
+    validate.payloadText('payload', request.payload);
+    const jobs = { payloads: [request.payload], ...options };
+    return queue.store.driver.insertUnique(queue.name, key, jobs, this.now(queue.store, request));
+  }
+
   async claim(request, n) {
     const queue = this.queueOf(request);
     const worker = validate.workerId(request.worker_id);
@@ -309,6 +320,7 @@ class Front extends Tables {
       fail: (r) => this.fail(r),
       heartbeat: (r) => this.heartbeat(r),
       ...(adapter.capabilities.includes('release') ? { release: (r) => this.release(r) } : {}),
+      ...(adapter.capabilities.includes('unique_keys') ? { enqueue_unique: (r) => this.enqueueUnique(r) } : {}),
       ...(adapter.extraHandlers ?? {}),
     };
   }

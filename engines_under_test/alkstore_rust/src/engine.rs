@@ -25,12 +25,13 @@ pub const LAST_ERROR_FAILED: &str = "failed";
 pub const LAST_ERROR_EXPIRED: &str = "expired";
 
 /// The capabilities this engine declares (docs/capabilities.md): it keeps each one.
-pub const CAPABILITIES: [&str; 5] = [
+pub const CAPABILITIES: [&str; 6] = [
     "durable",
     "injectable_clock",
     "multi_process",
     "release",
     "shared_location",
+    "unique_keys",
 ];
 
 struct Store {
@@ -111,6 +112,7 @@ impl Engine {
             "queue" => self.queue(request),
             "enqueue" => self.enqueue(request, false),
             "enqueue_many" => self.enqueue(request, true),
+            "enqueue_unique" => self.enqueue(request, false),
             "claim_one" => self.claim(request, false),
             "claim_batch" => self.claim(request, true),
             "ack_batch" => self.ack_batch(request),
@@ -216,8 +218,14 @@ impl Engine {
         Ok((now, store))
     }
 
+    /// `enqueue`, `enqueue_many` and `enqueue_unique` (E1–E11, K1–K4), in the order of checks.
     fn enqueue(&mut self, request: &Request<'_>, many: bool) -> Result<Value, Fault> {
         let (store, queue, opts) = self.queue_of(request)?;
+        let key = if request.op == "enqueue_unique" {
+            Some(rules::unique_key(request.text("unique_key")?)?)
+        } else {
+            None
+        };
         let texts: Vec<&str> = if many {
             let payloads = request.array("payloads")?;
             payloads
@@ -267,6 +275,12 @@ impl Engine {
             retention_s: opts.retention_s,
         };
         let (now, store) = self.now(&store, request)?;
+        if let Some(key) = key {
+            let (id, created) = db(store)
+                .insert_unique(&queue, key, &jobs, now)
+                .map_err(storage::fault)?;
+            return Ok(json!({ "id": id, "created": created }));
+        }
         let ids = db(store).insert(&queue, &jobs, now).map_err(storage::fault)?;
         Ok(if many { json!(ids) } else { json!(ids[0]) })
     }

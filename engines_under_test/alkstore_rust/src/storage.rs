@@ -40,6 +40,15 @@ INSERT INTO jobs (queue, payload, state, priority, attempts, max_attempts, run_a
                   dead_letter_retention_us)
 VALUES (?1, ?2, 'ready', ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
 
+/// K1, K3: the insert stores nothing while an unfinished job of the queue holds the key (the partial
+/// unique index jobs_unique_key of layout.sql decides).
+const INSERT_UNIQUE: &str = "
+INSERT INTO jobs (queue, payload, state, priority, attempts, max_attempts, run_at, expires_at, enqueued_at,
+                  visibility_timeout_s, visibility_timeout_us, backoff_base_s, dead_letter_retention_s,
+                  dead_letter_retention_us, unique_key)
+VALUES (?1, ?2, 'ready', ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL AND state <> 'dead' DO NOTHING";
+
 /// C1–C3 in one statement: the best `n` of the due ready jobs and of the lapsed leases with an attempt
 /// left (each an index-served subquery already in C2 order), never an expired one (X1).
 const CLAIM: &str = "
@@ -262,6 +271,48 @@ impl Db {
         }
         tx.commit()?;
         Ok(ids)
+    }
+
+    /// K1–K3: the job holding `key` in `queue` and whether this call stored it, in one write transaction.
+    pub fn insert_unique(
+        &mut self,
+        queue: &str,
+        key: &str,
+        jobs: &NewJobs<'_>,
+        now: i64,
+    ) -> rusqlite::Result<(i64, bool)> {
+        let run_at = jobs.run_at.unwrap_or_else(|| add_seconds(now, jobs.delay_s));
+        let expires_at = jobs.expires_s.map(|s| add_seconds(now, s));
+        let retention_us = jobs.retention_s.map(crate::time::duration_us);
+        let visibility_us = crate::time::duration_us(jobs.visibility_timeout_s);
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let stored = tx.prepare_cached(INSERT_UNIQUE)?.execute(params![
+            queue,
+            jobs.payloads[0],
+            jobs.priority,
+            jobs.max_attempts,
+            run_at,
+            expires_at,
+            now,
+            jobs.visibility_timeout_s,
+            visibility_us,
+            jobs.backoff_base_s,
+            jobs.retention_s,
+            retention_us,
+            key,
+        ])?;
+        let answer = if stored == 1 {
+            (tx.last_insert_rowid(), true)
+        } else {
+            let holder = tx.query_row(
+                "SELECT id FROM jobs WHERE queue = ?1 AND unique_key = ?2 AND state <> 'dead'",
+                params![queue, key],
+                |row| row.get(0),
+            )?;
+            (holder, false)
+        };
+        tx.commit()?;
+        Ok(answer)
     }
 
     /// C1–C5, C7, X1: up to `n` (≥ 1) claimable jobs under the claim `token`, in C2 order.
