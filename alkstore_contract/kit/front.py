@@ -137,17 +137,7 @@ class KitQueue(NamedQueue, Generic[D]):
         jobs = resolve_new_jobs(payload_jsons, options, self._opts)
         return await self._driver.insert(self._name, jobs, store.now())
 
-    async def enqueue_unique(
-        self,
-        payload: object,
-        unique_key: str,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
-    ) -> Enqueued:
+    async def _enqueue_unique(self, payload: object, unique_key: str, call: EnqueueCall) -> Enqueued:
         """K1–K4: store one job holding ``unique_key`` unless an unfinished job of this queue holds it.
 
         Every argument is checked first (bad input stores nothing), then one
@@ -159,7 +149,7 @@ class KitQueue(NamedQueue, Generic[D]):
         store.check_open("enqueue_unique")
         key = validate_unique_key(unique_key)
         payload_json = encode_payload(payload)
-        options = EnqueueOptions.validate_call(EnqueueCall(delay, run_at, expires, max_attempts, priority))
+        options = EnqueueOptions.validate_call(call)
         driver = self._driver
         if not hasattr(driver, "insert_unique"):
             raise NotImplementedError(

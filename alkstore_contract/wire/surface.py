@@ -13,7 +13,7 @@ asking, a handle's ``job`` as claimed and a queue's ``opts`` as given.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from alkstore_contract.clock import Clock
@@ -118,19 +118,8 @@ class WireQueue(NamedQueue):
         )
         return ids
 
-    async def enqueue_unique(
-        self,
-        payload: object,
-        unique_key: str,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
-    ) -> Enqueued:
+    async def _enqueue_unique(self, payload: object, unique_key: str, call: EnqueueCall) -> Enqueued:
         """K1–K4, sent only to an engine whose handshake declares ``unique_keys`` (the row needs it)."""
-        call = EnqueueCall(delay, run_at, expires, max_attempts, priority)
         answer = await self._ask(
             "enqueue_unique",
             lambda: {
@@ -138,7 +127,7 @@ class WireQueue(NamedQueue):
                 "options": codec.enqueue_options(call),
                 "payload": codec.payloads([payload])[0],
             },
-            _given(delay=delay, expires=expires),
+            _given(delay=call.delay, expires=call.expires),
         )
         return Enqueued(answer["id"], bool(answer["created"]))
 

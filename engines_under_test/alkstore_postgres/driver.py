@@ -114,6 +114,22 @@ def pg_jobs(rows: Sequence[Any]) -> list[Job]:
     return jobs
 
 
+def _insert_args(queue: str, jobs: NewJobs) -> tuple[object, ...]:
+    """$2 … $10 of ``INSERT_SQL`` and ``INSERT_UNIQUE_SQL``: the queue and what every job of one insert shares."""
+    expires_s = jobs.expires_s
+    return (
+        queue,
+        jobs.priority,
+        jobs.max_attempts,
+        jobs.run_at,
+        duration_us(jobs.delay_s),
+        None if expires_s is None else duration_us(expires_s),
+        jobs.visibility_timeout_s,
+        jobs.backoff_base_s,
+        jobs.dead_letter_retention_s,
+    )
+
+
 class PgDriver:
     """The jobs table of one schema, through one asyncpg pool. Create it with ``open``."""
 
@@ -416,45 +432,15 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         return self.connections.fetch(sql, *args)
 
     async def insert(self, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
-        expires_s = jobs.expires_s
-        rows = await self.fetch(
-            "insert",
-            self.INSERT_SQL,
-            now,
-            queue,
-            jobs.priority,
-            jobs.max_attempts,
-            jobs.run_at,
-            duration_us(jobs.delay_s),
-            None if expires_s is None else duration_us(expires_s),
-            jobs.visibility_timeout_s,
-            jobs.backoff_base_s,
-            jobs.dead_letter_retention_s,
-            jobs.payloads,
-        )
+        rows = await self.fetch("insert", self.INSERT_SQL, now, *_insert_args(queue, jobs), jobs.payloads)
         return sorted(int(row["id"]) for row in rows)
 
     async def insert_unique(
         self, queue: str, unique_key: str, jobs: NewJobs, now: datetime | None
     ) -> tuple[JobId, bool]:
-        expires_s = jobs.expires_s
+        args = (*_insert_args(queue, jobs), jobs.payloads[0], unique_key)
         while True:
-            rows = await self.fetch(
-                "insert_unique",
-                self.INSERT_UNIQUE_SQL,
-                now,
-                queue,
-                jobs.priority,
-                jobs.max_attempts,
-                jobs.run_at,
-                duration_us(jobs.delay_s),
-                None if expires_s is None else duration_us(expires_s),
-                jobs.visibility_timeout_s,
-                jobs.backoff_base_s,
-                jobs.dead_letter_retention_s,
-                jobs.payloads[0],
-                unique_key,
-            )
+            rows = await self.fetch("insert_unique", self.INSERT_UNIQUE_SQL, now, *args)
             if rows:
                 return int(rows[0][0]), bool(rows[0][1])
 

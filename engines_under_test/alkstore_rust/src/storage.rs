@@ -17,7 +17,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, TransactionBehavior};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, ToSql, TransactionBehavior};
 use serde_json::{json, Value};
 
 use crate::time::add_seconds;
@@ -125,6 +125,51 @@ pub struct NewJobs<'a> {
     pub visibility_timeout_s: f64,
     pub backoff_base_s: f64,
     pub retention_s: Option<f64>,
+}
+
+impl NewJobs<'_> {
+    /// What every job of one insert stores beside its payload, resolved at `now`.
+    fn stamps(&self, now: i64) -> Stamps<'_> {
+        Stamps {
+            jobs: self,
+            now,
+            run_at: self.run_at.unwrap_or_else(|| add_seconds(now, self.delay_s)),
+            expires_at: self.expires_s.map(|s| add_seconds(now, s)),
+            visibility_us: crate::time::duration_us(self.visibility_timeout_s),
+            retention_us: self.retention_s.map(crate::time::duration_us),
+        }
+    }
+}
+
+/// The stamps of one insert at its `now`: `?3` … `?12` of `INSERT` and `INSERT_UNIQUE`.
+struct Stamps<'a> {
+    jobs: &'a NewJobs<'a>,
+    now: i64,
+    run_at: i64,
+    expires_at: Option<i64>,
+    visibility_us: i64,
+    retention_us: Option<i64>,
+}
+
+impl<'a> Stamps<'a> {
+    /// `?1` … `?12` of `INSERT` (and of `INSERT_UNIQUE`, whose `?13` the caller pushes) for one payload.
+    fn params(&'a self, queue: &'a &'a str, payload: &'a &'a str) -> Vec<&'a dyn ToSql> {
+        let jobs = self.jobs;
+        vec![
+            queue as &dyn ToSql,
+            payload,
+            &jobs.priority,
+            &jobs.max_attempts,
+            &self.run_at,
+            &self.expires_at,
+            &self.now,
+            &jobs.visibility_timeout_s,
+            &self.visibility_us,
+            &jobs.backoff_base_s,
+            &jobs.retention_s,
+            &self.retention_us,
+        ]
+    }
 }
 
 /// One job as stored: the 17 fields of the contract's `Job`.
@@ -243,29 +288,13 @@ impl Db {
 
     /// E1–E8, E11: one ready job per payload, all or none; their ids in input order.
     pub fn insert(&mut self, queue: &str, jobs: &NewJobs<'_>, now: i64) -> rusqlite::Result<Vec<i64>> {
-        let run_at = jobs.run_at.unwrap_or_else(|| add_seconds(now, jobs.delay_s));
-        let expires_at = jobs.expires_s.map(|s| add_seconds(now, s));
-        let retention_us = jobs.retention_s.map(crate::time::duration_us);
-        let visibility_us = crate::time::duration_us(jobs.visibility_timeout_s);
+        let stamps = jobs.stamps(now);
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut ids = Vec::with_capacity(jobs.payloads.len());
         {
             let mut insert = tx.prepare_cached(INSERT)?;
             for payload in jobs.payloads {
-                insert.execute(params![
-                    queue,
-                    payload,
-                    jobs.priority,
-                    jobs.max_attempts,
-                    run_at,
-                    expires_at,
-                    now,
-                    jobs.visibility_timeout_s,
-                    visibility_us,
-                    jobs.backoff_base_s,
-                    jobs.retention_s,
-                    retention_us,
-                ])?;
+                insert.execute(&*stamps.params(&queue, payload))?;
                 ids.push(tx.last_insert_rowid());
             }
         }
@@ -281,26 +310,11 @@ impl Db {
         jobs: &NewJobs<'_>,
         now: i64,
     ) -> rusqlite::Result<(i64, bool)> {
-        let run_at = jobs.run_at.unwrap_or_else(|| add_seconds(now, jobs.delay_s));
-        let expires_at = jobs.expires_s.map(|s| add_seconds(now, s));
-        let retention_us = jobs.retention_s.map(crate::time::duration_us);
-        let visibility_us = crate::time::duration_us(jobs.visibility_timeout_s);
+        let stamps = jobs.stamps(now);
+        let mut params = stamps.params(&queue, &jobs.payloads[0]);
+        params.push(&key);
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let stored = tx.prepare_cached(INSERT_UNIQUE)?.execute(params![
-            queue,
-            jobs.payloads[0],
-            jobs.priority,
-            jobs.max_attempts,
-            run_at,
-            expires_at,
-            now,
-            jobs.visibility_timeout_s,
-            visibility_us,
-            jobs.backoff_base_s,
-            jobs.retention_s,
-            retention_us,
-            key,
-        ])?;
+        let stored = tx.prepare_cached(INSERT_UNIQUE)?.execute(&*params)?;
         let answer = if stored == 1 {
             (tx.last_insert_rowid(), true)
         } else {
