@@ -273,6 +273,32 @@ class NetworkedAdapter(Protocol):
         ...
 
 
+class CallerTransaction(Protocol):
+    """A transaction the suite opened as an application would, on the location's storage (contract W1–W4)."""
+
+    @property
+    def transaction(self) -> object:
+        """What the engine's ``enqueue_in`` takes: its own handle on this open transaction."""
+        ...
+
+    async def commit(self) -> None:
+        """Commit the caller's transaction and release it."""
+        ...
+
+    async def rollback(self) -> None:
+        """Roll the caller's transaction back and release it."""
+        ...
+
+
+@runtime_checkable
+class TransactionalAdapter(Protocol):
+    """What the adapter of an engine declaring ``transactional_enqueue`` adds: a caller's transaction to use."""
+
+    async def begin_transaction(self, location: str) -> CallerTransaction:
+        """Open a transaction on the storage of ``location``, as the application would, outside any store."""
+        ...
+
+
 @runtime_checkable
 class CrashableServerAdapter(Protocol):
     """What the adapter of a ``networked`` and ``durable`` engine adds, so the suite can crash its server (P3).

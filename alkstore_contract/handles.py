@@ -110,6 +110,20 @@ class NamedQueue:
             payload, unique_key, EnqueueCall(delay, run_at, expires, max_attempts, priority)
         )
 
+    async def enqueue_in(
+        self,
+        transaction: object,
+        payload: object,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> JobId:
+        """W1–W4 (contract 2.1): one job stored inside the caller's ``transaction``, never committed by the store."""
+        return await self._enqueue_in(transaction, payload, EnqueueCall(delay, run_at, expires, max_attempts, priority))
+
     async def _enqueue(self, payload: object, call: EnqueueCall) -> JobId:
         """Store one job as ``call`` asks: the engine's own part of ``enqueue``."""
         raise NotImplementedError(f"{type(self).__name__} stores no job: it must define _enqueue")
@@ -117,6 +131,13 @@ class NamedQueue:
     async def _enqueue_many(self, payloads: Sequence[object], call: EnqueueCall) -> list[JobId]:
         """Store every payload as ``call`` asks, all or none: the engine's own part of ``enqueue_many``."""
         raise NotImplementedError(f"{type(self).__name__} stores no job: it must define _enqueue_many")
+
+    async def _enqueue_in(self, transaction: object, payload: object, call: EnqueueCall) -> JobId:
+        """The engine's own part of ``enqueue_in``: only an engine declaring ``transactional_enqueue`` defines it."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no _enqueue_in: its engine does not declare 'transactional_enqueue' "
+            "(contract W1–W4)"
+        )
 
     async def _enqueue_unique(self, payload: object, unique_key: str, call: EnqueueCall) -> Enqueued:
         """The engine's own part of ``enqueue_unique``: only an engine declaring ``unique_keys`` defines it."""

@@ -43,6 +43,9 @@ SKIPPED_FOR_CAPABILITY = {
     ),
     "server_clock": "engine 'example-dict' does not declare 'networked' (N1–N5, T3), which row server_clock needs",
     "unique_keys": "engine 'example-dict' does not declare 'unique_keys' (K1–K4), which row unique_keys needs",
+    "transactional_enqueue": (
+        "engine 'example-dict' does not declare 'transactional_enqueue' (W1–W4), which row transactional_enqueue needs"
+    ),
 }
 """The rows the example's three capabilities leave out, and the skip reason each must give."""
 

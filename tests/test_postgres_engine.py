@@ -546,7 +546,7 @@ async def test_adapter_locations(dsn: str) -> None:
     checked: EngineAdapter = adapter
     assert isinstance(checked, EngineAdapter)
     assert adapter.name == "postgres"
-    assert adapter.capabilities == frozenset(Capability) - {Capability.TRANSACTIONAL_ENQUEUE}
+    assert adapter.capabilities == frozenset(Capability)
     assert isinstance(adapter, NetworkedAdapter)
     location = await adapter.create_location()
     parsed = Location.decode(location)

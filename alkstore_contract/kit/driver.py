@@ -176,6 +176,24 @@ class UniqueDriver(StorageDriver, Protocol):
         ...
 
 
+class TransactionalDriver(StorageDriver, Protocol):
+    """A driver of an engine declaring ``transactional_enqueue`` (contract 2.1, W1–W4)."""
+
+    def transaction_problem(self, transaction: object) -> str | None:
+        """Why ``transaction`` is not an open transaction this driver can insert through; ``None`` when it is.
+
+        No I/O: the kit calls it with the other argument checks, before the clock read.
+        """
+        ...
+
+    async def insert_in(self, transaction: object, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
+        """``insert``, run inside the caller's ``transaction``: never a commit, a rollback or a savepoint release.
+
+        The job exists if and only if the caller commits (W1–W4).
+        """
+        ...
+
+
 class StoredState(Protocol):
     """The fields of a stored job that decide whether a claim may take it (a ``Job``, or an engine's own record)."""
 

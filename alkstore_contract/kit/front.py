@@ -21,7 +21,13 @@ from typing import Generic, TypeVar, cast
 from alkstore_contract.clock import Clock
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.handles import ClosingStore, NamedQueue, OneShot, raise_if_closed
-from alkstore_contract.kit.driver import ReleasingDriver, StorageDriver, UniqueDriver, c2_order_key
+from alkstore_contract.kit.driver import (
+    ReleasingDriver,
+    StorageDriver,
+    TransactionalDriver,
+    UniqueDriver,
+    c2_order_key,
+)
 from alkstore_contract.kit.fast import resolve_new_jobs
 from alkstore_contract.resolution import (
     LAST_ERROR_EXPIRED,
@@ -136,6 +142,28 @@ class KitQueue(NamedQueue, Generic[D]):
             return []
         jobs = resolve_new_jobs(payload_jsons, options, self._opts)
         return await self._driver.insert(self._name, jobs, store.now())
+
+    async def _enqueue_in(self, transaction: object, payload: object, call: EnqueueCall) -> JobId:
+        """W1–W4: one job inserted through the caller's ``transaction``; the store commits nothing of it.
+
+        The transaction is checked with the other arguments (bad input stores
+        nothing), then one clock read and one driver step on that transaction.
+        """
+        store = self._store
+        store.check_open("enqueue_in")
+        driver = self._driver
+        if not hasattr(driver, "insert_in"):
+            raise NotImplementedError(
+                f"enqueue_in(): the driver {type(driver).__name__} has no insert_in(); its engine does not declare "
+                "the 'transactional_enqueue' capability (contract W1–W4)"
+            )
+        transactional = cast(TransactionalDriver, driver)
+        problem = transactional.transaction_problem(transaction)
+        if problem is not None:
+            raise InvalidArgument(f"transaction={describe_value(transaction)}: {problem}")
+        payload_json = encode_payload(payload)
+        jobs = resolve_new_jobs((payload_json,), EnqueueOptions.validate_call(call), self._opts)
+        return (await transactional.insert_in(transaction, self._name, jobs, store.now()))[0]
 
     async def _enqueue_unique(self, payload: object, unique_key: str, call: EnqueueCall) -> Enqueued:
         """K1–K4: store one job holding ``unique_key`` unless an unfinished job of this queue holds it.

@@ -38,6 +38,7 @@ ROW_MODULES = (
     "lease_validity",
     "release",
     "unique_keys",
+    "transactional_enqueue",
     "sweep_and_retention",
     "batch_ack_and_cancel",
     "validation_and_closed_store",

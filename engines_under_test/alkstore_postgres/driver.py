@@ -37,7 +37,7 @@ import asyncio
 from collections.abc import Awaitable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, cast
 
 import asyncpg
 
@@ -443,6 +443,24 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
             rows = await self.fetch("insert_unique", self.INSERT_UNIQUE_SQL, now, *args)
             if rows:
                 return int(rows[0][0]), bool(rows[0][1])
+
+    def transaction_problem(self, transaction: object) -> str | None:
+        """W1–W4: an asyncpg connection (or a pool's) the caller holds inside a transaction it opened."""
+        if not isinstance(transaction, asyncpg.connection.Connection | asyncpg.pool.PoolConnectionProxy):
+            return "must be an asyncpg connection inside a transaction the caller opened"
+        if transaction.is_closed():
+            return "the connection is closed"
+        if not transaction.is_in_transaction():
+            return (
+                "the connection is not inside a transaction: open one (conn.transaction()) so the job commits with it"
+            )
+        return None
+
+    async def insert_in(self, transaction: object, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
+        """W1–W4: ``INSERT_SQL`` on the caller's connection, inside its transaction; nothing here commits."""
+        connection = cast(asyncpg.Connection, transaction)
+        rows = await connection.fetch(self.sql(self.INSERT_SQL), now, *_insert_args(queue, jobs), jobs.payloads)
+        return sorted(int(row["id"]) for row in rows)
 
     async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
         rows = await self.fetch("claim", self.CLAIM_SQL, now, queue, n, worker_id, token)
