@@ -56,6 +56,15 @@ from alkstore_contract.validation import (
 D = TypeVar("D", bound=StorageDriver)
 
 
+def _require(driver: object, method: str, op: str, capability: str, clauses: str) -> None:
+    """Refuse a contract 2.1 op on a driver written for 2.0, which lacks its method: its engine does not declare it."""
+    if not hasattr(driver, method):
+        raise NotImplementedError(
+            f"{op}(): the driver {type(driver).__name__} has no {method}(); its engine does not declare "
+            f"the '{capability}' capability (contract {clauses})"
+        )
+
+
 class KitStore(ClosingStore, Generic[D]):
     """An open store: a driver, the clock every op reads, the random source of backoff jitter, a closed flag.
 
@@ -152,11 +161,7 @@ class KitQueue(NamedQueue, Generic[D]):
         store = self._store
         store.check_open("enqueue_in")
         driver = self._driver
-        if not hasattr(driver, "insert_in"):
-            raise NotImplementedError(
-                f"enqueue_in(): the driver {type(driver).__name__} has no insert_in(); its engine does not declare "
-                "the 'transactional_enqueue' capability (contract W1–W4)"
-            )
+        _require(driver, "insert_in", "enqueue_in", "transactional_enqueue", "W1–W4")
         transactional = cast(TransactionalDriver, driver)
         problem = transactional.transaction_problem(transaction)
         if problem is not None:
@@ -179,11 +184,7 @@ class KitQueue(NamedQueue, Generic[D]):
         payload_json = encode_payload(payload)
         options = EnqueueOptions.validate_call(call)
         driver = self._driver
-        if not hasattr(driver, "insert_unique"):
-            raise NotImplementedError(
-                f"enqueue_unique(): the driver {type(driver).__name__} has no insert_unique(); its engine does not "
-                "declare the 'unique_keys' capability (contract K1–K4)"
-            )
+        _require(driver, "insert_unique", "enqueue_unique", "unique_keys", "K1–K4")
         jobs = resolve_new_jobs((payload_json,), options, self._opts)
         job_id, created = await cast(UniqueDriver, driver).insert_unique(self._name, key, jobs, store.now())
         return Enqueued(job_id, created)
@@ -329,11 +330,7 @@ class KitJobHandle(Generic[D]):
         self._one_shot().check("release")
         delay_s = optional_duration_seconds("delay", delay)
         driver = queue._driver
-        if not hasattr(driver, "release"):
-            raise NotImplementedError(
-                f"release(): the driver {type(driver).__name__} has no release(); its engine does not declare "
-                "the 'release' capability (contract L1–L4)"
-            )
+        _require(driver, "release", "release", "release", "L1–L4")
         releasing = cast(ReleasingDriver, driver)
         self._one_shot().spend("release")
         return await releasing.release(queue._name, self._job.id, self._token, store.now(), delay_s or 0.0)
