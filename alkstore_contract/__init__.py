@@ -30,8 +30,15 @@ from alkstore_contract.errors import (
     StoreClosed,
     StoreUnavailable,
 )
-from alkstore_contract.surface import JobHandle, Queue, Store
-from alkstore_contract.types import Duration, Job, JobId, JobState, QueueOpts
+from alkstore_contract.surface import (
+    JobHandle,
+    Queue,
+    ReleasableJobHandle,
+    Store,
+    TransactionalQueue,
+    UniqueQueue,
+)
+from alkstore_contract.types import Duration, Enqueued, Job, JobId, JobState, QueueOpts
 
 try:
     __version__ = version("alkstore")
@@ -39,7 +46,7 @@ try:
 except PackageNotFoundError:  # a source tree on sys.path that was never installed
     __version__ = "0+unknown"
 
-CONTRACT_VERSION = "2.0"
+CONTRACT_VERSION = "2.1"
 """The contract's own version (docs/contract.md): its major grows when a clause is removed or changed
 incompatibly, its minor when one is added (docs/api.md, "Versions")."""
 
@@ -52,6 +59,7 @@ __all__ = [
     "Clock",
     "Duration",
     "EngineAdapter",
+    "Enqueued",
     "HandleSpent",
     "InvalidArgument",
     "InvalidName",
@@ -63,9 +71,12 @@ __all__ = [
     "PayloadError",
     "Queue",
     "QueueOpts",
+    "ReleasableJobHandle",
     "Store",
     "StoreClosed",
     "StoreUnavailable",
     "SystemClock",
+    "TransactionalQueue",
+    "UniqueQueue",
     "__version__",
 ]

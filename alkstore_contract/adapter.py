@@ -90,6 +90,12 @@ class Capability(StrEnum):
     checks that cuts and stalls fail ops in bounded time, heal without a
     reopen, and neither lose a job nor hand one to two live claims.
     """
+    RELEASE = "release"
+    """L1–L4 (since 2.1): ``JobHandle.release(delay=None)`` hands a claim back without spending an attempt."""
+    UNIQUE_KEYS = "unique_keys"
+    """K1–K4 (since 2.1): ``Queue.enqueue_unique`` stores nothing while a job with the key is unfinished."""
+    TRANSACTIONAL_ENQUEUE = "transactional_enqueue"
+    """W1–W4 (since 2.1): ``Queue.enqueue_in`` enqueues inside the caller's own transaction."""
 
 
 TIME_RESOLUTIONS_US = {1: "1 µs", 1000: "1 ms", 1_000_000: "1 s"}
@@ -160,7 +166,24 @@ CAPABILITY_CLAUSES: dict[Capability, str] = {
     Capability.MULTI_PROCESS: "P2",
     Capability.DURABLE: "P3",
     Capability.NETWORKED: "N1–N6, T3",
+    Capability.RELEASE: "L1–L4",
+    Capability.UNIQUE_KEYS: "K1–K4",
+    Capability.TRANSACTIONAL_ENQUEUE: "W1–W4",
 }
+
+CAPABILITIES_SINCE: dict[Capability, str] = {
+    Capability.RELEASE: "2.1",
+    Capability.UNIQUE_KEYS: "2.1",
+    Capability.TRANSACTIONAL_ENQUEUE: "2.1",
+}
+"""The capabilities a minor version of the contract added, with that version; the others date from 2.0."""
+
+VERSION_CAPABILITIES: dict[str, frozenset[Capability]] = {
+    "2.0": frozenset(),
+    "2.1": frozenset({Capability.RELEASE, Capability.UNIQUE_KEYS}),
+}
+"""What an engine must declare (and pass) to be certified for each contract version (docs/contract.md,
+"What 2.1 added"); the versions in ascending order."""
 
 
 @runtime_checkable
@@ -247,6 +270,32 @@ class NetworkedAdapter(Protocol):
     @property
     def reconnect_within_s(self) -> float:
         """N2: after an outage ends, the same open store serves ops again within this."""
+        ...
+
+
+class CallerTransaction(Protocol):
+    """A transaction the suite opened as an application would, on the location's storage (contract W1–W4)."""
+
+    @property
+    def transaction(self) -> object:
+        """What the engine's ``enqueue_in`` takes: its own handle on this open transaction."""
+        ...
+
+    async def commit(self) -> None:
+        """Commit the caller's transaction and release it."""
+        ...
+
+    async def rollback(self) -> None:
+        """Roll the caller's transaction back and release it."""
+        ...
+
+
+@runtime_checkable
+class TransactionalAdapter(Protocol):
+    """What the adapter of an engine declaring ``transactional_enqueue`` adds: a caller's transaction to use."""
+
+    async def begin_transaction(self, location: str) -> CallerTransaction:
+        """Open a transaction on the storage of ``location``, as the application would, outside any store."""
         ...
 
 

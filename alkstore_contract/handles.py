@@ -11,7 +11,7 @@ from types import TracebackType
 from typing import Self
 
 from alkstore_contract.errors import HandleSpent, StoreClosed, StoreUnavailable
-from alkstore_contract.types import Duration, EnqueueCall, JobId, QueueOpts
+from alkstore_contract.types import Duration, EnqueueCall, Enqueued, JobId, QueueOpts
 
 
 class ClosingStore:
@@ -94,6 +94,36 @@ class NamedQueue:
         """E11: every payload stored from one clock read, or none; ids in input order."""
         return await self._enqueue_many(payloads, EnqueueCall(delay, run_at, expires, max_attempts, priority))
 
+    async def enqueue_unique(
+        self,
+        payload: object,
+        unique_key: str,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> Enqueued:
+        """K1–K4 (contract 2.1): one job holding ``unique_key`` unless an unfinished job of the queue holds it."""
+        return await self._enqueue_unique(
+            payload, unique_key, EnqueueCall(delay, run_at, expires, max_attempts, priority)
+        )
+
+    async def enqueue_in(
+        self,
+        transaction: object,
+        payload: object,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> JobId:
+        """W1–W4 (contract 2.1): one job stored inside the caller's ``transaction``, never committed by the store."""
+        return await self._enqueue_in(transaction, payload, EnqueueCall(delay, run_at, expires, max_attempts, priority))
+
     async def _enqueue(self, payload: object, call: EnqueueCall) -> JobId:
         """Store one job as ``call`` asks: the engine's own part of ``enqueue``."""
         raise NotImplementedError(f"{type(self).__name__} stores no job: it must define _enqueue")
@@ -101,6 +131,19 @@ class NamedQueue:
     async def _enqueue_many(self, payloads: Sequence[object], call: EnqueueCall) -> list[JobId]:
         """Store every payload as ``call`` asks, all or none: the engine's own part of ``enqueue_many``."""
         raise NotImplementedError(f"{type(self).__name__} stores no job: it must define _enqueue_many")
+
+    async def _enqueue_in(self, transaction: object, payload: object, call: EnqueueCall) -> JobId:
+        """The engine's own part of ``enqueue_in``: only an engine declaring ``transactional_enqueue`` defines it."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no _enqueue_in: its engine does not declare 'transactional_enqueue' "
+            "(contract W1–W4)"
+        )
+
+    async def _enqueue_unique(self, payload: object, unique_key: str, call: EnqueueCall) -> Enqueued:
+        """The engine's own part of ``enqueue_unique``: only an engine declaring ``unique_keys`` defines it."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no _enqueue_unique: its engine does not declare 'unique_keys' (contract K1–K4)"
+        )
 
 
 class OneShot:
@@ -127,7 +170,7 @@ class OneShot:
         if self._spent_by is not None:
             raise HandleSpent(
                 f"{op}() on job {self._job_id!r}: this handle's {self._spent_by}() already returned; "
-                "ack, retry and fail are one-shot and any later op on the handle is refused (H4)"
+                "ack, retry, fail and release are one-shot and any later op on the handle is refused (H4, L4)"
             )
 
     def spend(self, op: str) -> None:

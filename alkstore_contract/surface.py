@@ -13,7 +13,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Protocol, Self
 
-from alkstore_contract.types import Duration, Job, JobId, QueueOpts
+from alkstore_contract.types import Duration, Enqueued, Job, JobId, QueueOpts
 
 
 class JobHandle(Protocol):
@@ -38,6 +38,17 @@ class JobHandle(Protocol):
 
     async def heartbeat(self, extend: Duration | None = None) -> bool:
         """Reset the lease to now + extend (or the stamped visibility timeout) (H3). Repeatable."""
+        ...
+
+
+class ReleasableJobHandle(JobHandle, Protocol):
+    """A handle of an engine declaring ``release`` (contract 2.1, L1–L4).
+
+    A protocol of its own, so an engine written for 2.0 still satisfies ``JobHandle``.
+    """
+
+    async def release(self, delay: Duration | None = None) -> bool:
+        """Hand the job back: ready at now + ``delay``, its attempt given back, its id kept (L1–L3). One-shot (L4)."""
         ...
 
 
@@ -102,6 +113,42 @@ class Queue(Protocol):
 
     async def sweep_expired(self) -> int:
         """Purge dead jobs past retention, then move expired and exhausted jobs to dead; how many moved (X2, X3)."""
+        ...
+
+
+class UniqueQueue(Queue, Protocol):
+    """A queue of an engine declaring ``unique_keys`` (contract 2.1, K1–K4)."""
+
+    async def enqueue_unique(
+        self,
+        payload: object,
+        unique_key: str,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> Enqueued:
+        """Store one job holding ``unique_key`` unless an unfinished job of this queue holds it (K1–K4)."""
+        ...
+
+
+class TransactionalQueue(Queue, Protocol):
+    """A queue of an engine declaring ``transactional_enqueue`` (contract 2.1, W1–W4)."""
+
+    async def enqueue_in(
+        self,
+        transaction: object,
+        payload: object,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        max_attempts: int | None = None,
+        priority: int = 0,
+    ) -> JobId:
+        """Store one job inside the caller's ``transaction``: it exists iff the caller commits (W1–W4)."""
         ...
 
 

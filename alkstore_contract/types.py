@@ -134,6 +134,20 @@ class Job:
     died_at: datetime | None
 
 
+@dataclass(frozen=True, slots=True)
+class Enqueued:
+    """What ``enqueue_unique`` answers (contract K1–K3): the id of the job holding the key, and who stored it.
+
+    ``created`` is ``True`` when this call stored the job, ``False`` when a job
+    with the key was already unfinished and nothing was stored: a caller that
+    must know whether its payload is the one queued reads it here, not from
+    the id alone.
+    """
+
+    id: JobId
+    created: bool
+
+
 JOB_FIELDS: tuple[str, ...] = (
     "id",
     "queue",

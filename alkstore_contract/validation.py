@@ -141,6 +141,25 @@ def validate_worker_id(worker_id: object) -> str:
     return worker_id
 
 
+UNIQUE_KEY_MAX_CHARS = 200
+"""contract K4: the longest unique key, in characters (as a queue name)."""
+
+
+def validate_unique_key(unique_key: object) -> str:
+    """contract K4: a str of 1 to 200 characters, UTF-8 encodable and without NUL, like a worker id."""
+    if not isinstance(unique_key, str) or not unique_key:
+        raise InvalidArgument(f"unique_key={describe_value(unique_key)}: a unique key must be a non-empty str")
+    if len(unique_key) > UNIQUE_KEY_MAX_CHARS:
+        raise InvalidArgument(
+            f"unique_key={describe_value(unique_key)}: a unique key is at most {UNIQUE_KEY_MAX_CHARS} characters "
+            f"(this one has {len(unique_key)})"
+        )
+    problem = _text_problem(unique_key)
+    if problem:
+        raise InvalidArgument(f"unique_key={describe_value(unique_key)}: a unique key {problem}")
+    return unique_key
+
+
 def duration_seconds(arg: str, value: object, *, positive: bool = False) -> float:
     """A duration as float seconds: int, float or ``timedelta``; finite; 0 … 100 years.
 

@@ -42,8 +42,12 @@ SKIPPED_FOR_CAPABILITY = {
         "engine 'example-dict' does not declare 'networked' (N1–N6, T3), which row network_history needs"
     ),
     "server_clock": "engine 'example-dict' does not declare 'networked' (N1–N6, T3), which row server_clock needs",
+    "unique_keys": "engine 'example-dict' does not declare 'unique_keys' (K1–K4), which row unique_keys needs",
+    "transactional_enqueue": (
+        "engine 'example-dict' does not declare 'transactional_enqueue' (W1–W4), which row transactional_enqueue needs"
+    ),
 }
-"""The rows the example's two capabilities leave out, and the skip reason each must give."""
+"""The rows the example's three capabilities leave out, and the skip reason each must give."""
 
 
 def _clean_env() -> dict[str, str]:
@@ -151,7 +155,7 @@ def _assert_certified(report: dict[str, Any]) -> None:
     assert engine["name"] == ENGINE
     assert engine["spec"] == ENGINE
     assert engine["version"] == _example_version()
-    assert engine["capabilities"] == ["injectable_clock", "shared_location"]
+    assert engine["capabilities"] == ["injectable_clock", "release", "shared_location"]
     assert engine["clock"] == "manual"
     assert (engine["certified"], engine["not_certified_because"]) == (True, [])
     rows = {row["row"]: row for row in engine["rows"]}

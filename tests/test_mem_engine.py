@@ -74,11 +74,16 @@ async def must_get(queue: Queue, job_id: JobId) -> Job:
 # --- adapter -------------------------------------------------------------------------------------
 
 
-async def test_adapter_declares_mem_with_clock_and_sharing_only() -> None:
+async def test_adapter_declares_mem_with_clock_sharing_release_and_unique_keys_only() -> None:
     assert isinstance(adapter, EngineAdapter)
     assert load_adapter("mem") is adapter
     assert adapter.name == "mem"
-    assert adapter.capabilities == {Capability.INJECTABLE_CLOCK, Capability.SHARED_LOCATION}
+    assert adapter.capabilities == {
+        Capability.INJECTABLE_CLOCK,
+        Capability.SHARED_LOCATION,
+        Capability.RELEASE,
+        Capability.UNIQUE_KEYS,
+    }
     assert await adapter.unavailable_reason() is None
     first, second = await adapter.create_location(), await adapter.create_location()
     assert first != second

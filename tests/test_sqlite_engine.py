@@ -608,7 +608,7 @@ async def test_layout_1_file_is_migrated_on_open_with_its_jobs(db_path: Path) ->
         assert job is not None
         assert job.payload == "kept"
     conn = sqlite3.connect(db_path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
     conn.close()
     indexes = _indexes(db_path)
     assert {"jobs_dead_purge", "jobs_live_expiry", "jobs_processing_lease"} <= set(indexes)
@@ -690,7 +690,7 @@ async def test_gate_survives_cancelled_waiters() -> None:
 @pytest.mark.asyncio
 async def test_adapter_locations_and_oracle() -> None:
     assert adapter.name == "sqlite"
-    assert adapter.capabilities == frozenset(Capability) - {Capability.NETWORKED}
+    assert adapter.capabilities == frozenset(Capability) - {Capability.NETWORKED, Capability.TRANSACTIONAL_ENQUEUE}
     assert await adapter.unavailable_reason() is None
     first, second = await adapter.create_location(), await adapter.create_location()
     assert first != second

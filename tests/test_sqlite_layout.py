@@ -31,16 +31,18 @@ LAYOUT_1_INDEXES = (
     "CREATE INDEX jobs_lease ON jobs (queue, state, lease_expires_at)",
     "CREATE INDEX jobs_expiry ON jobs (queue, expires_at) WHERE expires_at IS NOT NULL",
 )
-"""The indexes layout 1 (alkstore_sqlite 0.1.0) had where layout 2 has its three sweep indexes; its table is today's."""
+"""The indexes layout 1 (alkstore_sqlite 0.1.0) had where layout 2 has its three sweep indexes; its table is today's
+without layout 3's ``unique_key``."""
 
 
 def write_layout_1(path: Path) -> None:
-    """An empty file of layout 1, as alkstore_sqlite 0.1.0 wrote it: layout.sql with layout 1's indexes."""
+    """An empty file of layout 1, as alkstore_sqlite 0.1.0 wrote it: layout.sql with layout 1's indexes, no key."""
     conn = sqlite3.connect(path)
     try:
         conn.executescript(LAYOUT.read_text(encoding="utf-8"))
-        for index in ("jobs_dead_purge", "jobs_live_expiry", "jobs_processing_lease"):
+        for index in ("jobs_dead_purge", "jobs_live_expiry", "jobs_processing_lease", "jobs_unique_key"):
             conn.execute(f"DROP INDEX {index}")
+        conn.execute("ALTER TABLE jobs DROP COLUMN unique_key")
         for statement in LAYOUT_1_INDEXES:
             conn.execute(statement)
         conn.execute("PRAGMA user_version = 1")
@@ -84,6 +86,7 @@ async def test_a_new_store_file_is_laid_out_as_layout_sql_says(tmp_path: Path) -
         "jobs_dead_purge",
         "jobs_live_expiry",
         "jobs_processing_lease",
+        "jobs_unique_key",
     }, "layout.sql was read: the indexes the sweep's and claim's statements are written for"
 
 

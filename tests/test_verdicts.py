@@ -9,6 +9,9 @@ from alkstore_contract.suite.run import _clause_line, _row_summary
 from alkstore_contract.suite.verdicts import Certificate, Verdict, certify, clause_verdicts
 from tests.ledgers import all_checked
 
+NOT_DECLARED = "; not declared: release L1–L4, unique_keys K1–K4, transactional_enqueue W1–W4"
+"""What a certificate of an engine declaring none of the 2.1 capabilities says of them."""
+
 DURABLE = frozenset({Capability.DURABLE})
 
 
@@ -19,7 +22,24 @@ def _certificate(ledgers: list[Ledger], capabilities: frozenset[Capability]) -> 
 def test_every_binding_clause_passed_certifies_and_names_what_it_covers() -> None:
     certificate = _certificate([all_checked(DURABLE)], DURABLE)
     assert certificate.certified
-    assert certificate.line("system") == "CERTIFIED: core + durable (clock=system)"
+    assert certificate.line("system") == (f"CERTIFIED (contract 2.0): core + durable (clock=system{NOT_DECLARED})")
+
+
+def test_an_engine_without_the_2_1_capabilities_is_certified_for_2_0_and_their_clauses_are_not_declared() -> None:
+    """Deprecate, never break: L, K and W bind only an engine declaring them; their row's skip is 'not declared'."""
+    skipped = Ledger(row="release")
+    skipped.gap(
+        ("L1", "L2"), Gap.CAPABILITY, "engine 'old' does not declare 'release' (L1–L4), which row release needs"
+    )
+    ledgers = [all_checked(DURABLE), skipped]
+    verdicts = clause_verdicts(ledgers, {})
+    assert (verdicts["L1"].verdict, verdicts["L1"].gap) == (Verdict.NOT_EXERCISED, str(Gap.NOT_DECLARED))
+    certificate = certify(verdicts, ledgers, DURABLE)
+    assert (certificate.certified, certificate.contract) == (True, "2.0")
+    assert "release L1–L4" in certificate.not_declared
+    both = DURABLE | {Capability.RELEASE, Capability.UNIQUE_KEYS}
+    newer = certify(clause_verdicts([all_checked(both)], {}), [all_checked(both)], both)
+    assert (newer.certified, newer.contract, newer.not_declared) == (True, "2.1", ["transactional_enqueue W1–W4"])
 
 
 def test_a_failing_capability_row_blocks_the_certificate_of_an_engine_that_declares_it() -> None:
@@ -72,7 +92,9 @@ def test_an_exact_instant_leg_left_out_is_named_on_the_certificate() -> None:
     ledger.legs.append(LegRecord("H1 boundary", ["H1"], "not run", "needs the manual clock", str(Gap.CLOCK)))
     certificate = _certificate([ledger], frozenset())
     assert certificate.certified
-    assert certificate.line("system") == "CERTIFIED: core (clock=system; not exercised: H1 boundary (everything))"
+    assert certificate.line("system") == (
+        f"CERTIFIED (contract 2.0): core (clock=system; not exercised: H1 boundary (everything){NOT_DECLARED})"
+    )
 
 
 def test_inconclusive_is_never_a_pass() -> None:

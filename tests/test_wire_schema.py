@@ -29,8 +29,17 @@ from tests.suite_subprocess import run_pytest
 
 REPO = Path(__file__).resolve().parents[1]
 NODE_MANIFEST = REPO / "engines_under_test" / "alkstore_node" / "alkstore-engine.toml"
-SESSION_ROWS = ("validation_and_closed_store", "lease_validity", "exactly_once", "batch_ack_and_cancel", "durability")
-"""Rows whose messages cover every op of the surface, worker processes (exactly_once) and kill -9 (durability)."""
+SESSION_ROWS = (
+    "validation_and_closed_store",
+    "lease_validity",
+    "exactly_once",
+    "batch_ack_and_cancel",
+    "durability",
+    "release",
+    "unique_keys",
+)
+"""Rows whose messages cover every op of the surface (release, unique_keys: the Node engine declares them),
+worker processes (exactly_once) and kill -9 (durability)."""
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or not (NODE_MANIFEST.parent / "node_modules" / "better-sqlite3").exists(),

@@ -154,6 +154,23 @@ class AcksClaims(Protocol):
         ...
 
 
+class ReleasingDriver(StorageDriver, Protocol):
+    """A driver of an engine declaring ``release`` (contract 2.1, L1–L4): one more fenced update.
+
+    A protocol of its own, so a driver written for contract 2.0 still is a ``StorageDriver``; the kit's
+    ``release`` refuses to run on a driver without it.
+    """
+
+    async def release(self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float) -> bool:
+        """Under the same fence as ``ack``: back to ``ready`` at ``now + delay_s`` with the claim's attempt given back.
+
+        ``attempts - 1`` (the claim counted one; L2), lease, claimant and
+        token cleared; ``last_error``, ``expires_at``, priority and stamps
+        kept. ``True`` iff the fenced row changed.
+        """
+        ...
+
+
 class HeartbeatsClaims(Protocol):
     """An optional driver capability: many handles' heartbeats in one atomic step (``KitQueue.heartbeat_handles``).
 
@@ -168,6 +185,45 @@ class HeartbeatsClaims(Protocol):
         ``claims`` holds (job id, its claim's token, ``lease_s``) with no
         duplicate id, never empty; each renewal under the fence of its own
         claim (H1). One atomic step; returns the ids renewed, in any order.
+        """
+        ...
+
+
+class UniqueDriver(StorageDriver, Protocol):
+    """A driver of an engine declaring ``unique_keys`` (contract 2.1, K1–K4): an insert that respects a key.
+
+    A protocol of its own, so a driver written for contract 2.0 still is a ``StorageDriver``.
+    """
+
+    async def insert_unique(
+        self, queue: str, unique_key: str, jobs: NewJobs, now: datetime | None
+    ) -> tuple[JobId, bool]:
+        """Store the one job of ``jobs`` holding ``unique_key``, unless an unfinished job of ``queue`` holds it.
+
+        Unfinished: ``ready`` or ``processing`` (a dead job, and an acked or
+        cancelled one, which is gone, hold no key). Returns the id of the job
+        holding the key and ``True`` when this call stored it, or the existing
+        job's id and ``False`` (nothing stored, nothing changed). One atomic
+        step against every other store on the location (K3): a unique index
+        over unfinished jobs, or a lock held from the check to the insert.
+        """
+        ...
+
+
+class TransactionalDriver(StorageDriver, Protocol):
+    """A driver of an engine declaring ``transactional_enqueue`` (contract 2.1, W1–W4)."""
+
+    def transaction_problem(self, transaction: object) -> str | None:
+        """Why ``transaction`` is not an open transaction this driver can insert through; ``None`` when it is.
+
+        No I/O: the kit calls it with the other argument checks, before the clock read.
+        """
+        ...
+
+    async def insert_in(self, transaction: object, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
+        """``insert``, run inside the caller's ``transaction``: never a commit, a rollback or a savepoint release.
+
+        The job exists if and only if the caller commits (W1–W4).
         """
         ...
 

@@ -17,12 +17,20 @@ import random
 import secrets
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from alkstore_contract.clock import Clock
 from alkstore_contract.errors import InvalidArgument, StoreUnavailable
 from alkstore_contract.handles import ClosingStore, NamedQueue, OneShot, raise_if_closed
-from alkstore_contract.kit.driver import AcksClaims, HeartbeatsClaims, StorageDriver, c2_order_key
+from alkstore_contract.kit.driver import (
+    AcksClaims,
+    HeartbeatsClaims,
+    ReleasingDriver,
+    StorageDriver,
+    TransactionalDriver,
+    UniqueDriver,
+    c2_order_key,
+)
 from alkstore_contract.kit.fast import resolve_new_jobs
 from alkstore_contract.resolution import (
     LAST_ERROR_EXPIRED,
@@ -33,7 +41,7 @@ from alkstore_contract.resolution import (
     fail_error,
 )
 from alkstore_contract.surface import JobHandle
-from alkstore_contract.types import Duration, EnqueueCall, Job, JobId, QueueOpts, validate_queue_opts
+from alkstore_contract.types import Duration, EnqueueCall, Enqueued, Job, JobId, QueueOpts, validate_queue_opts
 from alkstore_contract.validation import (
     INT64_MAX,
     describe_value,
@@ -44,10 +52,20 @@ from alkstore_contract.validation import (
     validate_job_id,
     validate_job_ids,
     validate_queue_name,
+    validate_unique_key,
     validate_worker_id,
 )
 
 D = TypeVar("D", bound=StorageDriver)
+
+
+def _require(driver: object, method: str, op: str, capability: str, clauses: str) -> None:
+    """Refuse a contract 2.1 op on a driver written for 2.0, which lacks its method: its engine does not declare it."""
+    if not hasattr(driver, method):
+        raise NotImplementedError(
+            f"{op}(): the driver {type(driver).__name__} has no {method}(); its engine does not declare "
+            f"the '{capability}' capability (contract {clauses})"
+        )
 
 
 class KitStore(ClosingStore, Generic[D]):
@@ -136,6 +154,43 @@ class KitQueue(NamedQueue, Generic[D]):
             return []
         jobs = resolve_new_jobs(payload_jsons, options, self._opts)
         return await self._driver.insert(self._name, jobs, store.now())
+
+    async def _enqueue_in(self, transaction: object, payload: object, call: EnqueueCall) -> JobId:
+        """W1–W4: one job inserted through the caller's ``transaction``; the store commits nothing of it.
+
+        The transaction is checked with the other arguments (bad input stores
+        nothing), then one clock read and one driver step on that transaction.
+        """
+        store = self._store
+        store.check_open("enqueue_in")
+        driver = self._driver
+        _require(driver, "insert_in", "enqueue_in", "transactional_enqueue", "W1–W4")
+        transactional = cast(TransactionalDriver, driver)
+        problem = transactional.transaction_problem(transaction)
+        if problem is not None:
+            raise InvalidArgument(f"transaction={describe_value(transaction)}: {problem}")
+        payload_json = encode_payload(payload)
+        jobs = resolve_new_jobs((payload_json,), EnqueueOptions.validate_call(call), self._opts)
+        return (await transactional.insert_in(transaction, self._name, jobs, store.now()))[0]
+
+    async def _enqueue_unique(self, payload: object, unique_key: str, call: EnqueueCall) -> Enqueued:
+        """K1–K4: store one job holding ``unique_key`` unless an unfinished job of this queue holds it.
+
+        Every argument is checked first (bad input stores nothing), then one
+        clock read and one driver step. On a driver without ``insert_unique``
+        (an engine written for contract 2.0) it raises ``NotImplementedError``
+        after the checks: such an engine does not declare ``unique_keys``.
+        """
+        store = self._store
+        store.check_open("enqueue_unique")
+        key = validate_unique_key(unique_key)
+        payload_json = encode_payload(payload)
+        options = EnqueueOptions.validate_call(call)
+        driver = self._driver
+        _require(driver, "insert_unique", "enqueue_unique", "unique_keys", "K1–K4")
+        jobs = resolve_new_jobs((payload_json,), options, self._opts)
+        job_id, created = await cast(UniqueDriver, driver).insert_unique(self._name, key, jobs, store.now())
+        return Enqueued(job_id, created)
 
     async def claim_one(self, worker_id: str) -> KitJobHandle[D] | None:
         """C1–C4, C6: the first claimable job in C2 order under a fresh lease, or ``None``."""
@@ -359,6 +414,25 @@ class KitJobHandle(Generic[D]):
         return await once.outcome(
             queue._driver.dead_letter(queue._name, self._job.id, self._token, store.now(), last_error)
         )
+
+    async def release(self, delay: Duration | None = None) -> bool:
+        """L1–L4: hand the job back, ready at now + ``delay`` (``None``: now), its attempt given back, its id kept.
+
+        One-shot with ack/retry/fail, and fenced like them. On a driver
+        without ``release`` (an engine written for contract 2.0) it raises
+        ``NotImplementedError`` before touching the handle: such an engine
+        does not declare the ``release`` capability.
+        """
+        queue = self._queue
+        store = queue._store
+        store.check_open("release")
+        self._one_shot().check("release")
+        delay_s = optional_duration_seconds("delay", delay)
+        driver = queue._driver
+        _require(driver, "release", "release", "release", "L1–L4")
+        releasing = cast(ReleasingDriver, driver)
+        self._one_shot().spend("release")
+        return await releasing.release(queue._name, self._job.id, self._token, store.now(), delay_s or 0.0)
 
     async def heartbeat(self, extend: Duration | None = None) -> bool:
         """H3: lease = now + (``extend``, or the stamped visibility timeout); repeatable."""

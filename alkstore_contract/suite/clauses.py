@@ -30,6 +30,8 @@ class Clause:
     """The capability an engine must declare for this clause to bind it; ``None``: core."""
     untested: str | None = None
     """Why no row checks this clause (it still appears in the report, as untested)."""
+    since: str = "2.0"
+    """The contract version that added the clause (docs/contract.md, "What 2.1 added")."""
 
     @property
     def family(self) -> str:
@@ -79,6 +81,83 @@ _CLAUSES: tuple[Clause, ...] = (
     Clause("B1", "ack_batch deletes this queue's live leased jobs and counts them"),
     Clause("B2", "cancel deletes a job in any state"),
     Clause("B3", "get_job returns a snapshot with the resolved stamps, or None"),
+    Clause(
+        "G1",
+        "no claim returns nothing while more than N jobs are claimable and unleased (N concurrent workers)",
+        since="2.1",
+    ),
+    Clause(
+        "G2",
+        "a drain whose workers stop at their first empty claim hands every job out",
+        since="2.1",
+    ),
+    Clause(
+        "L1",
+        "release is fenced like ack: a stale handle's release returns False",
+        Capability.RELEASE,
+        since="2.1",
+    ),
+    Clause(
+        "L2",
+        "a release makes the job ready at now + delay with its attempt given back, keeping its id",
+        Capability.RELEASE,
+        since="2.1",
+    ),
+    Clause(
+        "L3",
+        "a released job is claimable at now + delay and not before",
+        Capability.RELEASE,
+        since="2.1",
+    ),
+    Clause(
+        "L4",
+        "release is one-shot with ack, retry and fail; a bad delay is refused",
+        Capability.RELEASE,
+        since="2.1",
+    ),
+    Clause(
+        "K1",
+        "while a job with the key is unfinished, enqueue_unique stores nothing and returns its id",
+        Capability.UNIQUE_KEYS,
+        since="2.1",
+    ),
+    Clause("K2", "an acked, dead or cancelled job frees its key", Capability.UNIQUE_KEYS, since="2.1"),
+    Clause(
+        "K3",
+        "concurrent enqueues of one key store exactly one job",
+        Capability.UNIQUE_KEYS,
+        since="2.1",
+    ),
+    Clause(
+        "K4",
+        "a key is a str of 1 to 200 characters; bad keys store nothing",
+        Capability.UNIQUE_KEYS,
+        since="2.1",
+    ),
+    Clause(
+        "W1",
+        "a job enqueued in the caller's transaction is invisible before commit",
+        Capability.TRANSACTIONAL_ENQUEUE,
+        since="2.1",
+    ),
+    Clause(
+        "W2",
+        "after the caller's rollback the job is gone",
+        Capability.TRANSACTIONAL_ENQUEUE,
+        since="2.1",
+    ),
+    Clause(
+        "W3",
+        "after the caller's commit the job is stored as enqueue would store it",
+        Capability.TRANSACTIONAL_ENQUEUE,
+        since="2.1",
+    ),
+    Clause(
+        "W4",
+        "the store never commits the caller's transaction",
+        Capability.TRANSACTIONAL_ENQUEUE,
+        since="2.1",
+    ),
     Clause("T1", "one clock read per operation, at least millisecond precision"),
     Clause("T2", "an injectable clock is the engine's only time source", Capability.INJECTABLE_CLOCK),
     Clause(

@@ -52,6 +52,9 @@ class Gap(StrEnum):
     NOT_RUN_HERE = "not run here"
     """The leg needs a tool this machine lacks (initdb, libfaketime); ``--alkstore-require`` makes that a
     failure instead. Never a pass; the certificate names it."""
+    NOT_DECLARED = "not declared"
+    """A capability gap of a clause a minor version added (L, K, W since 2.1): an engine written for the
+    earlier version does not declare it, so the clause is outside its certificate, never failed."""
 
 
 @dataclass(slots=True)

@@ -370,6 +370,19 @@ class Model:
         job.kill(error if error is not None else LAST_ERROR_FAILED, now, "D1")
         return True
 
+    def release(self, claim_id: int, now: datetime, *, delay: Duration | None = None) -> bool:
+        """L1–L3: ready at now + delay, the claim's attempt given back, the last error kept. One-shot (L4)."""
+        self._spend(claim_id, "release")
+        job = self._held(claim_id, now)  # L1: fenced like ack (H1, H5, D3)
+        if job is None:
+            return False
+        job.state = JobState.READY
+        job.run_at = now + delta(delay if delay is not None else 0)
+        job.attempts -= 1
+        job.release()
+        job.changed_by = "L2"
+        return True
+
     def heartbeat(self, claim_id: int, now: datetime, *, extend: Duration | None = None) -> bool:
         """H3: lease = now + (extend or the stamped visibility timeout), never old deadline + extend. Repeatable."""
         self._refuse_if_spent(claim_id, "heartbeat")  # H4: not one-shot itself, but refused once spent

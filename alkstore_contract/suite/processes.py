@@ -31,6 +31,7 @@ async def spawn_worker(
 
     ``own_group``: the worker leads a process group of its own, which the engine processes it starts join, so
     one signal to the group ends them all (the ``burst`` action does so itself) and never reaches the suite.
+    A ``barrier`` param gives the worker a stdin to be told to start on (``start_together``).
     """
     spec = {
         "engine": ctx.engine_spec,
@@ -45,6 +46,7 @@ async def spawn_worker(
         "-m",
         "alkstore_contract.suite.worker",
         json.dumps(spec),
+        stdin=asyncio.subprocess.PIPE if params.get("barrier") else None,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env=_child_env(),
@@ -64,6 +66,42 @@ async def read_events(process: asyncio.subprocess.Process, *, until: str | None 
         events.append(event)
         if until is not None and event.get("event") == until:
             return events
+
+
+async def start_together(processes: list[asyncio.subprocess.Process], timeout_s: float = 120.0) -> None:
+    """Wait until every worker spawned with ``barrier`` said it is ready, then tell them all to start at once.
+
+    Python children take a good part of a second to start, so without it the first one drains a short queue
+    before the last has opened its store, and nothing races.
+    """
+    for process in processes:
+        events = await asyncio.wait_for(read_events(process, until="ready"), timeout_s)
+        if not events or events[-1].get("event") != "ready":
+            raise RuntimeError(f"worker process ended before it was ready: {events[-3:]}")
+    for process in processes:
+        assert process.stdin is not None
+        process.stdin.write(b"go\n")
+        await process.stdin.drain()
+
+
+async def unique_rounds(
+    processes: list[asyncio.subprocess.Process], keys: list[str], timeout_s: float = 120.0
+) -> dict[str, list[tuple[object, bool]]]:
+    """Drive ``enqueue_unique`` workers round by round: each key started in every process at once.
+
+    Returns, per key, every answer ``(id, created)`` the processes reported.
+    """
+    answers: dict[str, list[tuple[object, bool]]] = {key: [] for key in keys}
+    for key in keys:
+        for process in processes:
+            assert process.stdin is not None
+            process.stdin.write(b"go\n")
+        await asyncio.gather(*(process.stdin.drain() for process in processes if process.stdin is not None))
+        for process in processes:
+            for event in await asyncio.wait_for(read_events(process, until="round"), timeout_s):
+                if event.get("event") == "enqueued":
+                    answers[key].append((event["id"], bool(event["created"])))
+    return answers
 
 
 async def finish(process: asyncio.subprocess.Process, timeout_s: float = 120.0) -> list[dict[str, Any]]:

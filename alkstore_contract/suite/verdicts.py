@@ -39,7 +39,13 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from alkstore_contract.adapter import TIME_RESOLUTIONS_US, Capability
+from alkstore_contract.adapter import (
+    CAPABILITIES_SINCE,
+    CAPABILITY_CLAUSES,
+    TIME_RESOLUTIONS_US,
+    VERSION_CAPABILITIES,
+    Capability,
+)
 from alkstore_contract.suite.clauses import CLAUSES, binding
 from alkstore_contract.suite.ledger import Gap, Ledger
 
@@ -112,8 +118,17 @@ def clause_verdicts(
             found.verdict, found.detail = Verdict.INCONCLUSIVE, undecided[0]
         elif checks == 0 or missed:
             found.verdict = Verdict.NOT_EXERCISED
+            undeclared = [
+                gap
+                for gap in gaps
+                if gap[0] == str(Gap.CAPABILITY)
+                and known.capability in CAPABILITIES_SINCE
+                and f"'{known.capability}'" in gap[1]
+            ]
             if missed:
                 found.gap, found.detail = missed[0]
+            elif undeclared:
+                found.gap, found.detail = str(Gap.NOT_DECLARED), undeclared[0][1]
             elif known.untested is not None:
                 found.gap, found.detail = "untested", known.untested
             elif gaps:
@@ -141,14 +156,20 @@ class Certificate:
     expected_only: bool = False
     """Not certified, and every blocker is a failure the expected-failures file lists (the known differences),
     or a leg left out because it built on one of those."""
+    contract: str = "2.0"
+    """The contract version the engine meets if certified: the highest whose capabilities it declares."""
+    not_declared: list[str] = field(default_factory=list)
+    """Capabilities a minor version added that the engine does not declare, each with its clauses
+    (``release L1–L4``): their clauses are not declared, never failed (docs/contract.md, "What 2.1 added")."""
 
     def line(self, clock: str, resolution_us: int = 1) -> str:
         scope = " + ".join(self.covers)
         left = f"; not exercised: {', '.join(self.not_exercised)}" if self.not_exercised else ""
         coarse = "" if resolution_us == 1 else f", time resolution {TIME_RESOLUTIONS_US[resolution_us]}"
         built = f"; emulated by the adapter: {' '.join(self.emulated)}" if self.emulated else ""
+        undeclared = f"; not declared: {', '.join(self.not_declared)}" if self.not_declared else ""
         if self.certified:
-            return f"CERTIFIED: {scope} (clock={clock}{coarse}{left}{built})"
+            return f"CERTIFIED (contract {self.contract}): {scope} (clock={clock}{coarse}{left}{undeclared}{built})"
         return "NOT CERTIFIED: " + "; ".join(self.blockers)
 
 
@@ -225,7 +246,25 @@ def certify(
     bound = binding(capabilities)
     emulated = [c.id for c in bound if verdicts[c.id].emulated and verdicts[c.id].verdict is Verdict.PASSED]
     only_expected = expected > 0 and others == 0
-    return Certificate(not blockers, covers, list(dict.fromkeys(named)), blockers, emulated, only_expected)
+    contract = max(
+        (version for version, needs in VERSION_CAPABILITIES.items() if needs <= capabilities),
+        key=lambda version: tuple(int(part) for part in version.split(".")),
+    )
+    not_declared = [
+        f"{capability} {CAPABILITY_CLAUSES[capability]}"
+        for capability in CAPABILITIES_SINCE
+        if capability not in capabilities
+    ]
+    return Certificate(
+        not blockers,
+        covers,
+        list(dict.fromkeys(named)),
+        blockers,
+        emulated,
+        only_expected,
+        contract,
+        not_declared,
+    )
 
 
 @dataclass

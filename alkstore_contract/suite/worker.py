@@ -8,7 +8,11 @@ event a line on stdout, each flushed as soon as the op it reports returned:
 the parent can kill the process at any moment and trust every line it read.
 
 Actions:
-- ``drain``: several stores x several tasks claim and ack until the queue is empty.
+- ``drain``: several stores x several tasks claim and ack until the queue is empty (with ``barrier``:
+  the worker says ``ready`` once its stores are open and starts when a line arrives on its stdin; with
+  ``count_left``, a task whose claim comes back empty reports how many jobs the oracle still counts).
+- ``enqueue_unique``: for each key of ``keys``, waits for a line on stdin, then enqueues it from every
+  store at once and reports each answer (row unique_keys, K3).
 - ``hold``: claim up to ``n`` jobs, report them, then wait to be killed.
 - ``churn``: one op at a time, a seeded random mix of enqueue, claim, ack, retry,
   fail and cancel, until killed (the durability row's kill -9 leg,
@@ -37,12 +41,13 @@ import os
 import random
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from alkstore_contract.clock import Clock, ManualClock
 from alkstore_contract.suite.registry import load_adapter
-from alkstore_contract.surface import JobHandle, Queue, Store
+from alkstore_contract.surface import JobHandle, Queue, Store, UniqueQueue
 from alkstore_contract.types import JOB_FIELDS, Job, JobId, QueueOpts
 
 
@@ -81,11 +86,13 @@ def _handout_event(handle: JobHandle, worker: str, claim: str) -> dict[str, Any]
     }
 
 
-async def _drain_task(queue: Queue, worker: str, batch: int) -> None:
+async def _drain_task(queue: Queue, worker: str, batch: int, count_left: Callable[[], Awaitable[int]] | None) -> None:
     sequence = 0
     while True:
         handles = await queue.claim_batch(worker, batch)
         if not handles:
+            if count_left is not None:
+                emit({"event": "empty", "worker": worker, "stored": await count_left()})
             return
         for handle in handles:
             sequence += 1
@@ -97,13 +104,41 @@ async def _drain_task(queue: Queue, worker: str, batch: int) -> None:
 
 async def drain(spec: dict[str, Any], stores: list[Store]) -> None:
     opts = QueueOpts(**spec.get("opts", {}))
+    if spec.get("barrier"):
+        # Stores open, nothing claimed yet: the parent says go to every worker at once, so they race.
+        emit({"event": "ready"})
+        await asyncio.to_thread(sys.stdin.readline)
+    count_left = None
+    if spec.get("count_left"):
+        # The oracle's count of the jobs still stored, read as soon as a claim came back empty (row progress).
+        adapter = load_adapter(spec["engine"])
+        location = spec["location"]
+
+        async def count_left() -> int:
+            return await adapter.count_stored_jobs(location)
+
     tasks = []
     for store_index, store in enumerate(stores):
         queue = store.queue(spec["queue"], opts)
         for task_index in range(int(spec.get("tasks_per_store", 1))):
             worker = f"{spec['worker_prefix']}s{store_index}t{task_index}"
-            tasks.append(_drain_task(queue, worker, int(spec.get("batch", 1))))
+            tasks.append(_drain_task(queue, worker, int(spec.get("batch", 1)), count_left))
     await asyncio.gather(*tasks)
+
+
+async def enqueue_unique(spec: dict[str, Any], stores: list[Store]) -> None:
+    """Round by round, on the parent's word: every store enqueues the round's key at once (row unique_keys, K3).
+
+    Each round waits for a line on stdin, so the parent starts every process's round together
+    (``processes.unique_rounds``); each answer is reported, then ``round``.
+    """
+    queues = [cast(UniqueQueue, store.queue(spec["queue"])) for store in stores]
+    for key in spec["keys"]:
+        await asyncio.to_thread(sys.stdin.readline)
+        answers = await asyncio.gather(*(queue.enqueue_unique({"pid": os.getpid()}, key) for queue in queues))
+        for answer in answers:
+            emit({"event": "enqueued", "key": key, "id": answer.id, "created": answer.created})
+        emit({"event": "round", "key": key})
 
 
 async def hold(spec: dict[str, Any], stores: list[Store]) -> None:
@@ -300,7 +335,7 @@ async def burst(spec: dict[str, Any], stores: list[Store]) -> None:
     end_group(spec["then"])
 
 
-ACTIONS = {"drain": drain, "hold": hold, "churn": churn, "burst": burst}
+ACTIONS = {"drain": drain, "hold": hold, "churn": churn, "burst": burst, "enqueue_unique": enqueue_unique}
 
 
 async def main(spec: dict[str, Any]) -> None:

@@ -53,6 +53,13 @@ def worker_id(value: object) -> str:
     return _utf8("worker_id", value, InvalidName)
 
 
+def unique_key(value: object) -> str:
+    """A unique key: a str the wire can carry (K4's other rules are the engine's)."""
+    if not isinstance(value, str):
+        raise InvalidArgument(f"unique_key={describe_value(value)}: a unique key must be a non-empty str")
+    return _utf8("unique_key", value, InvalidArgument)
+
+
 def error_text(value: object) -> str | None:
     if value is None:
         return None

@@ -21,7 +21,7 @@ from alkstore_contract.errors import AlkstoreError, InvalidArgument
 from alkstore_contract.handles import ClosingStore, NamedQueue, raise_if_closed
 from alkstore_contract.instants import to_epoch_us
 from alkstore_contract.surface import JobHandle
-from alkstore_contract.types import Duration, EnqueueCall, Job, JobId, QueueOpts, validate_queue_opts
+from alkstore_contract.types import Duration, EnqueueCall, Enqueued, Job, JobId, QueueOpts, validate_queue_opts
 from alkstore_contract.validation import describe_value
 from alkstore_contract.wire import codec
 from alkstore_contract.wire.process import EngineProcess
@@ -118,6 +118,19 @@ class WireQueue(NamedQueue):
         )
         return ids
 
+    async def _enqueue_unique(self, payload: object, unique_key: str, call: EnqueueCall) -> Enqueued:
+        """K1–K4, sent only to an engine whose handshake declares ``unique_keys`` (the row needs it)."""
+        answer = await self._ask(
+            "enqueue_unique",
+            lambda: {
+                "unique_key": codec.unique_key(unique_key),
+                "options": codec.enqueue_options(call),
+                "payload": codec.payloads([payload])[0],
+            },
+            _given(delay=call.delay, expires=call.expires),
+        )
+        return Enqueued(answer["id"], bool(answer["created"]))
+
     async def claim_one(self, worker_id: str) -> WireHandle | None:
         claimed = await self._ask("claim_one", lambda: {"worker_id": codec.worker_id(worker_id)})
         return None if claimed is None else WireHandle(self._store, claimed["handle"], codec.job(claimed["job"]))
@@ -178,6 +191,10 @@ class WireHandle:
         return await self._ask(
             "heartbeat", lambda: {"extend_s": codec.duration("extend", extend)}, _given(extend=extend)
         )
+
+    async def release(self, delay: Duration | None = None) -> bool:
+        """L1–L4, sent only to an engine whose handshake declares ``release`` (the row needs it)."""
+        return await self._ask("release", lambda: {"delay_s": codec.duration("delay", delay)}, _given(delay=delay))
 
 
 def _given(**values: object) -> dict[str, object]:

@@ -17,7 +17,8 @@ class MemAdapter:
     """Locations are space names in this process's registry.
 
     Declared capabilities: ``injectable_clock`` (every op reads only the store's
-    clock) and ``shared_location`` (stores on one space share one state).
+    clock), ``shared_location`` (stores on one space share one state),
+    ``release`` (L1–L4) and ``unique_keys`` (K1–K4).
     Not ``multi_process`` (a space lives in one process's memory) and not
     ``durable`` (nothing outlives the process).
     """
@@ -25,7 +26,9 @@ class MemAdapter:
     driver_class: type[MemDriver] = MemDriver
     """The storage the stores run on (the project's broken-engine mutants put a subclass here)."""
     name = "mem"
-    capabilities = frozenset({Capability.INJECTABLE_CLOCK, Capability.SHARED_LOCATION})
+    capabilities = frozenset(
+        {Capability.INJECTABLE_CLOCK, Capability.SHARED_LOCATION, Capability.RELEASE, Capability.UNIQUE_KEYS}
+    )
 
     @property
     def version(self) -> str:

@@ -45,6 +45,7 @@ from alkstore_mem.record import (
     VISIBILITY_TIMEOUT_S,
     JobRecord,
     as_timedelta,
+    given_back,
     killed,
     leased,
     new_record,
@@ -96,6 +97,42 @@ class MemDriver:
                 index.file_delayed(record)
             ids.append(job_id)
         return ids
+
+    async def insert_unique(
+        self, queue: str, unique_key: str, jobs: NewJobs, now: datetime | None
+    ) -> tuple[JobId, bool]:
+        """K1–K3: the job last stored with the key holds it while it is stored and not dead; else a new one.
+
+        No ``await`` between the check and the insert's own bookkeeping (the
+        insert does not yield): one step against every other store.
+        """
+        holder = self._key_holder(queue, unique_key)
+        if holder is not None:
+            return holder, False
+        return await self._insert_keyed(queue, unique_key, jobs, now), True
+
+    def _key_holder(self, queue: str, unique_key: str) -> JobId | None:
+        """The job holding ``unique_key`` in ``queue``, if any (K1, K2).
+
+        Acked and cancelled jobs are gone from the index, and ids are never
+        reused, so the space's key map needs no cleanup.
+        """
+        holder = self._space.keys.get((queue, unique_key))
+        if holder is None:
+            return None
+        record = self._space.index(queue).jobs.get(holder)
+        return holder if record is not None and self._holds_key(record) else None
+
+    @staticmethod
+    def _holds_key(record: JobRecord) -> bool:
+        """K2: a stored job holds its key until it is dead."""
+        return bool(record[STATE] != DEAD)
+
+    async def _insert_keyed(self, queue: str, unique_key: str, jobs: NewJobs, now: datetime | None) -> JobId:
+        """Store the job of ``jobs`` and note it as the key's holder."""
+        [job_id] = await self.insert(queue, jobs, now)
+        self._space.keys[(queue, unique_key)] = int(job_id)
+        return job_id
 
     # --- claims ----------------------------------------------------------------------------------
 
@@ -252,6 +289,21 @@ class MemDriver:
         """R1: the job is ready again at ``run_at``; a claim promotes it once due."""
         index.lease_dropped(record)
         record = index.jobs[record[ID]] = retried(record, run_at, last_error)
+        index.file_delayed(record)
+
+    async def release(self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float) -> bool:
+        return self._fenced(
+            queue,
+            job_id,
+            token,
+            now,
+            lambda index, record, at: self._file_release(index, record, at + timedelta(seconds=delay_s)),
+        )
+
+    def _file_release(self, index: QueueIndex, record: JobRecord, run_at: datetime) -> None:
+        """L2: the job is ready again at ``run_at`` with its attempt given back; a claim promotes it once due."""
+        index.lease_dropped(record)
+        record = index.jobs[record[ID]] = given_back(record, run_at)
         index.file_delayed(record)
 
     async def dead_letter(self, queue: str, job_id: JobId, token: str, now: datetime | None, last_error: str) -> bool:

@@ -149,6 +149,14 @@ def retried(record: JobRecord, run_at: datetime, last_error: str | None) -> JobR
     return tuple(fields)
 
 
+def given_back(record: JobRecord, run_at: datetime) -> JobRecord:
+    """contract L2: ready again at ``run_at`` with the claim's attempt given back; ``last_error`` kept."""
+    fields = _released(record, READY)
+    fields[RUN_AT] = run_at
+    fields[ATTEMPTS] -= 1
+    return tuple(fields)
+
+
 def killed(record: JobRecord, last_error: str, now: datetime) -> JobRecord:
     """contract R4/D1/X2: dead at ``now`` with ``last_error``, releasing any claim."""
     fields = _released(record, DEAD)

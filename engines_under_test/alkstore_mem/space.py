@@ -175,11 +175,13 @@ class MemSpace:
     space's queues and increase in enqueue order (the last key of contract C2).
     """
 
-    __slots__ = ("_ids", "name", "queues")
+    __slots__ = ("_ids", "keys", "name", "queues")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.queues: dict[str, QueueIndex] = {}
+        self.keys: dict[tuple[str, str], int] = {}
+        """(queue, unique key) → the id of the last job stored with it (K1): it holds the key while stored, not dead."""
         self._ids = itertools.count(1)
 
     def index(self, queue: str) -> QueueIndex:

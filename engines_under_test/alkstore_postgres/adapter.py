@@ -40,7 +40,7 @@ from importlib.metadata import version as distribution_version
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from alkstore_contract.adapter import AdapterOption, Capability
+from alkstore_contract.adapter import AdapterOption, CallerTransaction, Capability
 from alkstore_contract.clock import Clock
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.surface import Store
@@ -56,6 +56,9 @@ from alkstore_postgres.location import (
 )
 
 if TYPE_CHECKING:
+    import asyncpg
+    from asyncpg.transaction import Transaction
+
     from alkstore_postgres.driver import PgDriver
     from alkstore_postgres.provision import ThrowawayCluster
 
@@ -99,6 +102,40 @@ async def server_version(dsn: str) -> str:
     return f"PostgreSQL {shown}"
 
 
+class PgCallerTransaction:
+    """An application's transaction: a bare asyncpg connection, a transaction open on it (W1–W4)."""
+
+    def __init__(self, connection: asyncpg.Connection, transaction: Transaction) -> None:
+        self._connection = connection
+        self._transaction = transaction
+
+    @classmethod
+    async def begin(cls, dsn: str) -> PgCallerTransaction:
+        import asyncpg  # loaded with the engine, as the driver loads it, not when the adapter is listed
+
+        connection = await asyncpg.connect(dsn)
+        transaction = connection.transaction()
+        await transaction.start()
+        return cls(connection, transaction)
+
+    @property
+    def transaction(self) -> object:
+        """What ``enqueue_in`` takes: the connection, inside its open transaction."""
+        return self._connection
+
+    async def commit(self) -> None:
+        try:
+            await self._transaction.commit()
+        finally:
+            await self._connection.close()
+
+    async def rollback(self) -> None:
+        try:
+            await self._transaction.rollback()
+        finally:
+            await self._connection.close()
+
+
 class PgAdapter:
     """Adapter of the ``postgres`` engine (entry point ``alkstore.engines``: ``postgres``)."""
 
@@ -132,6 +169,9 @@ class PgAdapter:
                 Capability.MULTI_PROCESS,
                 Capability.DURABLE,
                 Capability.NETWORKED,
+                Capability.RELEASE,
+                Capability.UNIQUE_KEYS,
+                Capability.TRANSACTIONAL_ENQUEUE,
             }
         )
 
@@ -153,6 +193,10 @@ class PgAdapter:
                 f"location={describe_value(location)}: its DSN names no TCP host, so it cannot be proxied"
             )
         return parts.hostname, parts.port or 5432
+
+    async def begin_transaction(self, location: str) -> CallerTransaction:
+        """W1–W4: a transaction on the location's database on a connection of its own, as an application holds one."""
+        return await PgCallerTransaction.begin(Location.decode(location).dsn)
 
     def location_via(self, location: str, host: str, port: int) -> str:
         """The same schema, its DSN pointing at ``host:port``, with the short timeouts above."""

@@ -37,7 +37,7 @@ import asyncio
 from collections.abc import Awaitable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, cast
 
 import asyncpg
 
@@ -114,6 +114,22 @@ def pg_jobs(rows: Sequence[Any]) -> list[Job]:
     return jobs
 
 
+def _insert_args(queue: str, jobs: NewJobs) -> tuple[object, ...]:
+    """$2 … $10 of ``INSERT_SQL`` and ``INSERT_UNIQUE_SQL``: the queue and what every job of one insert shares."""
+    expires_s = jobs.expires_s
+    return (
+        queue,
+        jobs.priority,
+        jobs.max_attempts,
+        jobs.run_at,
+        duration_us(jobs.delay_s),
+        None if expires_s is None else duration_us(expires_s),
+        jobs.visibility_timeout_s,
+        jobs.backoff_base_s,
+        jobs.dead_letter_retention_s,
+    )
+
+
 class PgDriver:
     """The jobs table of one schema, through one asyncpg pool. Create it with ``open``."""
 
@@ -133,6 +149,31 @@ RETURNING id
     ``expires_at`` is ``now`` + ``expires`` ($7), NULL without one. Rows are
     inserted in input order, so the identity column hands them increasing ids
     in that order and sorting the returned ids restores it.
+    """
+
+    INSERT_UNIQUE_SQL: ClassVar[str] = f"""
+WITH {CLOCK_CTE},
+stored AS (
+    INSERT INTO {{jobs}} (queue, payload, state, priority, max_attempts, run_at, expires_at, enqueued_at,
+                          visibility_timeout_s, backoff_base_s, dead_letter_retention_s, unique_key)
+    SELECT $2, $11, 'ready', $3, $4, COALESCE($5::timestamptz, c.now + $6{MICROS}), c.now + $7{MICROS},
+           c.now, $8, $9, $10, $12
+    FROM clock AS c
+    ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL AND state <> 'dead' DO NOTHING
+    RETURNING id
+)
+SELECT id, true FROM stored
+UNION ALL
+SELECT id, false FROM {{jobs}}
+WHERE queue = $2 AND unique_key = $12 AND state <> 'dead' AND NOT EXISTS (SELECT 1 FROM stored)
+"""
+    """insert_unique (K1–K3): the insert stores nothing while an unfinished job of the queue holds the key.
+
+    The partial unique index ``jobs_unique_key`` decides, across every
+    connection and process: a concurrent insert of the key waits for the other
+    to commit, then does nothing. The holder is read in the same statement;
+    when it committed after this statement's snapshot (or finished since), the
+    read finds nothing and the driver runs the statement again.
     """
 
     CLAIM_SQL: ClassVar[str] = f"""
@@ -201,6 +242,14 @@ WHERE {_FENCE}
 RETURNING id
 """
     """retry (R1–R3): ready again after the delay the kit decided; an error given replaces the stored one."""
+
+    RELEASE_SQL: ClassVar[str] = f"""WITH {CLOCK_CTE}
+UPDATE {{jobs}}
+SET state = 'ready', run_at = {NOW} + $4{MICROS}, attempts = attempts - 1, {_RELEASE}
+WHERE {_FENCE}
+RETURNING id
+"""
+    """release (L1–L3): ready again after the delay, the claim's attempt given back; the last error kept."""
 
     DEAD_SQL: ClassVar[str] = f"""WITH {CLOCK_CTE}
 UPDATE {{jobs}}
@@ -400,22 +449,34 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         return self.connections.fetch(sql, *args)
 
     async def insert(self, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
-        expires_s = jobs.expires_s
-        rows = await self.fetch(
-            "insert",
-            self.INSERT_SQL,
-            now,
-            queue,
-            jobs.priority,
-            jobs.max_attempts,
-            jobs.run_at,
-            duration_us(jobs.delay_s),
-            None if expires_s is None else duration_us(expires_s),
-            jobs.visibility_timeout_s,
-            jobs.backoff_base_s,
-            jobs.dead_letter_retention_s,
-            jobs.payloads,
-        )
+        rows = await self.fetch("insert", self.INSERT_SQL, now, *_insert_args(queue, jobs), jobs.payloads)
+        return sorted(int(row["id"]) for row in rows)
+
+    async def insert_unique(
+        self, queue: str, unique_key: str, jobs: NewJobs, now: datetime | None
+    ) -> tuple[JobId, bool]:
+        args = (*_insert_args(queue, jobs), jobs.payloads[0], unique_key)
+        while True:
+            rows = await self.fetch("insert_unique", self.INSERT_UNIQUE_SQL, now, *args)
+            if rows:
+                return int(rows[0][0]), bool(rows[0][1])
+
+    def transaction_problem(self, transaction: object) -> str | None:
+        """W1–W4: an asyncpg connection (or a pool's) the caller holds inside a transaction it opened."""
+        if not isinstance(transaction, asyncpg.connection.Connection | asyncpg.pool.PoolConnectionProxy):
+            return "must be an asyncpg connection inside a transaction the caller opened"
+        if transaction.is_closed():
+            return "the connection is closed"
+        if not transaction.is_in_transaction():
+            return (
+                "the connection is not inside a transaction: open one (conn.transaction()) so the job commits with it"
+            )
+        return None
+
+    async def insert_in(self, transaction: object, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
+        """W1–W4: ``INSERT_SQL`` on the caller's connection, inside its transaction; nothing here commits."""
+        connection = cast(asyncpg.Connection, transaction)
+        rows = await connection.fetch(self.sql(self.INSERT_SQL), now, *_insert_args(queue, jobs), jobs.payloads)
         return sorted(int(row["id"]) for row in rows)
 
     async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
@@ -441,6 +502,9 @@ SELECT (SELECT count(*) FROM expired) + (SELECT count(*) FROM exhausted)
         self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float, last_error: str | None
     ) -> bool:
         return await self._fenced("retry", self.RETRY_READY_SQL, job_id, token, now, duration_us(delay_s), last_error)
+
+    async def release(self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float) -> bool:
+        return await self._fenced("release", self.RELEASE_SQL, job_id, token, now, duration_us(delay_s))
 
     async def dead_letter(self, queue: str, job_id: JobId, token: str, now: datetime | None, last_error: str) -> bool:
         return await self._fenced("dead_letter", self.DEAD_SQL, job_id, token, now, last_error)

@@ -124,10 +124,20 @@ _PURGE_INDEX = (
     "DROP INDEX {schema}.jobs_dead_retention",
 )
 
+_UNIQUE_KEYS = (
+    # Contract K1–K4 (2.1): a job's unique key, NULL for a job enqueued without one.
+    "ALTER TABLE {schema}.jobs ADD COLUMN unique_key text",
+    # One unfinished job per key and queue: a dead job holds none, an acked or cancelled one is gone.
+    # enqueue_unique's INSERT names it in ON CONFLICT, so concurrent ones from any process store one job.
+    "CREATE UNIQUE INDEX jobs_unique_key ON {schema}.jobs (queue, unique_key)"
+    " WHERE unique_key IS NOT NULL AND state <> 'dead'",
+)
+
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (_JOBS_TABLE, _SECONDS_INTERVAL_FUNCTION),
     _INDEXES,
     _PURGE_INDEX,
+    _UNIQUE_KEYS,
 )
 """Step ``i`` brings a schema from version ``i`` to ``i + 1``; append steps, never edit shipped ones."""
 

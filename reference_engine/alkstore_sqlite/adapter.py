@@ -66,7 +66,14 @@ class SqliteAdapter:
 
     name = "sqlite"
     capabilities = frozenset(
-        {Capability.INJECTABLE_CLOCK, Capability.SHARED_LOCATION, Capability.MULTI_PROCESS, Capability.DURABLE}
+        {
+            Capability.INJECTABLE_CLOCK,
+            Capability.SHARED_LOCATION,
+            Capability.MULTI_PROCESS,
+            Capability.DURABLE,
+            Capability.RELEASE,
+            Capability.UNIQUE_KEYS,
+        }
     )
 
     @property

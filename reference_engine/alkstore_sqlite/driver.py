@@ -75,6 +75,19 @@ class SqliteDriver:
     """How the driver reaches the file (the project's broken-engine mutants put a subclass here)."""
 
     ENQUEUE_SQL: ClassVar[str] = f"{_INSERT_COLUMNS} VALUES (:queue, :payload, {_STAMP_VALUES})"
+    # K1, K3: the insert stores nothing while an unfinished job of the queue holds the key; the partial
+    # unique index jobs_unique_key decides, atomically against every connection and process.
+    ENQUEUE_UNIQUE_SQL: ClassVar[str] = f"""
+INSERT INTO jobs (queue, payload, state, priority, attempts, max_attempts, run_at, expires_at, enqueued_at,
+                  visibility_timeout_s, visibility_timeout_us, backoff_base_s,
+                  dead_letter_retention_s, dead_letter_retention_us, unique_key)
+VALUES (:queue, :payload, {_STAMP_VALUES}, :unique_key)
+ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL AND state <> 'dead' DO NOTHING
+RETURNING id
+"""
+    KEY_HOLDER_SQL: ClassVar[str] = (
+        "SELECT id FROM jobs WHERE queue = :queue AND unique_key = :unique_key AND state <> 'dead'"
+    )
     # One INSERT … SELECT for the whole batch: atomic by itself, so all rows or none. Rows are
     # inserted in the order of ``key`` (the array index), and AUTOINCREMENT hands out ids in
     # insertion order, so the ascending ids match the input order.
@@ -120,6 +133,12 @@ RETURNING {JOB_COLUMN_LIST}
     RETRY_READY_SQL: ClassVar[str] = f"""
 UPDATE jobs
 SET state = 'ready', run_at = :run_at, last_error = COALESCE(:last_error, last_error),
+    lease_expires_at = NULL, claimed_by = NULL, token = NULL
+WHERE {FENCE}
+"""
+    RELEASE_SQL: ClassVar[str] = f"""
+UPDATE jobs
+SET state = 'ready', run_at = :run_at, attempts = attempts - 1,
     lease_expires_at = NULL, claimed_by = NULL, token = NULL
 WHERE {FENCE}
 """
@@ -183,6 +202,19 @@ WHERE queue = :queue AND state = 'dead'
         Every job of one call shares every stamp but its payload, so the stamps
         bind once; a batch's payloads travel as one JSON array of their JSON texts.
         """
+        params = self._insert_params(queue, jobs, now)
+        payloads = jobs.payloads
+        if len(payloads) == 1:
+            params["payload"] = payloads[0]
+            written = await self._db.write(self.ENQUEUE_SQL, params)
+            assert written.lastrowid is not None, "an INSERT that returned always has a rowid"
+            return [written.lastrowid]
+        params["payloads"] = json.dumps(list(payloads))
+        rows = await self._db.fetch(self.ENQUEUE_MANY_SQL, params, bulk=True)
+        return sorted([row[0] for row in rows])  # RETURNING id, in no promised order
+
+    def _insert_params(self, queue: str, jobs: NewJobs, now: datetime | None) -> dict[str, object]:
+        """The named parameters every job of one insert shares: all but its payload (and key)."""
         at = self._now(now)
         expires_at = jobs.expires_at_from(at)
         params: dict[str, object] = {
@@ -198,15 +230,27 @@ WHERE queue = :queue AND state = 'dead'
             "dead_letter_retention_s": jobs.dead_letter_retention_s,
             "dead_letter_retention_us": optional_duration_us(jobs.dead_letter_retention_s),
         }
-        payloads = jobs.payloads
-        if len(payloads) == 1:
-            params["payload"] = payloads[0]
-            written = await self._db.write(self.ENQUEUE_SQL, params)
-            assert written.lastrowid is not None, "an INSERT that returned always has a rowid"
-            return [written.lastrowid]
-        params["payloads"] = json.dumps(list(payloads))
-        rows = await self._db.fetch(self.ENQUEUE_MANY_SQL, params, bulk=True)
-        return sorted([row[0] for row in rows])  # RETURNING id, in no promised order
+        return params
+
+    async def insert_unique(
+        self, queue: str, unique_key: str, jobs: NewJobs, now: datetime | None
+    ) -> tuple[JobId, bool]:
+        """K1–K3: one INSERT … ON CONFLICT DO NOTHING; on a conflict, the holder's id.
+
+        The holder can finish between the two statements (another connection
+        acks it): then nothing holds the key any more, and the insert is tried
+        again.
+        """
+        params = self._insert_params(queue, jobs, now)
+        params["payload"] = jobs.payloads[0]
+        params["unique_key"] = unique_key
+        while True:
+            stored = await self._db.fetch(self.ENQUEUE_UNIQUE_SQL, params)
+            if stored:
+                return stored[0][0], True
+            holder = await self._db.fetch(self.KEY_HOLDER_SQL, {"queue": queue, "unique_key": unique_key})
+            if holder:
+                return holder[0][0], False
 
     async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
         """C1–C5, X1, C7: one UPDATE … RETURNING, one hop (shared for one job, its own for more)."""
@@ -236,6 +280,12 @@ WHERE queue = :queue AND state = 'dead'
         at = self._now(now)
         params = {"run_at": self._epoch_us(at + timedelta(seconds=delay_s)), "last_error": last_error}
         return await self._fenced(self.RETRY_READY_SQL, params, job_id, token, at)
+
+    async def release(self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float) -> bool:
+        """L1–L3: ready again at ``now + delay_s`` with the claim's attempt given back. One statement, one hop."""
+        at = self._now(now)
+        params = {"run_at": self._epoch_us(at + timedelta(seconds=delay_s))}
+        return await self._fenced(self.RELEASE_SQL, params, job_id, token, at)
 
     async def dead_letter(self, queue: str, job_id: JobId, token: str, now: datetime | None, last_error: str) -> bool:
         """R4, D1: dead with ``last_error``. One statement, one hop (shared)."""

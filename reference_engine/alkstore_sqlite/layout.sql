@@ -12,6 +12,8 @@
 -- timedelta(seconds=...) rounds, so `now + stamp` is the same instant in every engine. `id` is
 -- AUTOINCREMENT: ids grow in enqueue order (C2's last key) and are never reused.
 -- An engine runs it on a new file only (user_version 0), in one write transaction.
+-- `unique_key` (layout 3, contract K1–K4) is written where ALTER TABLE ADD COLUMN leaves it in an older
+-- file, so a migrated file and a new one keep the same text.
 CREATE TABLE IF NOT EXISTS jobs (
     id                       INTEGER PRIMARY KEY AUTOINCREMENT,
     queue                    TEXT    NOT NULL,
@@ -33,7 +35,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     dead_letter_retention_us INTEGER,
     last_error               TEXT,
     died_at                  INTEGER
-);
+, unique_key TEXT);
 -- The claim path for ready jobs: equality on (queue, state), then already in C2 order.
 CREATE INDEX IF NOT EXISTS jobs_claim ON jobs (queue, state, priority DESC, run_at, id);
 -- The sweep's purge of dead jobs past retention, a range scan: SQLite uses an expression or partial
@@ -45,4 +47,8 @@ CREATE INDEX IF NOT EXISTS jobs_live_expiry ON jobs (queue, expires_at)
     WHERE expires_at IS NOT NULL AND state IN ('ready', 'processing');
 -- Leases, only where there are any: reclaims and the sweep's exhausted jobs.
 CREATE INDEX IF NOT EXISTS jobs_processing_lease ON jobs (queue, lease_expires_at) WHERE state = 'processing';
-PRAGMA user_version = 2;
+-- Contract K1: one unfinished job per key and queue; a dead job holds none, and an acked or cancelled one
+-- is gone. An enqueue_unique's INSERT names this index in its ON CONFLICT, so concurrent ones store one job.
+CREATE UNIQUE INDEX IF NOT EXISTS jobs_unique_key ON jobs (queue, unique_key)
+    WHERE unique_key IS NOT NULL AND state <> 'dead';
+PRAGMA user_version = 3;

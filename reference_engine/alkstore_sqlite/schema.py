@@ -119,7 +119,13 @@ SWEEP_INDEXES: tuple[str, ...] = (
     "CREATE INDEX jobs_processing_lease ON jobs (queue, lease_expires_at) WHERE state = 'processing'",
 )
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (SWEEP_INDEXES,)
+UNIQUE_KEYS: tuple[str, ...] = (
+    # Contract K1–K4 (2.1): a key per job, one unfinished job per key and queue.
+    "ALTER TABLE jobs ADD COLUMN unique_key TEXT",
+    "CREATE UNIQUE INDEX jobs_unique_key ON jobs (queue, unique_key) WHERE unique_key IS NOT NULL AND state <> 'dead'",
+)
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (SWEEP_INDEXES, UNIQUE_KEYS)
 """Step ``i`` brings a file from layout ``i + 1`` to ``i + 2``; append steps, never edit shipped ones.
 
 A new file skips them: it is laid out by layout.sql, which is always the

@@ -39,14 +39,28 @@ def encoded(text: str) -> str:
     return base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
+def _encoded_jobs(jobs: NewJobs) -> NewJobs:
+    """``jobs`` with every payload as it crosses the wire."""
+    return replace(jobs, payloads=[encoded(p) for p in jobs.payloads])
+
+
 class Base64Driver(PgDriver):
     """``PgDriver`` sending payloads and worker ids base64-encoded, decoded by the server in the statement."""
 
     INSERT_SQL = _replaced(PgDriver.INSERT_SQL, "SELECT $2, p.payload,", f"SELECT $2, {DECODED.format('p.payload')},")
+    INSERT_UNIQUE_SQL = _replaced(PgDriver.INSERT_UNIQUE_SQL, "SELECT $2, $11,", f"SELECT $2, {DECODED.format('$11')},")
     CLAIM_SQL = _replaced(PgDriver.CLAIM_SQL, "claimed_by = $4,", f"claimed_by = {DECODED.format('$4')},")
 
     async def insert(self, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
-        return await super().insert(queue, replace(jobs, payloads=[encoded(p) for p in jobs.payloads]), now)
+        return await super().insert(queue, _encoded_jobs(jobs), now)
+
+    async def insert_unique(
+        self, queue: str, unique_key: str, jobs: NewJobs, now: datetime | None
+    ) -> tuple[JobId, bool]:
+        return await super().insert_unique(queue, unique_key, _encoded_jobs(jobs), now)
+
+    async def insert_in(self, transaction: object, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
+        return await super().insert_in(transaction, queue, _encoded_jobs(jobs), now)
 
     async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
         return await super().claim(queue, encoded(worker_id), n, token, now)

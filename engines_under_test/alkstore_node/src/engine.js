@@ -10,7 +10,7 @@ const { runAtFrom, validate } = require('alkstore-node-kit');
 const storage = require('./storage');
 const pkg = require('../package.json');
 
-const CAPABILITIES = ['durable', 'injectable_clock', 'multi_process', 'shared_location'];
+const CAPABILITIES = ['durable', 'injectable_clock', 'multi_process', 'release', 'shared_location', 'unique_keys'];
 
 /** The wall clock in microseconds (Date.now() has milliseconds only; the performance clock adds the rest). */
 function systemNowUs() {
@@ -58,8 +58,26 @@ class SqliteDriver {
   }
 
   insert(queue, jobs, now) {
+    const row = this.insertRow(queue, jobs, now);
+    const { db } = this;
+    return db.write(() => jobs.payloads.map((payload) => Number(db.insert.run({ ...row, payload }).lastInsertRowid)));
+  }
+
+  /** K1-K3: the partial unique index jobs_unique_key decides; on a conflict, the holder (one write transaction). */
+  insertUnique(queue, key, jobs, now) {
+    const row = { ...this.insertRow(queue, jobs, now), payload: jobs.payloads[0], unique_key: key };
+    const { db } = this;
+    return db.write(() => {
+      const stored = db.insertUnique.get(row);
+      if (stored !== undefined) return { id: Number(stored.id), created: true };
+      return { id: Number(db.keyHolder.get({ queue, unique_key: key }).id), created: false };
+    });
+  }
+
+  /** The named parameters every job of one insert shares: all but its payload. */
+  insertRow(queue, jobs, now) {
     const at = now ?? systemNowUs();
-    const row = {
+    return {
       queue,
       priority: jobs.priority,
       max_attempts: jobs.maxAttempts,
@@ -72,8 +90,6 @@ class SqliteDriver {
       retention: jobs.deadLetterRetentionS,
       retention_us: stampUs(jobs.deadLetterRetentionS),
     };
-    const { db } = this;
-    return db.write(() => jobs.payloads.map((payload) => Number(db.insert.run({ ...row, payload }).lastInsertRowid)));
   }
 
   claim(queue, worker, n, token, now) {
@@ -89,6 +105,12 @@ class SqliteDriver {
     const at = now ?? systemNowUs();
     const runAt = at + validate.secondsToUs(delayS);
     return this.db.requeue.run({ id, token, now: at, error: lastError, run_at: runAt }).changes === 1;
+  }
+
+  release(queue, id, token, now, delayS) {
+    const at = now ?? systemNowUs();
+    const runAt = at + validate.secondsToUs(delayS);
+    return this.db.giveBack.run({ id, token, now: at, run_at: runAt }).changes === 1;
   }
 
   deadLetter(queue, id, token, now, lastError) {

@@ -48,6 +48,14 @@ class Storage {
         "VALUES (@queue, @payload, 'ready', @priority, 0, @max_attempts, @run_at, @expires_at, @now, @vt, @vt_us, @base, " +
         '@retention, @retention_us)',
     );
+    this.insertUnique = db.prepare(
+      'INSERT INTO jobs (queue, payload, state, priority, attempts, max_attempts, run_at, expires_at, enqueued_at, ' +
+        'visibility_timeout_s, visibility_timeout_us, backoff_base_s, dead_letter_retention_s, dead_letter_retention_us, ' +
+        "unique_key) VALUES (@queue, @payload, 'ready', @priority, 0, @max_attempts, @run_at, @expires_at, @now, @vt, " +
+        '@vt_us, @base, @retention, @retention_us, @unique_key) ' +
+        "ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL AND state <> 'dead' DO NOTHING RETURNING id",
+    );
+    this.keyHolder = db.prepare("SELECT id FROM jobs WHERE queue = @queue AND unique_key = @unique_key AND state <> 'dead'");
     this.claim = db.prepare(
       `UPDATE jobs SET state = 'processing', claimed_by = @worker, attempts = attempts + 1, ` +
         'lease_expires_at = @now + visibility_timeout_us, token = @token ' +
@@ -58,6 +66,9 @@ class Storage {
     this.ack = db.prepare(`DELETE FROM jobs WHERE ${HELD}`);
     this.requeue = db.prepare(
       `UPDATE jobs SET state = 'ready', run_at = @run_at, last_error = coalesce(@error, last_error), ${RELEASED} WHERE ${HELD}`,
+    );
+    this.giveBack = db.prepare(
+      `UPDATE jobs SET state = 'ready', run_at = @run_at, attempts = attempts - 1, ${RELEASED} WHERE ${HELD}`,
     );
     this.bury = db.prepare(`UPDATE jobs SET state = 'dead', last_error = @error, died_at = @now, ${RELEASED} WHERE ${HELD}`);
     this.heartbeat = db.prepare(`UPDATE jobs SET lease_expires_at = @now + @lease_us WHERE ${HELD}`);

@@ -25,7 +25,14 @@ pub const LAST_ERROR_FAILED: &str = "failed";
 pub const LAST_ERROR_EXPIRED: &str = "expired";
 
 /// The capabilities this engine declares (docs/capabilities.md): it keeps each one.
-pub const CAPABILITIES: [&str; 4] = ["durable", "injectable_clock", "multi_process", "shared_location"];
+pub const CAPABILITIES: [&str; 6] = [
+    "durable",
+    "injectable_clock",
+    "multi_process",
+    "release",
+    "shared_location",
+    "unique_keys",
+];
 
 struct Store {
     /// `None` once closed (S3): the connection is released, the store's ids stay known.
@@ -105,15 +112,16 @@ impl Engine {
             "queue" => self.queue(request),
             "enqueue" => self.enqueue(request, false),
             "enqueue_many" => self.enqueue(request, true),
+            "enqueue_unique" => self.enqueue(request, false),
             "claim_one" => self.claim(request, false),
             "claim_batch" => self.claim(request, true),
             "ack_batch" => self.ack_batch(request),
             "cancel" => self.cancel(request),
             "get_job" => self.get_job(request),
             "sweep_expired" => self.sweep(request),
-            "ack" | "retry" | "fail" | "heartbeat" => self.handle_op(request),
+            "ack" | "retry" | "fail" | "heartbeat" | "release" => self.handle_op(request),
             other => Err(Fault::engine(format!(
-                "this engine does not serve {other:?} (it is not networked)"
+                "this engine does not serve {other:?} (it does not declare what the op needs: it is not networked)"
             ))),
         }
     }
@@ -210,8 +218,14 @@ impl Engine {
         Ok((now, store))
     }
 
+    /// `enqueue`, `enqueue_many` and `enqueue_unique` (E1–E11, K1–K4), in the order of checks.
     fn enqueue(&mut self, request: &Request<'_>, many: bool) -> Result<Value, Fault> {
         let (store, queue, opts) = self.queue_of(request)?;
+        let key = if request.op == "enqueue_unique" {
+            Some(rules::unique_key(request.text("unique_key")?)?)
+        } else {
+            None
+        };
         let texts: Vec<&str> = if many {
             let payloads = request.array("payloads")?;
             payloads
@@ -261,6 +275,12 @@ impl Engine {
             retention_s: opts.retention_s,
         };
         let (now, store) = self.now(&store, request)?;
+        if let Some(key) = key {
+            let (id, created) = db(store)
+                .insert_unique(&queue, key, &jobs, now)
+                .map_err(storage::fault)?;
+            return Ok(json!({ "id": id, "created": created }));
+        }
         let ids = db(store).insert(&queue, &jobs, now).map_err(storage::fault)?;
         Ok(if many { json!(ids) } else { json!(ids[0]) })
     }
@@ -359,7 +379,7 @@ impl Engine {
             .map_err(storage::fault)
     }
 
-    /// `ack`, `retry`, `fail`, `heartbeat`: H1–H5, R1–R4, D1, in the order of checks.
+    /// `ack`, `retry`, `fail`, `heartbeat`, `release`: H1–H5, R1–R4, D1, L1–L4, in the order of checks.
     fn handle_op(&mut self, request: &Request<'_>) -> Result<Value, Fault> {
         let op = request.op;
         let id = request.text("handle")?;
@@ -370,7 +390,7 @@ impl Engine {
             return Err(Fault::new(
                 Class::HandleSpent,
                 format!(
-                    "{op}() on a handle already spent by ack, retry or fail (job {})",
+                    "{op}() on a handle already spent by ack, retry, fail or release (job {})",
                     handle.job_id
                 ),
             ));
@@ -395,6 +415,10 @@ impl Engine {
                     Outcome::Ready(delay, error)
                 }
             }
+            "release" => {
+                let delay_s = rules::optional_duration("delay", request.value("delay_s")?, false)?;
+                Outcome::Release(delay_s.unwrap_or(0.0))
+            }
             _ => {
                 let extend_s = rules::optional_duration("extend", request.value("extend_s")?, true)?;
                 Outcome::Lease(extend_s.unwrap_or(visibility_timeout_s))
@@ -410,6 +434,7 @@ impl Engine {
             Outcome::Dead(error) => db.dead_letter(job_id, &token, now, &error),
             Outcome::Ready(delay, error) => db.retry(job_id, &token, now, add_seconds(now, delay), error.as_deref()),
             Outcome::Lease(lease_s) => db.heartbeat(job_id, &token, now, add_seconds(now, lease_s)),
+            Outcome::Release(delay) => db.release(job_id, &token, now, add_seconds(now, delay)),
         };
         changed.map(Value::from).map_err(storage::fault)
     }
@@ -421,6 +446,8 @@ enum Outcome {
     Dead(String),
     Ready(f64, Option<String>),
     Lease(f64),
+    /// L2: ready again after the delay, the claim's attempt given back.
+    Release(f64),
 }
 
 fn db(store: &mut Store) -> &mut Db {

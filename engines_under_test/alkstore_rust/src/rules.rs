@@ -118,6 +118,29 @@ pub fn worker_id(worker: &str) -> Result<&str, Fault> {
 }
 
 /// D1, DEC-worker-text: the `error` of retry/fail is `None` or text without NUL; `""` is an error given.
+/// K4: a unique key is 1 to 200 characters (code points, as Python counts them), without NUL.
+pub fn unique_key(key: &str) -> Result<&str, Fault> {
+    let length = key.chars().count();
+    if length == 0 {
+        return Err(Fault::invalid_argument(
+            "unique_key='': a unique key must be a non-empty str",
+        ));
+    }
+    if length > 200 {
+        return Err(Fault::invalid_argument(format!(
+            "unique_key={}: a unique key is at most 200 characters (this one has {length})",
+            show_text(key)
+        )));
+    }
+    if key.contains('\0') {
+        return Err(Fault::invalid_argument(format!(
+            "unique_key={}: a unique key must not contain NUL characters ('\\x00')",
+            show_text(key)
+        )));
+    }
+    Ok(key)
+}
+
 pub fn error_text(error: Option<&str>) -> Result<Option<&str>, Fault> {
     match error {
         Some(text) if text.contains('\0') => Err(Fault::invalid_argument(format!(

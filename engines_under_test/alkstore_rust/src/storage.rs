@@ -17,7 +17,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, TransactionBehavior};
+use rusqlite::{params, Connection, ErrorCode, OpenFlags, OptionalExtension, Row, ToSql, TransactionBehavior};
 use serde_json::{json, Value};
 
 use crate::time::add_seconds;
@@ -39,6 +39,15 @@ INSERT INTO jobs (queue, payload, state, priority, attempts, max_attempts, run_a
                   visibility_timeout_s, visibility_timeout_us, backoff_base_s, dead_letter_retention_s,
                   dead_letter_retention_us)
 VALUES (?1, ?2, 'ready', ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+
+/// K1, K3: the insert stores nothing while an unfinished job of the queue holds the key (the partial
+/// unique index jobs_unique_key of layout.sql decides).
+const INSERT_UNIQUE: &str = "
+INSERT INTO jobs (queue, payload, state, priority, attempts, max_attempts, run_at, expires_at, enqueued_at,
+                  visibility_timeout_s, visibility_timeout_us, backoff_base_s, dead_letter_retention_s,
+                  dead_letter_retention_us, unique_key)
+VALUES (?1, ?2, 'ready', ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL AND state <> 'dead' DO NOTHING";
 
 /// C1–C3 in one statement: the best `n` of the due ready jobs and of the lapsed leases with an attempt
 /// left (each an index-served subquery already in C2 order), never an expired one (X1).
@@ -116,6 +125,51 @@ pub struct NewJobs<'a> {
     pub visibility_timeout_s: f64,
     pub backoff_base_s: f64,
     pub retention_s: Option<f64>,
+}
+
+impl NewJobs<'_> {
+    /// What every job of one insert stores beside its payload, resolved at `now`.
+    fn stamps(&self, now: i64) -> Stamps<'_> {
+        Stamps {
+            jobs: self,
+            now,
+            run_at: self.run_at.unwrap_or_else(|| add_seconds(now, self.delay_s)),
+            expires_at: self.expires_s.map(|s| add_seconds(now, s)),
+            visibility_us: crate::time::duration_us(self.visibility_timeout_s),
+            retention_us: self.retention_s.map(crate::time::duration_us),
+        }
+    }
+}
+
+/// The stamps of one insert at its `now`: `?3` … `?12` of `INSERT` and `INSERT_UNIQUE`.
+struct Stamps<'a> {
+    jobs: &'a NewJobs<'a>,
+    now: i64,
+    run_at: i64,
+    expires_at: Option<i64>,
+    visibility_us: i64,
+    retention_us: Option<i64>,
+}
+
+impl<'a> Stamps<'a> {
+    /// `?1` … `?12` of `INSERT` (and of `INSERT_UNIQUE`, whose `?13` the caller pushes) for one payload.
+    fn params(&'a self, queue: &'a &'a str, payload: &'a &'a str) -> Vec<&'a dyn ToSql> {
+        let jobs = self.jobs;
+        vec![
+            queue as &dyn ToSql,
+            payload,
+            &jobs.priority,
+            &jobs.max_attempts,
+            &self.run_at,
+            &self.expires_at,
+            &self.now,
+            &jobs.visibility_timeout_s,
+            &self.visibility_us,
+            &jobs.backoff_base_s,
+            &jobs.retention_s,
+            &self.retention_us,
+        ]
+    }
 }
 
 /// One job as stored: the 17 fields of the contract's `Job`.
@@ -234,34 +288,45 @@ impl Db {
 
     /// E1–E8, E11: one ready job per payload, all or none; their ids in input order.
     pub fn insert(&mut self, queue: &str, jobs: &NewJobs<'_>, now: i64) -> rusqlite::Result<Vec<i64>> {
-        let run_at = jobs.run_at.unwrap_or_else(|| add_seconds(now, jobs.delay_s));
-        let expires_at = jobs.expires_s.map(|s| add_seconds(now, s));
-        let retention_us = jobs.retention_s.map(crate::time::duration_us);
-        let visibility_us = crate::time::duration_us(jobs.visibility_timeout_s);
+        let stamps = jobs.stamps(now);
         let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut ids = Vec::with_capacity(jobs.payloads.len());
         {
             let mut insert = tx.prepare_cached(INSERT)?;
             for payload in jobs.payloads {
-                insert.execute(params![
-                    queue,
-                    payload,
-                    jobs.priority,
-                    jobs.max_attempts,
-                    run_at,
-                    expires_at,
-                    now,
-                    jobs.visibility_timeout_s,
-                    visibility_us,
-                    jobs.backoff_base_s,
-                    jobs.retention_s,
-                    retention_us,
-                ])?;
+                insert.execute(&*stamps.params(&queue, payload))?;
                 ids.push(tx.last_insert_rowid());
             }
         }
         tx.commit()?;
         Ok(ids)
+    }
+
+    /// K1–K3: the job holding `key` in `queue` and whether this call stored it, in one write transaction.
+    pub fn insert_unique(
+        &mut self,
+        queue: &str,
+        key: &str,
+        jobs: &NewJobs<'_>,
+        now: i64,
+    ) -> rusqlite::Result<(i64, bool)> {
+        let stamps = jobs.stamps(now);
+        let mut params = stamps.params(&queue, &jobs.payloads[0]);
+        params.push(&key);
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let stored = tx.prepare_cached(INSERT_UNIQUE)?.execute(&*params)?;
+        let answer = if stored == 1 {
+            (tx.last_insert_rowid(), true)
+        } else {
+            let holder = tx.query_row(
+                "SELECT id FROM jobs WHERE queue = ?1 AND unique_key = ?2 AND state <> 'dead'",
+                params![queue, key],
+                |row| row.get(0),
+            )?;
+            (holder, false)
+        };
+        tx.commit()?;
+        Ok(answer)
     }
 
     /// C1–C5, C7, X1: up to `n` (≥ 1) claimable jobs under the claim `token`, in C2 order.
@@ -298,6 +363,13 @@ impl Db {
         let head = "UPDATE jobs SET state = 'ready', run_at = ?4, last_error = COALESCE(?5, last_error), \
             lease_expires_at = NULL, claimed_by = NULL, token = NULL";
         self.fenced(head, params![job_id, now, token, run_at, error])
+    }
+
+    /// L1–L3: ready again at `run_at` with the claim's attempt given back; `last_error` kept.
+    pub fn release(&mut self, job_id: i64, token: &str, now: i64, run_at: i64) -> rusqlite::Result<bool> {
+        let head = "UPDATE jobs SET state = 'ready', run_at = ?4, attempts = attempts - 1, \
+            lease_expires_at = NULL, claimed_by = NULL, token = NULL";
+        self.fenced(head, params![job_id, now, token, run_at])
     }
 
     /// R4, D1: dead at `now` with `last_error`.

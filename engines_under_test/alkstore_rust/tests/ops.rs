@@ -1,12 +1,13 @@
 //! The engine serves the protocol's ops as their one table says: the requests of
 //! alkstore_contract/wire/protocol.schema.json, read at test time. Every op there that is not marked
 //! `x-only-with` is one this engine answers (sent without its fields, it says what is missing, never
-//! that it does not serve the op); one marked `x-only-with` (networked) it refuses, declaring none of
-//! those. So an op added to the schema fails this test until the engine serves it.
+//! that it does not serve the op), and so is one marked with a capability it declares (`release`); one
+//! marked with what it does not declare (networked) it refuses. So an op added to the schema fails this
+//! test until the engine serves it.
 
 use std::path::PathBuf;
 
-use alkstore_rust::engine::Engine;
+use alkstore_rust::engine::{Engine, CAPABILITIES};
 use alkstore_rust::storage::TestFault;
 use alkstore_rust::wire::Request;
 use serde_json::{Map, Value};
@@ -30,7 +31,8 @@ fn every_op_of_the_table_is_served_unless_it_needs_what_the_engine_does_not_decl
             continue;
         }
         let refused = matches!(&answer, Err(fault) if fault.message.contains("does not serve"));
-        let optional = rule.get("x-only-with").is_some();
-        assert_eq!(refused, optional, "{op}: {answer:?}");
+        let needs = rule.get("x-only-with").and_then(Value::as_str);
+        let undeclared = matches!(needs, Some(needs) if !CAPABILITIES.contains(&needs));
+        assert_eq!(refused, undeclared, "{op}: {answer:?}");
     }
 }

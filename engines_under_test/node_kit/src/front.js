@@ -22,6 +22,8 @@
 //   ack(queue, id, token, now) -> bool         retry(queue, id, token, now, delayS, lastError) -> bool
 //   deadLetter(queue, id, token, now, lastError) -> bool
 //   heartbeat(queue, id, token, now, leaseS) -> bool
+//   release(queue, id, token, now, delayS) -> bool   only an adapter declaring the `release` capability (L1-L4)
+//   insertUnique(queue, key, jobs, now) -> {id, created}   only an adapter declaring `unique_keys` (K1-K4)
 //   ackBatch(queue, ids, now) -> count         cancel(queue, id) -> bool      get(queue, id) -> snapshot|null
 //   sweep(queue, now, expiredError, exhaustedError) -> count                  close()
 // Snapshots are in the wire's form (docs/wire-protocol.md, "Encodings"); ids are whatever the library
@@ -187,6 +189,16 @@ class Front extends Tables {
     return queue.store.driver.insert(queue.name, { payloads, ...options }, this.now(queue.store, request));
   }
 
+  /** K1-K4: one job holding `unique_key`, unless an unfinished job of the queue holds it. */
+  async enqueueUnique(request) {
+    const queue = this.queueOf(request);
+    const key = validate.uniqueKey(request.unique_key);
+    const options = jobOptions(request.options, queue.opts);
+    validate.payloadText('payload', request.payload);
+    const jobs = { payloads: [request.payload], ...options };
+    return queue.store.driver.insertUnique(queue.name, key, jobs, this.now(queue.store, request));
+  }
+
   async claim(request, n) {
     const queue = this.queueOf(request);
     const worker = validate.workerId(request.worker_id);
@@ -233,7 +245,7 @@ class Front extends Tables {
     if (handle.spentBy !== null) {
       throw handleSpent(
         `${request.type}() on job ${handle.job.id}: this handle's ${handle.spentBy}() already returned; ` +
-          'ack, retry and fail are one-shot and any later op on the handle is refused (H4)',
+          'ack, retry, fail and release are one-shot and any later op on the handle is refused (H4, L4)',
       );
     }
     return handle;
@@ -274,6 +286,15 @@ class Front extends Tables {
     return handle.store.driver.heartbeat(handle.queue, handle.job.id, handle.token, now, leaseS);
   }
 
+  /** L1-L4: the job back to ready at now + delay with the claim's attempt given back; one-shot like ack. */
+  async release(request) {
+    const handle = this.handleOf(request);
+    validate.durationUs('delay', request.delay_s);
+    handle.spentBy = 'release';
+    const now = this.now(handle.store, request);
+    return handle.store.driver.release(handle.queue, handle.job.id, handle.token, now, request.delay_s ?? 0);
+  }
+
   /** The protocol's request types (docs/wire-protocol.md, "Messages") mapped to this front and its adapter. */
   handlers() {
     const { adapter } = this;
@@ -298,6 +319,8 @@ class Front extends Tables {
       retry: (r) => this.retry(r),
       fail: (r) => this.fail(r),
       heartbeat: (r) => this.heartbeat(r),
+      ...(adapter.capabilities.includes('release') ? { release: (r) => this.release(r) } : {}),
+      ...(adapter.capabilities.includes('unique_keys') ? { enqueue_unique: (r) => this.enqueueUnique(r) } : {}),
       ...(adapter.extraHandlers ?? {}),
     };
   }

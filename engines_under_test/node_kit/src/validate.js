@@ -73,6 +73,19 @@ function workerId(id) {
   return id;
 }
 
+/** K4: a unique key is 1 to 200 characters (code points, as Python counts them), without NUL. */
+function uniqueKey(key) {
+  const length = [...key].length;
+  if (length === 0) throw invalidArgument("unique_key='': a unique key must be a non-empty str");
+  if (length > 200) {
+    throw invalidArgument(`unique_key=${describe(key)}: a unique key is at most 200 characters (this one has ${length})`);
+  }
+  if (key.includes('\u0000')) {
+    throw invalidArgument(`unique_key=${describe(key)}: a unique key must not contain NUL characters ('\\x00')`);
+  }
+  return key;
+}
+
 function errorText(error) {
   if (error !== null && error.includes('\u0000')) {
     throw invalidArgument(`error=${describe(error)}: must not contain NUL characters ('\\x00')`);
@@ -209,6 +222,7 @@ module.exports = {
   pyString,
   queueName,
   workerId,
+  uniqueKey,
   errorText,
   durationUs,
   secondsToUs,

@@ -29,6 +29,7 @@ class DictAdapter:
     - ``injectable_clock`` (T2): the driver uses only the ``now`` the kit read
       from the store's clock, so the suite can move a ``ManualClock`` instead of sleeping.
     - ``shared_location`` (P1): stores opened on one name share one ``Location``.
+    - ``release`` (L1–L4, contract 2.1): the driver has ``release``, a fenced update like ``retry``'s.
 
     Not ``multi_process`` (a dict lives in one process) and not ``durable``
     (nothing survives the process): the rows that need those skip, naming them.
@@ -37,7 +38,7 @@ class DictAdapter:
     driver_class: type[DictDriver] = DictDriver
     """The storage the stores run on: a test can put a deliberately broken subclass here to see a row catch it."""
     name = "example-dict"
-    capabilities = frozenset({Capability.INJECTABLE_CLOCK, Capability.SHARED_LOCATION})
+    capabilities = frozenset({Capability.INJECTABLE_CLOCK, Capability.SHARED_LOCATION, Capability.RELEASE})
 
     @property
     def version(self) -> str:

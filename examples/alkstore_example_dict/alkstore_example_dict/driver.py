@@ -166,6 +166,19 @@ class DictDriver:
 
         return self._fenced(queue, job_id, token, now, ready_again)
 
+    async def release(self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float) -> bool:
+        """Under the fence: ready at now + ``delay_s`` with the claim's attempt given back (L1–L3).
+
+        Only for an engine declaring the ``release`` capability (contract 2.1); ``last_error`` is kept.
+        """
+        assert now is not None
+        run_at = now + timedelta(seconds=delay_s)
+
+        def handed_back(row: Row) -> None:
+            row.settle(replace(row.job, state=JobState.READY, run_at=run_at, attempts=row.job.attempts - 1))
+
+        return self._fenced(queue, job_id, token, now, handed_back)
+
     async def dead_letter(self, queue: str, job_id: JobId, token: str, now: datetime | None, last_error: str) -> bool:
         """Under the fence: dead now with ``last_error`` (R4, D1); the claim is dropped."""
         assert now is not None

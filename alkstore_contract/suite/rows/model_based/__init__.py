@@ -5,7 +5,7 @@ Part of the suite.
 A Hypothesis ``RuleBasedStateMachine`` applies the same random program to the
 engine and to ``alkstore_contract.suite.model``: enqueues with every option (delay,
 past and future ``run_at``, expiry, per-call ``max_attempts``, priorities,
-``enqueue_many``), claims (``n`` ≤ 0 included), ack/retry/fail/heartbeat on
+``enqueue_many``), claims (``n`` ≤ 0 included), ack/retry/fail/heartbeat (and release, where declared) on
 fresh, lapsed, reclaimed, dead and spent handles, batch acks with foreign,
 unknown and duplicate ids, cancels, reads and sweeps, over three queues and
 two workers, and clock moves from a millisecond to two hours — often to
@@ -101,6 +101,7 @@ ROW = row(
         "X1", "X2",
         "B1", "B2", "B3",
         "S4",
+        "L1", "L2",
     ),
     requires=(Capability.INJECTABLE_CLOCK,),
     manual_clock_only=True,

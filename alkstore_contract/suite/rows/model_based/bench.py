@@ -61,6 +61,8 @@ class Bench:
     tally: Tally = field(default_factory=Tally)
     slack: timedelta = timedelta(0)
     """How far from the exact instant the engine may keep one (``Model.slack``)."""
+    releases: bool = False
+    """The engine declares ``release`` (L1–L4): programs then draw ``release`` among the handle ops."""
 
     def shared_store(self) -> Store:
         """The store the programs share until one fails (opening a store per program costs Postgres dearly).

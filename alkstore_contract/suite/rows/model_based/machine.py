@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, NoReturn, TypeVar
+from typing import Any, ClassVar, NoReturn, TypeVar, cast
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
@@ -44,13 +44,14 @@ from alkstore_contract.suite.rows.model_based.strategies import (
     PICK,
     QUEUE,
     QUEUE_NAMES,
+    RELEASING_HANDLE_OPS,
     ROUNDS,
     STEP_KINDS,
     WORKERS,
     ZERO,
     EnqueueArgs,
 )
-from alkstore_contract.surface import JobHandle, Queue
+from alkstore_contract.surface import JobHandle, Queue, ReleasableJobHandle
 from alkstore_contract.types import Duration, EnqueueCall, Job, JobId, JobState, QueueOpts
 
 T = TypeVar("T")
@@ -490,6 +491,8 @@ class ModelMachine(RuleBasedStateMachine):
         spent = held.claim.spent_by is not None
         why = self.model.why_not_held(held.claim.id, now)
         clause = "H1" if why is None else why[:2]
+        if op.startswith("release("):
+            clause = "L1"  # a release is fenced like ack, by its own clause (contract 2.1)
         if spent:
             self.script.add(f"await spent({held.var}.{op})")
         got = self._outcome(engine_op(held.handle))
@@ -543,6 +546,15 @@ class ModelMachine(RuleBasedStateMachine):
 
     def _fail_op(self, h: int, error: str | None) -> None:
         self._op_then_read(h, "fail", {"error": error}, lambda handle: handle.fail, self.model.fail)
+
+    def _release(self, h: int, delay: Duration | None) -> None:
+        self._op_then_read(
+            h, "release", {"delay": delay}, lambda handle: cast(ReleasableJobHandle, handle).release, self.model.release
+        )
+
+    def _handle_ops(self) -> st.SearchStrategy[str]:
+        """The handle ops a program draws from: with ``release`` when the engine declares it."""
+        return RELEASING_HANDLE_OPS if self.bench.releases else HANDLE_OPS
 
     def _heartbeat(self, h: int, extend: Duration | None) -> None:
         self._op_then_read(h, "heartbeat", {"extend": extend}, lambda handle: handle.heartbeat, self.model.heartbeat)
@@ -703,7 +715,7 @@ class ModelMachine(RuleBasedStateMachine):
     def step(self, kind: str, data: st.DataObject) -> None:
         """One step of the program."""
         if kind == "handle":
-            self._handle_step(data.draw(PICK), data.draw(HANDLE_OPS), data)
+            self._handle_step(data.draw(PICK), data.draw(self._handle_ops()), data)
         elif kind == "claim":
             n = data.draw(st.sampled_from([None, 2, 1, 3, 5, 0, -1]))
             self._claim(data.draw(QUEUE), data.draw(st.sampled_from(WORKERS)), n)
@@ -757,6 +769,8 @@ class ModelMachine(RuleBasedStateMachine):
             self._retry(h, error, delay)
         elif op == "fail":
             self._fail_op(h, data.draw(ERRORS))
+        elif op == "release":
+            self._release(h, data.draw(st.one_of(st.none(), DURATIONS)))
         else:
             self._heartbeat(h, data.draw(EXTENDS))
 
@@ -781,11 +795,11 @@ class ModelMachine(RuleBasedStateMachine):
             nudge_ms = data.draw(st.sampled_from([0, 0, -1, 1]))
             if probe == "reclaim":
                 self._advance_to_reclaim(k, nudge_ms)
-                self._handle_step(1, data.draw(HANDLE_OPS), data)
+                self._handle_step(1, data.draw(self._handle_ops()), data)
                 return
             self._advance_to_deadline(kind, k, nudge_ms, probe)
             if probe == "handle":  # the newest live handle, at the instant
-                self._handle_step(0, data.draw(HANDLE_OPS), data)
+                self._handle_step(0, data.draw(self._handle_ops()), data)
         else:
             self._advance(data.draw(ADVANCES))
 

@@ -18,7 +18,7 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
-from alkstore_contract.adapter import EngineAdapter
+from alkstore_contract.adapter import Capability, EngineAdapter
 from alkstore_contract.clock import ManualClock
 from alkstore_contract.suite.checks import ContractViolation
 from alkstore_contract.suite.rows.model_based.bench import Bench, Tally
@@ -83,7 +83,8 @@ def run_programs(
     synchronously, so the engine runs on an event loop this function opens.
     """
     with asyncio.Runner() as runner:
-        bench = Bench(adapter, engine_spec, location, clock, seed_, runner, slack=slack)
+        releases = Capability.RELEASE in adapter.capabilities
+        bench = Bench(adapter, engine_spec, location, clock, seed_, runner, slack=slack, releases=releases)
         try:
             with _hypothesis_home_outside_cwd():
                 _run_programs(bench, examples)

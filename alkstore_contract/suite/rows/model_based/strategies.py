@@ -108,6 +108,8 @@ PAYLOADS = st.one_of(
 """Small JSON values (E8's edge cases are ``validation_and_closed_store``'s business)."""
 ERRORS = st.sampled_from([None, "boom", "é ✓"])
 HANDLE_OPS = st.sampled_from(["ack", "retry", "fail", "heartbeat"])
+RELEASING_HANDLE_OPS = st.sampled_from(["ack", "retry", "fail", "heartbeat", "release"])
+"""The handle ops of an engine declaring ``release`` (contract 2.1, L1–L4)."""
 _MIX = ["handle", "claim", "clock", "handle", "queue", "claim", "clock", "handle", "queue", "add"]
 STEP_KINDS = st.sampled_from([*_MIX, *_MIX, *_MIX, *_MIX, "burn"])
 """The mix of a program's steps: 3 handle ops, 2 claims, 2 clock moves, 2 queue ops, 1 enqueue in 10;
