@@ -39,18 +39,19 @@ Each claimed job runs as its own asyncio task:
 
 Stop (``stop()``; the CLI calls it on SIGTERM/SIGINT): the loops stop
 claiming, running jobs get ``grace_s`` to finish, and each one still running
-is cancelled and handed back. The contract has no operation that gives an
-attempt back: a claim counts one (C3), ``retry`` keeps the count (R1) and, on
-the last attempt, dead-letters (R4). So a hand-back by ``retry(delay=0)``
-would spend one of the job's attempts on the deploy, and kill a job on its
-last. The worker instead enqueues a copy of the job (same task, payload,
-priority and stamps, ``max_attempts`` = the attempts it had left counting
-this one, the rest of its expiry, ``requeued_from`` = the old id) and then
-acks the claim: nothing lost, no attempt spent, never held by two live
-leases (the original is ours until the ack). The price: the job gets a new
-id, and a crash between the two writes leaves both (at least once, as the
-lease lapse always is). If the ack finds the lease already gone, the copy is
-cancelled again, so the job is not run twice.
+is cancelled and handed back with ``release`` (contract 2.1, L1–L4): fenced
+like an ack, the claim's attempt given back, the job ready again under its own
+id. A hand-back by ``retry(delay=0)`` would spend one of the job's attempts on
+the deploy (R1), and kill a job on its last (R4). On an engine that does not
+declare ``release`` (one written for contract 2.0: its handle raises
+``NotImplementedError`` before touching the job, or has no ``release``), the
+worker enqueues a copy of the job instead (same task, payload, priority and
+stamps, ``max_attempts`` = the attempts it had left counting this one, the rest
+of its expiry, ``requeued_from`` = the old id) and then acks the claim: nothing
+lost, no attempt spent, never held by two live leases (the original is ours
+until the ack), but the job gets a new id, and a crash between the two writes
+leaves both. If the ack finds the lease already gone, the copy is cancelled
+again, so the job is not run twice.
 """
 
 from __future__ import annotations
@@ -550,7 +551,8 @@ class Worker:
             emit("lease_lost", logging.WARNING, job=job.id, task=task, queue=job.queue, at=action)
 
     async def _hand_back(self, run: _Run, job: Job, envelope: Envelope) -> None:
-        """Give the job back with the attempts it had before this claim (see the module's docstring)."""
+        """Give the job back with the attempts it had before this claim: by ``release``, which keeps its id, or on
+        an engine without it by a copy and an ack (see the module's docstring)."""
         expires: float | None = None
         if job.expires_at is not None:
             expires = (job.expires_at - datetime.now(UTC)).total_seconds()
@@ -558,6 +560,17 @@ class Worker:
                 accepted = await run.handle.retry(error="worker stopped; the job had expired", delay=0)
                 self._settled(run, "retry", accepted)
                 return
+        released = await _released(run.handle)
+        if released is not None:
+            self._settled(run, "hand_back", released)
+            if released:
+                self.counters.handed_back += 1
+                emit(
+                    "handed_back", job=job.id, new_job=job.id, task=envelope.task, queue=job.queue, attempt=job.attempts
+                )
+            else:
+                emit("lease_lost", logging.WARNING, job=job.id, task=envelope.task, queue=job.queue, at="release")
+            return
         stamps = QueueOpts(
             visibility_timeout_s=job.visibility_timeout_s,
             max_attempts=job.max_attempts,
@@ -613,3 +626,16 @@ def _error_text(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     text = text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 3] + "..."
+
+
+async def _released(handle: JobHandle) -> bool | None:
+    """``handle.release()``'s answer, or ``None`` when its engine has no ``release`` (contract 2.0): a handle with no
+    such method, or one whose kit refuses it with ``NotImplementedError`` before touching the job."""
+    release = getattr(handle, "release", None)
+    if release is None:
+        return None
+    try:
+        released: bool = await release()
+    except NotImplementedError:
+        return None
+    return released

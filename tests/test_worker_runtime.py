@@ -13,7 +13,7 @@ import sys
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import pytest_asyncio
@@ -481,3 +481,43 @@ def test_a_mem_app_cannot_run_in_several_processes(
     monkeypatch.syspath_prepend(str(tmp_path))
     assert alkstore_main(["worker", "mem_app_for_cli:app", "--processes", "2"]) == 2
     assert capsys.readouterr().err == "alkstore: --processes=2: mem:cli lives in one process; use 1\n"
+
+
+@pytest.mark.asyncio
+async def test_a_stop_on_an_engine_without_release_hands_the_job_back_as_a_copy() -> None:
+    """An engine written for contract 2.0 has no ``release``: its kit refuses it before touching the handle, and
+    the worker falls back to a copy (no attempt spent, ``requeued_from`` the old id) and an ack of the claim."""
+    from alkstore_mem import MemDriver
+    from alkstore_mem.space import space_named
+
+    from alkstore_contract import SystemClock
+    from alkstore_contract.kit import KitStore, StorageDriver
+    from alkstore_contract.surface import Store
+    from tests.test_kit_2_0_driver import Driver20
+
+    space = space_named(f"worker-2-0-{id(object())}")
+
+    async def open_2_0() -> Store:
+        return KitStore(cast(StorageDriver, Driver20(MemDriver(space))), clock=SystemClock(), seed=1)
+
+    app = App(StoreSource(open_2_0, "mem, a 2.0 driver"))
+    started = asyncio.Event()
+
+    @app.task(name="slow", queue="q")
+    async def slow(payload: object) -> None:
+        started.set()
+        await asyncio.sleep(30)
+
+    job_id = await slow.defer({"n": 1})
+    worker = Worker(app, WorkerOptions(grace_s=0.1))
+    running = asyncio.create_task(worker.run())
+    await asyncio.wait_for(started.wait(), 10)
+    worker.stop()
+    await asyncio.wait_for(running, 10)
+    queue = (await app.store()).queue("q")
+    assert await queue.get_job(job_id) is None, "the claim was acked after its copy was stored"
+    copy = await queue.get_job(cast(int, job_id) + 1)
+    assert copy is not None
+    assert (copy.state, copy.attempts) == (JobState.READY, 0)
+    assert copy.payload == {"task": "slow", "payload": {"n": 1}, "requeued_from": job_id}
+    await app.close()
