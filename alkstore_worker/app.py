@@ -29,7 +29,7 @@ from typing import Any, Generic, ParamSpec, TypeVar
 
 from alkstore_contract.errors import InvalidArgument, InvalidName, PayloadError
 from alkstore_contract.surface import Queue, Store
-from alkstore_contract.types import Duration, Job, JobId, QueueOpts
+from alkstore_contract.types import Duration, Enqueued, Job, JobId, QueueOpts
 from alkstore_contract.validation import (
     describe_value,
     encode_payload,
@@ -130,6 +130,75 @@ class Task(Generic[P, R]):
         """Enqueue one run of this task per payload, in one round trip (``Queue.enqueue_many``, E11); the ids in
         input order. All or nothing: one bad payload or option raises as ``defer`` would, and stores none."""
         return await self._enqueue(payloads, False, delay, run_at, expires, priority)
+
+    async def defer_unique(
+        self,
+        payload: object,
+        unique_key: str,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        priority: int = 0,
+    ) -> Enqueued:
+        """Enqueue one run of this task unless an unfinished job of its queue holds ``unique_key`` (contract K1–K4).
+
+        Returns the id of the job holding the key and ``created``: whether this call stored it (``False``: one was
+        queued or running already, and nothing was stored). The key is free again once that job is acked, dead or
+        cancelled, so a key names "at most one of these at a time", not "once ever". Concurrent calls with one key,
+        from any number of processes, store one job. Needs an engine declaring ``unique_keys`` (SQLite, Postgres,
+        mem); on another, ``NotImplementedError`` names the capability and nothing is stored.
+        """
+        (envelope,) = self.envelopes((payload,), delay=delay, run_at=run_at, single=True)
+        queue = await self.app.queue_for(self)
+        enqueue_unique = getattr(queue, "enqueue_unique", None)
+        if enqueue_unique is None:
+            raise NotImplementedError(f"{self.app.source.description}: the engine does not declare 'unique_keys'")
+        enqueued: Enqueued = await enqueue_unique(
+            envelope,
+            unique_key,
+            delay=delay,
+            run_at=run_at,
+            expires=expires,
+            max_attempts=self.options.max_attempts,
+            priority=priority,
+        )
+        return enqueued
+
+    async def defer_in(
+        self,
+        transaction: object,
+        payload: object,
+        *,
+        delay: Duration | None = None,
+        run_at: datetime | None = None,
+        expires: Duration | None = None,
+        priority: int = 0,
+    ) -> JobId:
+        """Enqueue one run of this task inside the caller's open ``transaction`` (contract W1–W4): the job exists if
+        and only if the caller commits, and no worker can claim it before; the store never commits, rolls back or
+        ends the transaction. On Postgres, ``transaction`` is the asyncpg connection inside the transaction the
+        caller opened (``async with connection.transaction(): await task.defer_in(connection, payload)``), on the
+        database and schema of the app's store. Needs an engine declaring ``transactional_enqueue`` (Postgres); on
+        another, ``NotImplementedError`` names the capability and nothing is stored.
+        """
+        (envelope,) = self.envelopes((payload,), delay=delay, run_at=run_at, single=True)
+        queue = await self.app.queue_for(self)
+        enqueue_in = getattr(queue, "enqueue_in", None)
+        if enqueue_in is None:
+            raise NotImplementedError(
+                f"{self.app.source.description}: the engine does not declare 'transactional_enqueue'"
+            )
+        job_id: JobId = await enqueue_in(
+            transaction,
+            envelope,
+            delay=delay,
+            run_at=run_at,
+            expires=expires,
+            max_attempts=self.options.max_attempts,
+            priority=priority,
+        )
+        return job_id
 
     async def _enqueue(
         self,

@@ -521,3 +521,51 @@ async def test_a_stop_on_an_engine_without_release_hands_the_job_back_as_a_copy(
     assert (copy.state, copy.attempts) == (JobState.READY, 0)
     assert copy.payload == {"task": "slow", "payload": {"n": 1}, "requeued_from": job_id}
     await app.close()
+
+
+@pytest.mark.asyncio
+async def test_defer_unique_stores_one_job_per_key_until_it_finishes(
+    source: StoreSource, noop: Task[[object], None]
+) -> None:
+    """K1–K3 through the worker: a second defer of a held key stores nothing and names the holder; once the job is
+    acked the key is free again."""
+    first = await noop.defer_unique({"n": 1}, "nightly-report")
+    again = await noop.defer_unique({"n": 2}, "nightly-report")
+    other = await noop.defer_unique({"n": 3}, "weekly-report")
+    assert (first.created, again.created, other.created) == (True, False, True)
+    assert again.id == first.id
+    await Worker(noop.app, WorkerOptions(stop_when_idle=True)).run()
+    after = await noop.defer_unique({"n": 4}, "nightly-report")
+    assert after.created
+    assert after.id != first.id
+
+
+@pytest.mark.asyncio
+async def test_defer_in_stores_the_job_only_if_the_callers_transaction_commits() -> None:
+    """W1–W4 through the worker, on Postgres: a rolled-back transaction leaves no job, a committed one leaves it."""
+    import asyncpg
+    from alkstore_postgres import PostgresSource
+    from alkstore_postgres.location import new_schema_name, quote_ident
+
+    dsn = await pg_dsn()
+    schema = new_schema_name()
+    app = App(PostgresSource(dsn, schema))
+    task = app.task(name="noop", queue="noop")(_noop)
+    await app.store()  # the schema exists
+    connection = await asyncpg.connect(dsn)
+    try:
+        rolled_back = connection.transaction()
+        await rolled_back.start()
+        dropped = await task.defer_in(connection, {"n": 1})
+        await rolled_back.rollback()
+        async with connection.transaction():
+            kept = await task.defer_in(connection, {"n": 2})
+        queue = (await app.store()).queue("noop")
+        assert await queue.get_job(dropped) is None
+        job = await queue.get_job(kept)
+        assert job is not None
+        assert job.payload == {"task": "noop", "payload": {"n": 2}}
+    finally:
+        await app.close()
+        await connection.execute(f"DROP SCHEMA IF EXISTS {quote_ident(schema)} CASCADE")
+        await connection.close()
