@@ -49,7 +49,7 @@ DESCRIPTION = {
             "outcome": "lost",
             "faults": ["kill9", "pause", "net_cut"],
             "max": 0,
-            "quote": "jobs aren't removed from the queue until they've either succeeded or failed",
+            "quote": RERUN,
             "doc": DOCS + "#usage",
         }
     ],

@@ -30,6 +30,10 @@ RESULT = "https://docs.celeryq.dev/en/stable/reference/celery.result.html#celery
 VISIBILITY_TIMEOUT_S = 10
 RESTORE_INTERVAL_S = 1
 HEARTBEAT_S = 5
+VISIBILITY = (
+    "The visibility timeout defines the number of seconds to wait for the worker to acknowledge the task before the "
+    "message is redelivered to another worker."
+)
 SETTINGS = [
     {"name": "task_acks_late", "value": True, "doc": CONFIG + "#task-acks-late"},
     {"name": "task_reject_on_worker_lost", "value": True, "doc": CONFIG + "#task-reject-on-worker-lost"},
@@ -41,8 +45,8 @@ ACKS_LATE = {
     "faults": ["kill9", "pause", "net_cut", "slow_handler"],
     "max": 0,
     "quote": "A task message is not removed from the queue until that message has been acknowledged by a worker. A "
-    "worker can reserve many messages in advance and even if the worker is killed -- by power failure or some other "
-    "reason -- the message will be redelivered to another worker.",
+    "worker can reserve many messages in advance and even if the worker is killed \u2013 by power failure or some "
+    "other reason \u2013 the message will be redelivered to another worker.",
     "doc": TASKS,
 }
 TWICE = {
@@ -73,8 +77,7 @@ def describe(transport: str) -> dict[str, object]:
             {
                 "outcome": "twice",
                 "faults": ["slow_handler", "pause"],
-                "quote": "If a task isn't acknowledged within the Visibility Timeout the task will be redelivered to "
-                "another worker and executed.",
+                "quote": VISIBILITY,
                 "doc": REDIS + "#visibility-timeout",
             },
         ]
@@ -84,8 +87,7 @@ def describe(transport: str) -> dict[str, object]:
             "after_s": after_s,
             "rule": f"a task not acknowledged within the visibility timeout ({VISIBILITY_TIMEOUT_S} s) is restored to "
             f"the queue by kombu's sweep (every {RESTORE_INTERVAL_S} s) and delivered to another worker",
-            "quote": "If a task isn't acknowledged within the Visibility Timeout the task will be redelivered to "
-            "another worker and executed.",
+            "quote": VISIBILITY,
             "doc": REDIS + "#visibility-timeout",
         }
         lease = float(VISIBILITY_TIMEOUT_S)
