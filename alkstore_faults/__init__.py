@@ -7,5 +7,7 @@ runner protocol, the faults and the checker's outcomes are specified in docs/run
 
 from __future__ import annotations
 
-PROTOCOL = 1
-"""The runner protocol's version (docs/runtime-faults.md): a manifest naming another is refused."""
+PROTOCOL = 2
+"""The runner protocol's version (docs/runtime-faults.md): version 2 adds ``inspect``."""
+PROTOCOLS = (1, 2)
+"""The versions a manifest may name: a version-1 runner still runs, its cells saying "final state not read"."""

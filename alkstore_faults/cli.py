@@ -1,10 +1,13 @@
 """``alkstore faults LIBRARY``: run the workload under every fault against a library's runner, and judge it.
 
-Prints, per run of a fault, the lost / twice / concurrent counts, the late completions the library accepted,
-refused or was not seen to settle (stale_accepted / stale_refused / stale_unobserved), the recovery delays, and
-the promises of the library's docs that a run broke or could not judge. Exit code: 0 every fault reached a job
-and every promise was judged and kept; 1 a promise was broken or not judged, or a fault reached no job or could
-not be run (a check that did not run is no pass); 2 the runner cannot be found or does not describe itself.
+Prints, per run of a fault, the count of each of the checker's outcomes (docs/runtime-faults.md, "The
+checker": the jobs no run completed, classed by the library's own final state; twice; overlaps while both runs
+executed or while one was stopped; late completions by what the library did with them; cancelled runs), the
+recovery delays, and the promises of the library's docs that a run broke or could not judge. ``--keep`` keeps
+each run's scratch directory (jobs, ledgers, worker logs, the runner's state) and prints where. Exit code: 0
+every fault reached a job and every promise was judged and kept; 1 a promise was broken or not judged, or a fault
+reached no job or could not be run (a check that did not run is no pass); 2 the runner cannot be found or does
+not describe itself.
 """
 
 from __future__ import annotations
@@ -46,18 +49,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="the run's seed (default: a random one, printed)")
     parser.add_argument("--round", type=int, dest="round_", help="only this round (with --seed: a replay)")
     parser.add_argument("--report", type=Path, help="where to write the JSON report (default: reports/faults-LIB.json)")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep each run's scratch directory (ledgers, worker logs) and print where"
+    )
 
 
 def _line(run: FaultRun) -> str:
     if run.verdict is None:
-        return f"  {run.fault:<24} round {run.round}: NOT RUN: {(run.error or '').splitlines()[0]}"
-    tally = " ".join(f"{outcome} {run.verdict.count(outcome)}" for outcome in OUTCOMES)
+        kept = f" (kept in {run.kept}, worker logs in logs/)" if run.kept else ""
+        return f"  {run.fault:<24} round {run.round}: NOT RUN{kept}: {(run.error or '').splitlines()[0]}"
+    tally = " ".join(f"{outcome} {run.verdict.count(outcome)}" for outcome in OUTCOMES if run.verdict.count(outcome))
+    tally = tally or "no finding"
     delays = sorted(run.verdict.recovery_delays)
     shown = ", ".join(f"{delay:.2f}" for delay in delays) or "none"
     lost = f", never went on after the fault: {', '.join(run.verdict.unrecovered)}" if run.verdict.unrecovered else ""
     exits = f"; {len(run.restarts)} worker(s) exited on their own, restarted" if run.restarts else ""
     took = f"[{run.seconds:.0f} s]"
-    return f"  {run.fault:<24} round {run.round}: {tally}; recovery delays (s): {shown}{lost}{exits} {took}"
+    kept = f"; kept in {run.kept} (worker logs in logs/)" if run.kept else ""
+    return f"  {run.fault:<24} round {run.round}: {tally}; recovery delays (s): {shown}{lost}{exits}{kept} {took}"
 
 
 async def _run_all(args: argparse.Namespace) -> int:
@@ -85,7 +94,7 @@ async def _run_all(args: argparse.Namespace) -> int:
     runs: list[FaultRun] = []
     for round_ in rounds:
         for fault in faults:
-            run = await run_fault(runner, description, fault, seed, round_)
+            run = await run_fault(runner, description, fault, seed, round_, keep=args.keep)
             runs.append(run)
             _say(_line(run))
     report = build_report(runner, description, runs, seed)
@@ -102,15 +111,19 @@ async def _run_all(args: argparse.Namespace) -> int:
                 f'{promise["observed"]} > {promise["max"]}; the docs say: "{promise["quote"]}" ({promise["doc"]})'
             )
             for finding in run.verdict.findings if run.verdict else []:
-                if finding.outcome == promise["outcome"]:
+                if finding.outcome.startswith(promise["outcome"]):
                     _say(f"    {finding.outcome} {finding.job} workers {', '.join(finding.workers)}: {finding.detail}")
             _say(f"    replay: {replay_command(runner, run)}")
         for promise in unjudged_promises(description, run):
             status = 1
+            unseen = (
+                "job(s) no run completed whose final state the library was not asked or could not say (unread)"
+                if promise["outcome"] == "lost"
+                else "late completion(s) whose fate the runner did not record (no ack record)"
+            )
             _say(
                 f"PROMISE NOT JUDGED under {run.fault} (round {run.round}): {promise['outcome']}: "
-                f"{promise['observed']} late completion(s) whose fate the runner did not record (no ack record); "
-                f'the docs say: "{promise["quote"]}" ({promise["doc"]})'
+                f'{promise["observed"]} {unseen}; the docs say: "{promise["quote"]}" ({promise["doc"]})'
             )
     for caveat in description.caveats:
         seen = sum(

@@ -3,7 +3,9 @@
 A runner's task function calls ``perform`` with the job's arguments; it appends ``start``, sleeps the job's
 duration (a killed or paused process stops in it), appends ``end``, and raises ``JobFailed`` when the job was
 told to fail, so the library sees its ordinary failure. A runner that can see what the library did with a
-completed run's acknowledgement appends ``ack`` with ``record_ack``. Each record is one ``write`` of one line to a file
+completed run's acknowledgement appends ``ack`` with ``record_ack``; one whose library cancels a run (a job
+timeout, a lost lease) appends ``cancelled`` with ``record_cancelled`` instead of ``end`` (``perform_async`` does
+it itself when its task is cancelled). Each record is one ``write`` of one line to a file
 opened in append mode, flushed at once: records of the processes of one worker interleave whole.
 """
 
@@ -20,8 +22,17 @@ class JobFailed(Exception):
     """The failure a job told to fail raises, after its ``end`` record."""
 
 
-def record(ev: str, job: str, attempt: int | None = None, ok: bool | None = None, accepted: bool | None = None) -> None:
-    """Append one ledger record: ``start``, ``end`` (with ``ok``) or ``ack`` (with ``accepted``)."""
+def record(
+    ev: str,
+    job: str,
+    attempt: int | None = None,
+    ok: bool | None = None,
+    accepted: bool | None = None,
+    by: str | None = None,
+    reason: str | None = None,
+) -> None:
+    """Append one ledger record: ``start``, ``end`` (with ``ok``), ``ack`` (with ``accepted``) or ``cancelled``
+    (with ``by``, ``library`` or ``worker``, and the library's ``reason``)."""
     line: dict[str, Any] = {
         "ev": ev,
         "job": job,
@@ -35,6 +46,8 @@ def record(ev: str, job: str, attempt: int | None = None, ok: bool | None = None
         line["ok"] = ok
     if ev == "ack":
         line["accepted"] = accepted
+    if ev == "cancelled":
+        line["by"], line["reason"] = by, reason
     with open(os.environ["ALKSTORE_FAULTS_LEDGER"], "a", encoding="utf-8") as ledger:
         ledger.write(json.dumps(line) + "\n")
         ledger.flush()
@@ -55,6 +68,12 @@ def record_ack(job: str, attempt: int | None, accepted: bool) -> None:
     record("ack", job, attempt, accepted=accepted)
 
 
+def record_cancelled(job: str, attempt: int | None, reason: str, by: str = "library") -> None:
+    """The library (or its worker, ``by="worker"``) cancelled this process's run of ``job``: its ``reason`` in the
+    library's words (``job_timeout``); written instead of ``end``, so the run ends here, not ok."""
+    record("cancelled", job, attempt, by=by, reason=reason)
+
+
 def read_jobs(path: str) -> list[dict[str, Any]]:
     """The jobs of an ``enqueue`` call: one JSON object a line (``id``, ``duration_s``, ``fail``)."""
     with open(path, encoding="utf-8") as lines:
@@ -62,9 +81,14 @@ def read_jobs(path: str) -> list[dict[str, Any]]:
 
 
 async def perform_async(job: str, duration_s: float, fail: bool, attempt: int | None = None) -> str:
-    """``perform`` for an asyncio runtime: the sleep yields to the loop, and the library may cancel it."""
+    """``perform`` for an asyncio runtime: the sleep yields to the loop, and the library may cancel it; a
+    cancellation is recorded (``cancelled``, reason ``CancelledError``) and goes on to the library."""
     record("start", job, attempt)
-    await asyncio.sleep(duration_s)
+    try:
+        await asyncio.sleep(duration_s)
+    except asyncio.CancelledError:
+        record_cancelled(job, attempt, "CancelledError")
+        raise
     record("end", job, attempt, ok=not fail)
     if fail:
         raise JobFailed(f"job {job} was told to fail")

@@ -2,8 +2,10 @@
 
 A record is appended per line and flushed at once, so a worker killed mid-write leaves at most one torn last
 line: that line is skipped (and counted), never a reason to refuse the rest. A run is one handler execution
-of one job by one process: its ``start`` record and, when the handler got that far, its ``end`` record, and,
-when the runner can see it, an ``ack`` record saying whether the library accepted the run's completion.
+of one job by one process: its ``start`` record and, when the handler got that far, its ``end`` record (or,
+when the library or its worker cancelled the run, its ``cancelled`` record instead: the run's interval ends
+there), and, when the runner can see it, an ``ack`` record saying whether the library accepted the run's
+completion.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-EVENTS = ("start", "end", "ack")
+EVENTS = ("start", "end", "ack", "cancelled")
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,8 @@ class Record:
     ok: bool | None
     accepted: bool | None = None
     """For an ``ack`` record: whether the library took the completion (``None`` for the other records)."""
+    reason: str | None = None
+    """For a ``cancelled`` record: why, as ``BY: REASON`` (``library: job_timeout``)."""
 
 
 @dataclass
@@ -50,6 +54,8 @@ class Run:
     end: float | None = None
     ok: bool | None = None
     accepted: bool | None = None
+    cancelled: str | None = None
+    """Why the library or its worker cancelled the run (its ``cancelled`` record), ``None`` when it did not."""
 
 
 def _record(line: dict[str, Any]) -> Record:
@@ -69,6 +75,7 @@ def _record(line: dict[str, Any]) -> Record:
         wall=float(line["wall"]),
         ok=bool(line["ok"]) if ev == "end" else None,
         accepted=line["accepted"] if ev == "ack" else None,
+        reason=f"{line.get('by') or 'library'}: {line.get('reason')}" if ev == "cancelled" else None,
     )
 
 
@@ -89,7 +96,8 @@ def read_ledgers(directory: Path) -> tuple[list[Record], list[str]]:
 
 
 def runs_of(records: list[Record]) -> list[Run]:
-    """Pair each ``start`` with the next ``end`` of the same job in the same process, and each ``ack`` with the
+    """Pair each ``start`` with the next ``end`` or ``cancelled`` of the same job in the same process (a cancelled
+    run ends there, not ok), and each ``ack`` with the
     run of that job in that process that ended last before it; unpaired starts stay open, an ``ack`` with no
     ended run (or one already acked) is ignored."""
     open_runs: dict[tuple[str, str, int], Run] = {}
@@ -101,10 +109,11 @@ def runs_of(records: list[Record]) -> list[Run]:
             run = Run(record.job, record.worker, record.pid, record.attempt, record.mono, record.wall)
             open_runs[key] = run
             runs.append(run)
-        elif record.ev == "end" and key in open_runs:
+        elif record.ev in ("end", "cancelled") and key in open_runs:
             run = open_runs.pop(key)
             run.end = record.mono
-            run.ok = record.ok
+            run.ok = record.ok if record.ev == "end" else False
+            run.cancelled = record.reason
             ended[key] = run
         elif record.ev == "ack" and key in ended:
             ended.pop(key).accepted = record.accepted

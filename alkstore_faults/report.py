@@ -1,8 +1,11 @@
 """The runtime-faults report: one JSON document per ``alkstore faults`` run, checked against its JSON Schema.
 
 It holds what the runner declared (library, version, settings with their docs, promises and caveats with their
-quotes), and per run of a fault: the counts, every finding (job, workers, times), the recovery delays, the seed
-and the command that replays it, and whether the fault reached a job at all (one that did not is no pass).
+quotes, the policies and recovery rules that explain a library's final states), and per run of a fault: the
+counts, every finding (job, workers, times), the library's own final state of each job (``library_states``,
+``null`` for a protocol-1 runner), the recovery delays, the seed and the command that replays it, and whether
+the fault reached a job at all (one that did not is no pass). Version 2 added the states, the split counts and
+``protocol``; ``alkstore_faults.promises.normalised`` reads a version-1 report's counts.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ def counts(run: FaultRun) -> dict[str, int | None]:
     return {outcome: (run.verdict.count(outcome) if run.verdict else None) for outcome in OUTCOMES}
 
 
+VERSION = 2
+"""The report's version: 2 carries ``library_states`` and the split counts (docs/runtime-faults.md)."""
+
+
 def broken_promises(description: Description, run: FaultRun) -> list[dict[str, Any]]:
     """Each promise of the library's docs this run broke, with the count that broke it (alkstore_faults.promises)."""
     if run.verdict is None:
@@ -43,8 +50,9 @@ def broken_promises(description: Description, run: FaultRun) -> list[dict[str, A
 
 
 def unjudged_promises(description: Description, run: FaultRun) -> list[dict[str, Any]]:
-    """Each promise this run could not judge: a fencing claim (``stale``) with late completions whose fate the
-    runner did not see, with how many (``observed``)."""
+    """Each promise this run could not judge, with how many findings left it so (``observed``): a fencing claim
+    (``stale``) with late completions whose fate the runner did not see, a ``lost`` claim with jobs whose final
+    state was not read."""
     if run.verdict is None:
         return []
     unjudged = []
@@ -67,7 +75,16 @@ def run_json(runner: Runner, description: Description, run: FaultRun) -> dict[st
         "jobs": len(run.jobs),
         "runs": len(run.runs),
         "ledger": [
-            [r.job, r.worker, r.pid, round(r.start, 3), None if r.end is None else round(r.end, 3), r.ok, r.accepted]
+            [
+                r.job,
+                r.worker,
+                r.pid,
+                round(r.start, 3),
+                None if r.end is None else round(r.end, 3),
+                r.ok,
+                r.accepted,
+                r.cancelled,
+            ]
             for r in run.runs
         ],
         "counts": counts(run),
@@ -85,6 +102,7 @@ def run_json(runner: Runner, description: Description, run: FaultRun) -> dict[st
             }
             for e in run.events
         ],
+        "library_states": run.states,
         "skipped_ledger_lines": run.skipped_lines,
         "restarts": run.restarts,
         "broken_promises": broken_promises(description, run),
@@ -96,7 +114,8 @@ def run_json(runner: Runner, description: Description, run: FaultRun) -> dict[st
 def build_report(runner: Runner, description: Description, runs: list[FaultRun], seed: int) -> dict[str, Any]:
     return {
         "kind": "alkstore-runtime-faults",
-        "version": 1,
+        "version": VERSION,
+        "protocol": runner.protocol,
         "library": description.library,
         "library_version": description.version,
         "runner": runner.name,
@@ -110,6 +129,10 @@ def build_report(runner: Runner, description: Description, runs: list[FaultRun],
         "recovery_window_s": description.recovery_window_s,
         "promises": [promise.as_json() for promise in description.promises],
         "caveats": [caveat.as_json() for caveat in description.caveats],
+        "policies": list(description.policies),
+        "recovery_rules": list(description.recovery_rules),
+        "warmup_s": description.warmup_s,
+        **(description.extra or {}),
         "runs": [run_json(runner, description, run) for run in runs],
     }
 

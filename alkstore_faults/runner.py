@@ -1,27 +1,30 @@
-"""A library's runner: its manifest, its description, and the three subcommands the harness calls.
+"""A library's runner: its manifest, its description, and the subcommands the harness calls.
 
 A runner is a program in the library's own language (docs/runtime-faults.md, "The runner protocol"); this
 module finds it by name or path, checks what it says about itself, and runs its subcommands with bounded
-timeouts, so a runner that hangs or prints garbage ends the run with a ``RunnerError`` naming what it did.
+timeouts, so a runner that hangs or prints garbage ends the run with a ``RunnerError`` naming what it did;
+except ``inspect``, whose failure ends nothing: each job's state is then ``unknown``, with the reason.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from alkstore_faults import PROTOCOL
+from alkstore_faults import PROTOCOLS
 
 RUNNERS = Path(__file__).resolve().parents[1] / "ecosystem" / "runners"
 """Where the runners shipped with the project live, one directory each."""
 BROKERS = ("redis", "amqp", "postgres", "dir")
 FAULTS = (
     "kill9",
+    "startup",
     "pause",
     "broker_restart",
     "broker_restart_aof",
@@ -34,6 +37,17 @@ OUTLIVE_LEASE = ("pause", "slow_handler")  # they last lease_s × 1.25 and more:
 MAX_LEASE_S = 24 * 60 * 60.0  # a lock of hours (graphile-worker's 4) is declared as it is, with no fault outliving it
 DESCRIBE_TIMEOUT_S = 60.0
 ENQUEUE_TIMEOUT_S = 60.0
+INSPECT_TIMEOUT_S = 60.0
+STATES = ("completed", "failed", "dead", "queued", "scheduled", "running", "absent", "unknown")
+"""What ``inspect`` may say of a job (docs/runtime-faults.md, "inspect")."""
+MISSING = (
+    re.compile(r"runner needs the (?:Python|npm) package [^\n]*"),
+    re.compile(r"PackageNotFoundError: No package metadata was found for (\S+)"),
+    re.compile(r"ModuleNotFoundError: No module named '([^'.]+)"),
+    re.compile(r"Error: Cannot find module '([^'./][^']*)'"),
+)
+"""A missing client library in a runner's stderr: runner_cli's and runner_protocol.js's own line, or the plain
+error of a runner that imports its library before either could say so."""
 
 
 class RunnerError(Exception):
@@ -75,6 +89,15 @@ class Description:
     faults: tuple[str, ...]
     promises: tuple[Promise, ...]
     caveats: tuple[Promise, ...]
+    policies: tuple[dict[str, Any], ...] = ()
+    """Failures the library's documented settings cause: ``state``, ``reason`` (a substring of inspect's),
+    ``setting``, ``quote``, ``doc``."""
+    recovery_rules: tuple[dict[str, Any], ...] = ()
+    """Documented rules that run a held or waiting job again: ``state``, ``after_s``, ``rule``, ``quote``, ``doc``."""
+    warmup_s: float = 0.0
+    """The runner's documented warm-up: how long after start a worker may take before the harness strikes."""
+    extra: dict[str, Any] | None = None
+    """What else describe said that the report keeps as it is: ``inspect_doc``, ``variant_of``, ``left_out``."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +111,7 @@ class Runner:
     command: tuple[str, ...]
     spec: str
     """The name or path the runner was asked for by: what a replay command must say."""
+    protocol: int = 1
 
     def argv(self, *arguments: str) -> list[str]:
         return [*self.command, *arguments]
@@ -109,13 +133,17 @@ class Runner:
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RunnerError(f"runner {self.name!r}: describe could not run: {exc}") from exc
         if done.returncode != 0:
+            missing = missing_package(done.stderr)
+            if missing is not None:
+                raise RunnerError(f"runner {self.name!r}: {missing}")
             raise RunnerError(f"runner {self.name!r}: describe exited {done.returncode}: {done.stderr[-1500:]}")
         try:
             return parse_description(json.loads(done.stdout))
         except (ValueError, KeyError, TypeError) as exc:
             raise RunnerError(f"runner {self.name!r}: describe printed no valid description: {exc}") from exc
 
-    def enqueue(self, broker: str, queue: str, jobs_file: Path) -> None:
+    def enqueue(self, broker: str, queue: str, jobs_file: Path, state: Path | None = None) -> None:
+        extra = {} if state is None else {"ALKSTORE_FAULTS_STATE": str(state)}
         try:
             done = subprocess.run(
                 self.argv("enqueue", str(jobs_file)),
@@ -124,12 +152,84 @@ class Runner:
                 text=True,
                 timeout=ENQUEUE_TIMEOUT_S,
                 check=False,
-                env=self.env(broker, queue),
+                env=self.env(broker, queue, **extra),
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RunnerError(f"runner {self.name!r}: enqueue could not finish: {exc}") from exc
         if done.returncode != 0:
             raise RunnerError(f"runner {self.name!r}: enqueue exited {done.returncode}: {done.stderr[-1500:]}")
+
+    def inspect(self, broker: str, queue: str, jobs_file: Path, state: Path, jobs: list[str]) -> list[dict[str, Any]]:
+        """What the library holds for each of ``jobs`` (protocol 2), never raising: a runner that crashes, hangs
+        or prints garbage gets ``unknown`` for every job it did not answer, with the reason."""
+        try:
+            done = subprocess.run(
+                self.argv("inspect", str(jobs_file)),
+                cwd=self.directory,
+                capture_output=True,
+                text=True,
+                timeout=INSPECT_TIMEOUT_S,
+                check=False,
+                env=self.env(broker, queue, ALKSTORE_FAULTS_STATE=str(state)),
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return [unknown(job, f"inspect could not finish: {exc}") for job in jobs]
+        if done.returncode != 0:
+            tail = (missing_package(done.stderr) or done.stderr.strip()[-300:]).replace("\n", " ")
+            return [unknown(job, f"inspect exited {done.returncode}: {tail}") for job in jobs]
+        return parse_states(done.stdout, jobs)
+
+
+def unknown(job: str, reason: str) -> dict[str, Any]:
+    """The state of a job the runner could not read: never a guess."""
+    return {
+        "job": job,
+        "state": "unknown",
+        "library_state": None,
+        "reason": reason,
+        "until": None,
+        "held_by": None,
+        "attempts": None,
+    }
+
+
+def parse_states(output: str, jobs: list[str]) -> list[dict[str, Any]]:
+    """``inspect``'s lines, one per job of ``jobs`` in that order: a line that is no valid state makes its job
+    (or, when it names none, every job left unanswered) ``unknown`` with why; a job no line names, too."""
+    found: dict[str, dict[str, Any]] = {}
+    garbage: list[str] = []
+    for number, text in enumerate(output.splitlines(), 1):
+        if not text.strip():
+            continue
+        try:
+            line = json.loads(text)
+            job = str(line["job"])
+            state = line["state"]
+            if state not in STATES:
+                raise ValueError(f"state must be one of {', '.join(STATES)}, got {state!r}")
+            until = line.get("until")
+            found[job] = {
+                "job": job,
+                "state": state,
+                "library_state": None if line.get("library_state") is None else str(line["library_state"]),
+                "reason": None if line.get("reason") is None else str(line["reason"]),
+                "until": None if until is None else float(until),
+                "held_by": None if line.get("held_by") is None else str(line["held_by"]),
+                "attempts": None if line.get("attempts") is None else int(line["attempts"]),
+            }
+        except (ValueError, KeyError, TypeError) as exc:
+            garbage.append(f"line {number}: {exc}")
+    why = f"inspect printed no valid state for it ({'; '.join(garbage)[:300]})" if garbage else "inspect said nothing"
+    return [found.get(job) or unknown(job, why) for job in jobs]
+
+
+def missing_package(stderr: str) -> str | None:
+    """One line naming the package a runner lacks, when its stderr says one is missing; ``None`` otherwise."""
+    for pattern in MISSING:
+        match = pattern.search(stderr)
+        if match:
+            return match.group(0) if not match.groups() else f"runner needs the package {match.group(1)!r}: install it"
+    return None
 
 
 def _promise(entry: dict[str, Any], *, caveat: bool) -> Promise:
@@ -169,6 +269,25 @@ def parse_description(data: dict[str, Any]) -> Description:
     for setting in settings:
         if not {"name", "value", "doc"} <= set(setting):
             raise ValueError(f"each setting needs a name, a value and the doc it comes from, got {setting!r}")
+    policies = tuple(dict(policy) for policy in data.get("policies", []))
+    for policy in policies:
+        if policy.get("state") not in ("failed", "dead") or not {"reason", "setting", "quote", "doc"} <= set(policy):
+            raise ValueError(
+                f"each policy needs a state (failed or dead), a reason, a setting, a quote and a doc, got {policy!r}"
+            )
+    rules = tuple(dict(rule) for rule in data.get("recovery_rules", []))
+    for rule in rules:
+        after = rule.get("after_s")
+        if rule.get("state") not in ("running", "scheduled") or not {"rule", "quote", "doc"} <= set(rule):
+            raise ValueError(
+                f"each recovery rule needs a state (running or scheduled), an after_s, a rule, a quote and a doc, "
+                f"got {rule!r}"
+            )
+        if after is not None and not (isinstance(after, int | float) and after >= 0):
+            raise ValueError(f"a recovery rule's after_s must be seconds (a number ≥ 0) or null, got {after!r}")
+    warmup = float(data.get("warmup_s", 0.0))
+    if not 0 <= warmup <= 60:
+        raise ValueError(f"warmup_s must be in [0, 60] seconds, got {warmup}")
     return Description(
         library=str(data["library"]),
         version=str(data["version"]),
@@ -178,6 +297,10 @@ def parse_description(data: dict[str, Any]) -> Description:
         faults=faults,
         promises=tuple(_promise(entry, caveat=False) for entry in data.get("promises", [])),
         caveats=tuple(_promise(entry, caveat=True) for entry in data.get("caveats", [])),
+        policies=policies,
+        recovery_rules=rules,
+        warmup_s=warmup,
+        extra={key: data[key] for key in ("inspect_doc", "variant_of", "left_out") if key in data},
     )
 
 
@@ -213,13 +336,21 @@ def find_runner(name: str) -> Runner:
         )
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
-        if data["protocol"] != PROTOCOL:
-            raise ValueError(f"protocol must be {PROTOCOL}, got {data['protocol']!r}")
+        if data["protocol"] not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {', '.join(map(str, PROTOCOLS))}, got {data['protocol']!r}")
         if data["broker"] not in BROKERS:
             raise ValueError(f"broker must be one of {', '.join(BROKERS)}, got {data['broker']!r}")
         command = tuple(_interpreter(str(part)) for part in data["command"])
         if not command:
             raise ValueError("command must not be empty")
-        return Runner(str(data["name"]), str(data["language"]), str(data["broker"]), directory.resolve(), command, name)
+        return Runner(
+            str(data["name"]),
+            str(data["language"]),
+            str(data["broker"]),
+            directory.resolve(),
+            command,
+            name,
+            int(data["protocol"]),
+        )
     except (ValueError, KeyError, TypeError) as exc:
         raise RunnerError(f"{manifest}: not a runner manifest: {exc}") from exc

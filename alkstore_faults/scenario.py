@@ -1,7 +1,11 @@
-"""One run of the workload under one fault: broker, workers, the fault, the wait for recovery, the checker.
+"""One run of the workload under one fault: broker, workers, the fault, the wait for recovery, the library's
+own final state of each job (``inspect``, protocol 2), the checker.
 
 The workload and the choice among in-flight runs come from the seed; the library's own scheduling does not,
 so a replay repeats the same jobs, the same fault and the same timing, not necessarily the same job faulted.
+Every fault but ``startup`` strikes at steady state: once every worker has taken a job (its first ``start``
+record), or the runner's declared warm-up has passed; ``startup`` kills the first worker to take a job as soon
+as its first ``start`` is seen, so a race in a library's start-up is reported in a column of its own.
 Everything started here is stopped in ``finally``, whatever fails.
 """
 
@@ -19,7 +23,7 @@ from typing import Any
 
 from alkstore_contract.suite.fault_proxy import FaultProxy
 from alkstore_faults.brokers import start_broker
-from alkstore_faults.checker import FaultEvent, Job, Verdict, check
+from alkstore_faults.checker import FaultEvent, Job, Library, Verdict, check
 from alkstore_faults.ledger import Run, read_ledgers, runs_of
 from alkstore_faults.runner import Description, Runner
 from alkstore_faults.workers import WorkerPool
@@ -32,6 +36,8 @@ SETTLE_S = 1.0
 ACK_WAIT_S = 3.0
 """How long after a run ended ok the harness waits for its ``ack`` record, for a runner that writes them."""
 BROKER_DOWN_S = 1.0
+STEADY_TIMEOUT_S = 15.0
+"""How long the harness waits for steady state before it strikes anyway (the event's detail says so)."""
 
 
 @dataclass
@@ -53,6 +59,10 @@ class FaultRun:
     """The process-group leaders of the run's workers, so a test can see that none is left running."""
     restarts: list[dict[str, object]] = field(default_factory=list)
     """The workers that exited on their own during the run and were restarted (``WorkerPool.supervise``)."""
+    states: list[dict[str, Any]] | None = None
+    """What the library holds for each job after the workers stopped (``inspect``); ``None`` for protocol 1."""
+    kept: Path | None = None
+    """The run's scratch directory (jobs, ledgers, worker logs, state), when ``--keep`` asked to keep it."""
 
 
 def workload(rng: random.Random, fault: str, description: Description) -> list[Job]:
@@ -71,6 +81,24 @@ def pause_s(description: Description) -> float:
 def _open_runs(ledgers: Path, pool: WorkerPool) -> list[Run]:
     records, _ = read_ledgers(ledgers)
     return [run for run in runs_of(records) if run.end is None and pool.alive(run.worker)]
+
+
+async def _steady(ledgers: Path, pool: WorkerPool, description: Description) -> str:
+    """Wait for steady state: every live worker has taken a job (a ``start`` record in its ledger), or the
+    runner's declared ``warmup_s`` has passed since the workers started; at most ``STEADY_TIMEOUT_S``. Returns
+    what was reached, for the fault's detail."""
+    started = time.monotonic()
+    deadline = started + STEADY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        records, _ = read_ledgers(ledgers)
+        took = {record.worker for record in records if record.ev == "start"}
+        live = [worker for worker in pool.processes if pool.alive(worker)]
+        if live and all(worker in took for worker in live):
+            return "at steady state (every worker had taken a job)"
+        if description.warmup_s and time.monotonic() - started >= description.warmup_s:
+            return f"at steady state (the runner's warm-up of {description.warmup_s} s had passed)"
+        await asyncio.sleep(POLL_S)
+    return f"NOT at steady state: not every worker had taken a job after {STEADY_TIMEOUT_S} s"
 
 
 async def _wait_in_flight(ledgers: Path, pool: WorkerPool, job: str | None = None) -> list[Run]:
@@ -144,13 +172,41 @@ async def _inject(
     proxy: FaultProxy | None,
 ) -> FaultEvent | None:
     """Inject ``fault`` once a job is in flight; ``None`` when no job ever was (the fault reached nothing)."""
+    if fault == "startup":
+        runs = await _wait_in_flight(ledgers, pool)
+        if not runs:
+            return None
+        first = min(runs, key=lambda run: run.start)
+        at = pool.kill9(first.worker)
+        pool.start()
+        after = at - pool.launched[first.worker]
+        detail = f"SIGKILL of the worker's process group at its first job, {after:.2f} s after it was started"
+        return FaultEvent(fault, at, at, first.worker, [first.job], detail)
     target_job = jobs[0].id if fault == "slow_handler" else None
+    steady = await _steady(ledgers, pool, description)
     await asyncio.sleep(rng.uniform(0.0, 0.5))
     runs = await _wait_in_flight(ledgers, pool, target_job)
     if not runs:
         return None
     victim = rng.choice(sorted(runs, key=lambda run: (run.job, run.worker)))
     in_flight = sorted({run.job for run in runs})
+    event = await _strike(fault, description, pool, broker, proxy, jobs, runs, victim, in_flight)
+    event.detail += f", {steady}"
+    return event
+
+
+async def _strike(
+    fault: str,
+    description: Description,
+    pool: WorkerPool,
+    broker: Any,
+    proxy: FaultProxy | None,
+    jobs: list[Job],
+    runs: list[Run],
+    victim: Run,
+    in_flight: list[str],
+) -> FaultEvent:
+    """Strike ``fault`` now, at ``victim`` (a worker's fault) or at the broker or the connections."""
     if fault == "kill9":
         at = pool.kill9(victim.worker)
         pool.start()
@@ -180,16 +236,22 @@ async def _inject(
     )
 
 
-async def run_fault(runner: Runner, description: Description, fault: str, seed: int, round_: int) -> FaultRun:
-    """Run the workload under ``fault`` once, on a fresh broker and queue, and check what happened."""
+async def run_fault(
+    runner: Runner, description: Description, fault: str, seed: int, round_: int, keep: bool = False
+) -> FaultRun:
+    """Run the workload under ``fault`` once, on a fresh broker and queue, and check what happened; ``keep``
+    leaves the scratch directory (jobs, ledgers, worker logs, the runner's state) in place (``FaultRun.kept``)."""
     rng = random.Random(f"{seed}:{fault}:{round_}")
     jobs = workload(rng, fault, description)
     result = FaultRun(fault, round_, seed, jobs)
     started = time.monotonic()
     scratch = Path(tempfile.mkdtemp(prefix=f"alkstore-faults-{runner.name}-{fault}."))
-    ledgers, logs = scratch / "ledgers", scratch / "logs"
+    ledgers, logs, state = scratch / "ledgers", scratch / "logs", scratch / "state"
     ledgers.mkdir()
     logs.mkdir()
+    state.mkdir()
+    jobs_file = scratch / "jobs.jsonl"
+    jobs_file.write_text("".join(json.dumps(job.__dict__) + "\n" for job in jobs), encoding="utf-8")
     queue = f"alkf-{seed}-{fault}-{round_}-{random.randrange(1 << 30):x}"
     broker: Any = None
     proxy: FaultProxy | None = None
@@ -201,11 +263,9 @@ async def run_fault(runner: Runner, description: Description, fault: str, seed: 
             proxy = FaultProxy("127.0.0.1", broker.port)
             await proxy.start()
             address = address.replace(f":{broker.port}", f":{proxy.address[1]}")
-        jobs_file = scratch / "jobs.jsonl"
-        jobs_file.write_text("".join(json.dumps(job.__dict__) + "\n" for job in jobs), encoding="utf-8")
         # Enqueue first: a library over a database creates its schema with its client, before any worker.
-        await asyncio.to_thread(runner.enqueue, broker.address, queue, jobs_file)
-        pool = WorkerPool(runner, address, queue, ledgers, logs)
+        await asyncio.to_thread(runner.enqueue, broker.address, queue, jobs_file, state)
+        pool = WorkerPool(runner, address, queue, ledgers, logs, state)
         for _ in range(WORKERS):
             pool.start()
         event = await _inject(fault, rng, description, pool, ledgers, jobs, broker, proxy)
@@ -218,11 +278,15 @@ async def run_fault(runner: Runner, description: Description, fault: str, seed: 
     except Exception as exc:  # a runner or a broker that fails is reported, never a traceback
         result.error = f"{type(exc).__name__}: {exc}"
     finally:
-        finished = time.monotonic()
+        finished, finished_wall = time.monotonic(), time.time()
         if pool is not None:
             await asyncio.to_thread(pool.stop_all)
             result.pids = [process.pid for process in pool.processes.values()]
             result.restarts = pool.restarts
+        if runner.protocol >= 2 and broker is not None and result.reached:
+            # After every worker stopped, before the broker does: what the library itself holds for each job.
+            ids = [job.id for job in jobs]
+            result.states = await asyncio.to_thread(runner.inspect, broker.address, queue, jobs_file, state, ids)
         if proxy is not None:
             await proxy.close()
         if broker is not None:
@@ -233,11 +297,20 @@ async def run_fault(runner: Runner, description: Description, fault: str, seed: 
         event.jobs = _hit(event, result.runs)
         result.reached = result.reached and (bool(event.jobs) or event.kind == "slow_handler")
     if result.reached:
-        result.verdict = check(jobs, result.runs, result.events, pool.deaths if pool else {}, finished)
+        library = Library(
+            None if result.states is None else {state["job"]: state for state in result.states},
+            description.policies,
+            description.recovery_rules,
+            finished_wall,
+        )
+        result.verdict = check(jobs, result.runs, result.events, pool.deaths if pool else {}, finished, library)
     if result.error is not None or not result.reached:
         tails = [f"{path.name}: {path.read_text(errors='replace')[-600:]}" for path in sorted(logs.glob("*.log"))]
         missed = "the fault reached no job: none was in flight when it struck"
         result.error = (result.error or missed) + "\n" + "\n".join(tails)
-    shutil.rmtree(scratch, ignore_errors=True)
+    if keep:
+        result.kept = scratch
+    else:
+        shutil.rmtree(scratch, ignore_errors=True)
     result.seconds = time.monotonic() - started
     return result

@@ -1,7 +1,9 @@
 """The results table of docs/runtime-faults.md, rebuilt from the committed reports (docs/runtime-faults/*.json).
 
 One row per fault, one column per library; a cell gives each non-zero outcome's count in every run of that fault
-(``lost 1·0·1``: three runs), or ``0`` when every run was clean, and the median recovery delay. Below the table,
+(``lost 1·0·1``: three runs), in words a reader can tell apart (``LABELS``: "failed by policy
+(WorkerSettings.job_timeout)", "final state not read", "concurrent (one stopped)"), or ``0`` when every run was
+clean, and the median recovery delay. Below the table,
 per library, what its docs say beside what was observed, and a command that replays each run with a non-zero
 count. ``python -m alkstore_faults.table`` rewrites the part of the page between its markers; ``--check``
 writes nothing and exits 1 when the page disagrees with the reports.
@@ -16,8 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from alkstore_faults.checker import OUTCOMES
-from alkstore_faults.promises import judged, normalised
+from alkstore_faults.promises import KEYS, judged, normalised
 from alkstore_faults.runner import FAULTS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,15 +27,42 @@ PAGE = ROOT / "docs" / "runtime-faults.md"
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 
 
-def _cell(runs: list[dict[str, Any]]) -> str:
+LABELS = {
+    "failed_by_policy": "failed by policy",
+    "failed_unexplained": "failed, no declared policy",
+    "recovers_later": "not recovered within the run",
+    "still_queued": "still queued",
+    "unread": "final state not read",
+    "concurrent_executing": "concurrent (both executing)",
+    "concurrent_stopped": "concurrent (one stopped)",
+    "concurrent": "concurrent (not split)",
+}
+"""How a cell names an outcome; the others are named as the checker names them."""
+
+
+def _label(outcome: str, runs: list[dict[str, Any]]) -> str:
+    """The outcome's words, with its causes (a policy's setting, a recovery rule's delay) when findings give any."""
+    causes = sorted(
+        {
+            str(finding["cause"])
+            for run in runs
+            for finding in run.get("findings", [])
+            if finding["outcome"] == outcome and finding.get("cause")
+        }
+    )
+    label = LABELS.get(outcome, outcome)
+    return f"{label} ({'; '.join(causes)})" if causes else label
+
+
+def _cell(runs: list[dict[str, Any]], version: int = 2) -> str:
     if not runs:
         return "not taken"
     if any(run["counts"]["lost"] is None for run in runs):
         return f"NOT RUN in {sum(run['counts']['lost'] is None for run in runs)} of {len(runs)}"
-    counts = [normalised(run["counts"]) for run in runs]
+    counts = [normalised(run["counts"], version) for run in runs]
     shown = [
-        f"{outcome} {'·'.join(str(count[outcome]) for count in counts)}"
-        for outcome in OUTCOMES
+        f"{_label(outcome, runs)} {'·'.join(str(count[outcome] or 0) for count in counts)}"
+        for outcome in KEYS
         if any(count[outcome] for count in counts)
     ]
     medians = [run["recovery_delay_s"]["median"] for run in runs if run["recovery_delay_s"]["median"] is not None]
@@ -44,20 +72,26 @@ def _cell(runs: list[dict[str, Any]]) -> str:
     return (", ".join(shown) or "0") + delay + exited
 
 
-def _promise_line(promise: dict[str, Any], all_runs: list[dict[str, Any]]) -> str:
+def _promise_line(promise: dict[str, Any], all_runs: list[dict[str, Any]], version: int = 2) -> str:
     """What a promise or caveat says beside what was observed, held as alkstore_faults.promises says."""
     runs = [run for run in all_runs if "*" in promise["faults"] or run["fault"] in promise["faults"]]
     is_promise = promise["max"] is not None
-    held = [judged(promise["outcome"], run["counts"], promise=is_promise) for run in runs]
+    held = [judged(promise["outcome"], run["counts"], promise=is_promise, version=version) for run in runs]
     observed = sum(count or 0 for count, _ in held)
     unjudged = sum(unseen for _, unseen in held)
     kind = f"promise (≤ {promise['max']})" if is_promise else "caveat"
     what = promise["outcome"]
     if what == "stale":
-        refused = sum(normalised(run["counts"])["stale_refused"] or 0 for run in runs)
+        refused = sum(normalised(run["counts"], version)["stale_refused"] or 0 for run in runs)
         what = "stale (accepted)" if is_promise else "stale (accepted or unobserved)"
         not_judged = f", NOT JUDGED in {unjudged} (unobserved)" if unjudged else ""
         observed_text = f"{observed}, refused {refused}{not_judged}"
+    elif what == "lost" and unjudged:
+        observed_text = f"{observed}, NOT JUDGED in {unjudged} (final state not read)"
+    elif what == "lost" and not is_promise:
+        observed_text = f"{observed} (lost or final state not read)"
+    elif what == "concurrent":
+        observed_text = f"{observed} ({'both executing' if is_promise else 'executing or with one stopped'})"
     else:
         observed_text = str(observed)
     return (
@@ -74,7 +108,7 @@ def render(reports: list[dict[str, Any]]) -> str:
         "|---|" + "---|" * len(reports),
     ]
     for fault in FAULTS:
-        cells = [_cell([run for run in r["runs"] if run["fault"] == fault]) for r in reports]
+        cells = [_cell([run for run in r["runs"] if run["fault"] == fault], r["version"]) for r in reports]
         if any(cell != "not taken" for cell in cells):
             lines.append(f"| {fault} | " + " | ".join(cells) + " |")
     lines += [
@@ -90,14 +124,14 @@ def render(reports: list[dict[str, Any]]) -> str:
     for report in reports:
         lines += ["", f"**{report['runner']}**"]
         for promise in [*report["promises"], *report["caveats"]]:
-            lines.append(_promise_line(promise, report["runs"]))
+            lines.append(_promise_line(promise, report["runs"], report["version"]))
         for fault in FAULTS:
             hit = [
                 run
                 for run in report["runs"]
                 if run["fault"] == fault
                 and run["counts"]["lost"] is not None
-                and any(normalised(run["counts"]).values())
+                and any(normalised(run["counts"], report["version"]).values())
             ]
             if hit:
                 rounds = ", ".join(str(run["round"]) for run in hit)

@@ -28,8 +28,12 @@ _LIVE: set[int] = set()
 class WorkerPool:
     """The workers of one run, by id; ``ledgers`` holds one JSON-lines file per worker."""
 
-    def __init__(self, runner: Runner, broker: str, queue: str, ledgers: Path, logs: Path) -> None:
+    def __init__(
+        self, runner: Runner, broker: str, queue: str, ledgers: Path, logs: Path, state: Path | None = None
+    ) -> None:
         self.runner = runner
+        self.state = state
+        """The run's ``ALKSTORE_FAULTS_STATE`` directory, the same for every worker (protocol 2)."""
         self.broker = broker
         self.queue = queue
         self.ledgers = ledgers
@@ -39,6 +43,8 @@ class WorkerPool:
         """When each worker died (monotonic): killed by a fault, or found exited by ``supervise``."""
         self.restarts: list[dict[str, object]] = []
         """Each worker that exited on its own: its id, when it was found gone, its exit code, its replacement."""
+        self.launched: dict[str, float] = {}
+        """When each worker was started (monotonic)."""
         self._next = 1
 
     def start(self) -> str:
@@ -47,12 +53,13 @@ class WorkerPool:
         self._next += 1
         ledger = self.ledgers / f"{worker}.jsonl"
         ledger.touch()
+        extra = {} if self.state is None else {"ALKSTORE_FAULTS_STATE": str(self.state)}
         with open(self.logs / f"{worker}.log", "ab") as log:
             process = subprocess.Popen(
                 self.runner.argv("worker"),
                 cwd=self.runner.directory,
                 env=self.runner.env(
-                    self.broker, self.queue, ALKSTORE_FAULTS_WORKER=worker, ALKSTORE_FAULTS_LEDGER=str(ledger)
+                    self.broker, self.queue, ALKSTORE_FAULTS_WORKER=worker, ALKSTORE_FAULTS_LEDGER=str(ledger), **extra
                 ),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -60,6 +67,7 @@ class WorkerPool:
                 start_new_session=True,
             )
         _LIVE.add(process.pid)
+        self.launched[worker] = time.monotonic()
         self.processes[worker] = process
         return worker
 

@@ -12,6 +12,7 @@ import jsonschema  # type: ignore[import-untyped]
 import pytest
 
 from alkstore_faults import table
+from alkstore_faults.promises import normalised
 from alkstore_faults.report import SCHEMA
 
 REPORTS = sorted(table.REPORTS.glob("*.json"))
@@ -44,7 +45,28 @@ def test_a_cell_reads_an_older_reports_stale_as_unobserved_and_shows_the_split()
     old = {"counts": {"lost": 0, "twice": 1, "concurrent": 1, "stale": 1}, "recovery_delay_s": {"median": None}}
     split = {"lost": 0, "twice": 1, "concurrent": 1, "stale_accepted": 0, "stale_refused": 1, "stale_unobserved": 0}
     new = {"counts": split, "recovery_delay_s": {"median": None}}
-    assert table._cell([old, new]) == "twice 1·1, concurrent 1·1, stale_refused 0·1, stale_unobserved 1·0"
+    assert table._cell([old, new]) == "twice 1·1, concurrent (not split) 1·1, stale_refused 0·1, stale_unobserved 1·0"
+    v1 = {"counts": {"lost": 2, "twice": 0, "concurrent": 0, "stale": 0}, "recovery_delay_s": {"median": None}}
+    assert table._cell([v1], version=1) == "final state not read 2"
+
+
+def test_a_cell_names_the_policy_and_the_documented_recovery() -> None:
+    counts = dict.fromkeys(normalised({"lost": 0, "twice": 0, "concurrent": 0, "stale": 0}), 0)
+    counts.pop("concurrent")
+    findings = [
+        {"outcome": "failed_by_policy", "cause": "WorkerSettings.job_timeout"},
+        {"outcome": "recovers_later", "cause": "documented to recover after 4 h"},
+        {"outcome": "concurrent_stopped"},
+    ]
+    run = {
+        "counts": {**counts, "failed_by_policy": 1, "recovers_later": 1, "concurrent_stopped": 1},
+        "findings": findings,
+        "recovery_delay_s": {"median": None},
+    }
+    assert table._cell([run]) == (
+        "failed by policy (WorkerSettings.job_timeout) 1, not recovered within the run (documented to recover "
+        "after 4 h) 1, concurrent (one stopped) 1"
+    )
 
 
 def test_a_fencing_promise_line_counts_accepted_and_says_what_it_could_not_judge() -> None:
