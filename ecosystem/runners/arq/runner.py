@@ -42,12 +42,12 @@ DESCRIPTION = {
     ],
     "lease_s": float(IN_PROGRESS_S),
     "recovery_window_s": IN_PROGRESS_S + 10.0,
-    "faults": ["kill9", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
+    "faults": ["kill9", "startup", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
     "inspect_doc": JOBS,
     "promises": [
         {
             "outcome": "lost",
-            "faults": ["kill9", "pause", "net_cut"],
+            "faults": ["kill9", "startup", "pause", "net_cut"],
             "max": 0,
             "quote": RERUN,
             "doc": DOCS + "#usage",

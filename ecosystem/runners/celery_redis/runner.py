@@ -42,7 +42,7 @@ SETTINGS = [
 ]
 ACKS_LATE = {
     "outcome": "lost",
-    "faults": ["kill9", "pause", "net_cut", "slow_handler"],
+    "faults": ["kill9", "startup", "pause", "net_cut", "slow_handler"],
     "max": 0,
     "quote": "A task message is not removed from the queue until that message has been acknowledged by a worker. A "
     "worker can reserve many messages in advance and even if the worker is killed \u2013 by power failure or some "
@@ -91,7 +91,15 @@ def describe(transport: str) -> dict[str, object]:
             "doc": REDIS + "#visibility-timeout",
         }
         lease = float(VISIBILITY_TIMEOUT_S)
-        faults = ["kill9", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"]
+        faults = [
+            "kill9",
+            "startup",
+            "pause",
+            "broker_restart_aof",
+            "broker_restart_volatile",
+            "net_cut",
+            "slow_handler",
+        ]
     else:
         settings = [*SETTINGS, {"name": "broker_heartbeat", "value": HEARTBEAT_S, "doc": CONFIG + "#broker-heartbeat"}]
         caveats = [TWICE]
@@ -105,7 +113,7 @@ def describe(transport: str) -> dict[str, object]:
             "doc": TASKS,
         }
         lease = float(2 * HEARTBEAT_S)
-        faults = ["kill9", "pause", "broker_restart", "net_cut", "slow_handler"]
+        faults = ["kill9", "startup", "pause", "broker_restart", "net_cut", "slow_handler"]
     return {
         "library": f"celery+{transport}",
         "version": f"celery {version('celery')}, kombu {version('kombu')}",

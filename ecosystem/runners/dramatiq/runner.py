@@ -41,11 +41,11 @@ DESCRIPTION = {
     ],
     "lease_s": float(HEARTBEAT_TIMEOUT_S),
     "recovery_window_s": HEARTBEAT_TIMEOUT_S + 10.0,
-    "faults": ["kill9", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
+    "faults": ["kill9", "startup", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
     "promises": [
         {
             "outcome": "lost",
-            "faults": ["kill9", "pause", "net_cut", "slow_handler"],
+            "faults": ["kill9", "startup", "pause", "net_cut", "slow_handler"],
             "max": 0,
             "quote": "any messages that are in flight when a worker is terminated are going to be redelivered later",
             "doc": ADVANCED,

@@ -36,13 +36,13 @@ DESCRIPTION = {
     ],
     "lease_s": 3.0,
     "recovery_window_s": 5.0,
-    "faults": ["kill9", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
+    "faults": ["kill9", "startup", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
     "inspect_doc": API,
     "promises": [],
     "caveats": [
         {
             "outcome": "lost",
-            "faults": ["kill9"],
+            "faults": ["kill9", "startup"],
             "quote": "A task interrupted by SIGKILL (or a power loss) is lost.",
             "doc": DEPLOYMENT + "#shutdown-signals",
         }

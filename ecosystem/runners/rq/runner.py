@@ -49,12 +49,12 @@ DESCRIPTION = {
     ],
     "lease_s": float(HOLD_S),
     "recovery_window_s": float(HOLD_S + MAINTENANCE_S + 10),
-    "faults": ["kill9", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
+    "faults": ["kill9", "startup", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
     "promises": [],
     "caveats": [
         {
             "outcome": "lost",
-            "faults": ["kill9"],
+            "faults": ["kill9", "startup"],
             "quote": ABANDONED,
             "doc": RESULTS + "#dealing-with-interruptions",
         }
