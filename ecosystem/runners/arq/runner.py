@@ -128,7 +128,8 @@ async def inspect(jobs: list[Job]) -> list[State]:
             if status is JobStatus.complete and isinstance(info, JobResult):
                 state["state"] = "completed" if info.success else "failed"
                 if not info.success:
-                    state["reason"] = f"{type(info.result).__name__}: {info.result}"
+                    error = info.result  # the exception arq recorded; TimeoutError has no message
+                    state["reason"] = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
             elif status is JobStatus.in_progress:
                 held_ms = await pool.pttl(in_progress_key_prefix + job["id"])
                 state["state"] = "running"

@@ -161,7 +161,9 @@ def inspect(jobs: list[Job]) -> list[State]:
         if result.state == "SUCCESS":
             state["state"] = "completed"
         elif result.state == "FAILURE":
-            state["state"], state["reason"] = "failed", f"{type(result.result).__name__}: {result.result}"
+            error = result.result
+            state["state"] = "failed"
+            state["reason"] = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         elif job["id"] in held:
             state["state"], state["until"] = "running", held[job["id"]]
             if result.state == "STARTED" and isinstance(result.info, dict):
