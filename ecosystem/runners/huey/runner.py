@@ -35,6 +35,8 @@ DESCRIPTION = {
         {"name": "@huey.signal(SIGNAL_INTERRUPTED): huey.enqueue(task)", "value": "on", "doc": DEPLOYMENT},
     ],
     "lease_s": 3.0,
+    # huey documents no rule that runs an interrupted task again (recovery_rules is empty): the window only gives a
+    # run that ended just after the fault the time to show, and nothing is expected to come back in it.
     "recovery_window_s": 5.0,
     "faults": ["kill9", "startup", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
     "inspect_doc": API,
