@@ -11,6 +11,9 @@ every job-monitoring interval for that interval + 60 s (``get_heartbeat_ttl`` in
 lapses, the next maintenance run's cleanup raises ``AbandonedJobError`` for the job and, with retries left,
 requeues it (``StartedJobRegistry.cleanup``), or else moves it to the ``FailedJobRegistry`` as RQ's docs say.
 ``inspect`` reads each job with ``Job.fetch`` (status, latest result, worker) and the registries' own scores.
+RQ keeps no attempt count: ``attempts`` is the retries RQ has used (``Retry(max=2)`` less its stored
+``retries_left``) plus the run it records, so a job two cleanups both retried reads 3, and a run a stale worker
+saved over the retry reads 1.
 """
 
 from __future__ import annotations
