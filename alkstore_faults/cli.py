@@ -32,6 +32,7 @@ from alkstore_faults.report import (
 )
 from alkstore_faults.runner import FAULTS, RunnerError, find_runner
 from alkstore_faults.scenario import FaultRun, run_fault
+from alkstore_faults.table import LABELS
 
 ROUNDS = 3
 
@@ -58,7 +59,8 @@ def _line(run: FaultRun) -> str:
     if run.verdict is None:
         kept = f" (kept in {run.kept}, worker logs in logs/)" if run.kept else ""
         return f"  {run.fault:<24} round {run.round}: NOT RUN{kept}: {(run.error or '').splitlines()[0]}"
-    tally = " ".join(f"{outcome} {run.verdict.count(outcome)}" for outcome in OUTCOMES if run.verdict.count(outcome))
+    counted = [outcome for outcome in OUTCOMES if run.verdict.count(outcome)]
+    tally = ", ".join(f"{LABELS.get(outcome, outcome)} {run.verdict.count(outcome)}" for outcome in counted)
     tally = tally or "no finding"
     delays = sorted(run.verdict.recovery_delays)
     shown = ", ".join(f"{delay:.2f}" for delay in delays) or "none"

@@ -9,24 +9,30 @@ third of it) keeps a live lease and a dead worker's job is claimed again 3 s aft
 ``on_settled`` hook writes the ledger's ``ack`` record after the worker acks a completed run: the ack is fenced by
 the claim's token, so a run that ends after its lease lapsed is refused (``accepted: false``); an ack that raises (a
 server down, a connection cut) settles nothing the worker can tell, so it writes none, and that run stays
-unobserved.
+unobserved. Its ``inspect`` (protocol 2) reads each job through the store's public ``Queue.get_job`` (contract
+B3), by the store's own job id, which ``enqueue`` keeps in ``$ALKSTORE_FAULTS_STATE/ids.json``.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from datetime import UTC, datetime
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
-from alkstore_contract import QueueOpts
+from alkstore_contract import Job as StoredJob
+from alkstore_contract import JobState, QueueOpts
 from alkstore_faults import runner_cli
 from alkstore_faults.handler import perform_async, record_ack
-from alkstore_faults.runner_cli import Job, exec_console_script
+from alkstore_faults.runner_cli import Job, State, exec_console_script
 from alkstore_worker import App, JobContext, Settlement, StoreSource, Task
 
 VISIBILITY_TIMEOUT_S = 3.0
 WORKER_DOC = "docs/worker.md"
-FENCED_FAULTS = ["kill9", "pause", "slow_handler"]
+CONTRACT_DOC = "docs/contract.md"
+FENCED_FAULTS = ["kill9", "startup", "pause", "slow_handler"]
 """The faults under which every ack reaches the store, so its fence is judged (the ``stale`` promise)."""
 
 
@@ -73,6 +79,17 @@ def describe(
         ],
         "lease_s": VISIBILITY_TIMEOUT_S,
         "recovery_window_s": recovery_window_s,
+        "inspect_doc": CONTRACT_DOC + "#b--batch-ack-cancel-get_job",
+        "policies": [],
+        "recovery_rules": [
+            {
+                "state": "running",
+                "after_s": VISIBILITY_TIMEOUT_S,
+                "rule": "a dead worker's job is claimed again when its lease lapses",
+                "quote": "the unfinished jobs come back when their leases lapse, as after a crash",
+                "doc": WORKER_DOC + "#stopping-sigterm-and-sigint",
+            }
+        ],
         "faults": faults,
         "promises": [
             {
@@ -102,17 +119,67 @@ def describe(
     }
 
 
+def _epoch(moment: datetime | None) -> float | None:
+    return None if moment is None else moment.timestamp()
+
+
+def state_of(job: str, stored: StoredJob | None, now: datetime) -> State:
+    """What the store holds for one job, in the protocol's words: an acked job is deleted (contract B1), so a
+    job with no row is ``absent``, whether it completed or was never stored; the checker reads that only for a
+    job no run completed."""
+    if stored is None:
+        state, until, held, reason, words = "absent", None, None, None, "no row (an ack deletes the job)"
+    elif stored.state is JobState.DEAD:
+        state, until, held, reason, words = "dead", None, None, stored.last_error, stored.state.value
+    elif stored.state is JobState.PROCESSING:
+        state, until, held, reason, words = (
+            "running",
+            _epoch(stored.lease_expires_at),
+            stored.claimed_by,
+            None,
+            stored.state.value,
+        )
+    elif stored.run_at > now:
+        state, until, held, reason, words = "scheduled", _epoch(stored.run_at), None, stored.last_error, "ready"
+    else:
+        state, until, held, reason, words = "queued", None, None, stored.last_error, stored.state.value
+    return {
+        "job": job,
+        "state": state,
+        "library_state": words,
+        "reason": reason,
+        "until": until,
+        "held_by": held,
+        "attempts": None if stored is None else stored.attempts,
+    }
+
+
+def _ids() -> Path:
+    return Path(os.environ["ALKSTORE_FAULTS_STATE"]) / "ids.json"
+
+
 def serve(description: dict[str, Any], app: App, task: Task[[dict[str, Any], JobContext], None]) -> int:
-    """``describe``, ``enqueue JOBS_FILE`` (``task.defer`` each job) or ``worker`` (``alkstore worker tasks:app``,
-    one job at a time, on the run's queue)."""
+    """``describe``, ``enqueue JOBS_FILE`` (``task.defer`` each job, keeping the store's ids), ``worker``
+    (``alkstore worker tasks:app``, one job at a time, on the run's queue) or ``inspect JOBS_FILE``
+    (``Queue.get_job`` of each)."""
 
     async def enqueue(jobs: list[Job]) -> None:
+        ids: dict[str, Any] = {}
         async with app:
             for job in jobs:
-                await task.defer(job)
+                ids[str(job["id"])] = await task.defer(job)
+        if os.environ.get("ALKSTORE_FAULTS_STATE"):
+            _ids().write_text(json.dumps(ids), encoding="utf-8")
+
+    async def inspect(jobs: list[Job]) -> list[State]:
+        ids = json.loads(_ids().read_text(encoding="utf-8"))
+        async with app:
+            queue = await app.queue_for(task)
+            now = datetime.now(UTC)
+            return [state_of(str(job["id"]), await queue.get_job(ids[str(job["id"])]), now) for job in jobs]
 
     def worker() -> None:
         options = ["--concurrency", "1", "--sweep-interval", "1", "--queue", os.environ["ALKSTORE_FAULTS_QUEUE"]]
         exec_console_script("alkstore", "worker", "tasks:app", *options)
 
-    return runner_cli.serve(description, enqueue, worker)
+    return runner_cli.serve(description, enqueue, worker, inspect=inspect)

@@ -119,17 +119,21 @@ class Runner:
     def env(self, broker: str, queue: str, **extra: str) -> dict[str, str]:
         return {**os.environ, "ALKSTORE_FAULTS_BROKER": broker, "ALKSTORE_FAULTS_QUEUE": queue, **extra}
 
+    def _call(self, arguments: list[str], timeout: float, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        """Run one subcommand in the runner's directory, its output captured, bounded by ``timeout``."""
+        return subprocess.run(
+            self.argv(*arguments),
+            cwd=self.directory,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env=env,
+        )
+
     def describe(self) -> Description:
         try:
-            done = subprocess.run(
-                self.argv("describe"),
-                cwd=self.directory,
-                capture_output=True,
-                text=True,
-                timeout=DESCRIBE_TIMEOUT_S,
-                check=False,
-                env=self.env("", ""),
-            )
+            done = self._call(["describe"], DESCRIBE_TIMEOUT_S, self.env("", ""))
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RunnerError(f"runner {self.name!r}: describe could not run: {exc}") from exc
         if done.returncode != 0:
@@ -145,15 +149,7 @@ class Runner:
     def enqueue(self, broker: str, queue: str, jobs_file: Path, state: Path | None = None) -> None:
         extra = {} if state is None else {"ALKSTORE_FAULTS_STATE": str(state)}
         try:
-            done = subprocess.run(
-                self.argv("enqueue", str(jobs_file)),
-                cwd=self.directory,
-                capture_output=True,
-                text=True,
-                timeout=ENQUEUE_TIMEOUT_S,
-                check=False,
-                env=self.env(broker, queue, **extra),
-            )
+            done = self._call(["enqueue", str(jobs_file)], ENQUEUE_TIMEOUT_S, self.env(broker, queue, **extra))
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RunnerError(f"runner {self.name!r}: enqueue could not finish: {exc}") from exc
         if done.returncode != 0:
@@ -162,16 +158,9 @@ class Runner:
     def inspect(self, broker: str, queue: str, jobs_file: Path, state: Path, jobs: list[str]) -> list[dict[str, Any]]:
         """What the library holds for each of ``jobs`` (protocol 2), never raising: a runner that crashes, hangs
         or prints garbage gets ``unknown`` for every job it did not answer, with the reason."""
+        env = self.env(broker, queue, ALKSTORE_FAULTS_STATE=str(state))
         try:
-            done = subprocess.run(
-                self.argv("inspect", str(jobs_file)),
-                cwd=self.directory,
-                capture_output=True,
-                text=True,
-                timeout=INSPECT_TIMEOUT_S,
-                check=False,
-                env=self.env(broker, queue, ALKSTORE_FAULTS_STATE=str(state)),
-            )
+            done = self._call(["inspect", str(jobs_file)], INSPECT_TIMEOUT_S, env)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return [unknown(job, f"inspect could not finish: {exc}") for job in jobs]
         if done.returncode != 0:

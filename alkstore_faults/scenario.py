@@ -83,10 +83,11 @@ def _open_runs(ledgers: Path, pool: WorkerPool) -> list[Run]:
     return [run for run in runs_of(records) if run.end is None and pool.alive(run.worker)]
 
 
-async def _steady(ledgers: Path, pool: WorkerPool, description: Description) -> str:
+async def _steady(ledgers: Path, pool: WorkerPool, description: Description, jobs: list[Job]) -> str:
     """Wait for steady state: every live worker has taken a job (a ``start`` record in its ledger), or the
-    runner's declared ``warmup_s`` has passed since the workers started; at most ``STEADY_TIMEOUT_S``. Returns
-    what was reached, for the fault's detail."""
+    runner's declared ``warmup_s`` has passed since the workers started; at most ``STEADY_TIMEOUT_S``, and no
+    longer once every job has been taken (a worker that starts late may find none left). Returns what was
+    reached, for the fault's detail."""
     started = time.monotonic()
     deadline = started + STEADY_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -97,6 +98,8 @@ async def _steady(ledgers: Path, pool: WorkerPool, description: Description) -> 
             return "at steady state (every worker had taken a job)"
         if description.warmup_s and time.monotonic() - started >= description.warmup_s:
             return f"at steady state (the runner's warm-up of {description.warmup_s} s had passed)"
+        if {job.id for job in jobs} <= {record.job for record in records if record.ev == "start"}:
+            return "NOT at steady state: every job was taken before every worker had taken one"
         await asyncio.sleep(POLL_S)
     return f"NOT at steady state: not every worker had taken a job after {STEADY_TIMEOUT_S} s"
 
@@ -183,7 +186,7 @@ async def _inject(
         detail = f"SIGKILL of the worker's process group at its first job, {after:.2f} s after it was started"
         return FaultEvent(fault, at, at, first.worker, [first.job], detail)
     target_job = jobs[0].id if fault == "slow_handler" else None
-    steady = await _steady(ledgers, pool, description)
+    steady = await _steady(ledgers, pool, description, jobs)
     await asyncio.sleep(rng.uniform(0.0, 0.5))
     runs = await _wait_in_flight(ledgers, pool, target_job)
     if not runs:

@@ -110,3 +110,48 @@ def test_a_node_runner_refuses_anything_but_its_subcommands(runner: str, argv: l
         out.stderr
         == f"unknown command {json.dumps(' '.join(argv))}: describe, enqueue JOBS_FILE, worker or inspect JOBS_FILE\n"
     )
+
+
+NODE_RUNNER = """
+const {{ serve, record }} = require({protocol});
+serve({{
+  describe: () => ({{ version: require('no-such-npm-package/package.json').version }}),
+  enqueue: async () => {{}},
+  worker: async () => record('cancelled', 'j1', 1, {{ by: 'library', reason: 'job_timeout' }}),
+  {inspect}
+}});
+"""
+
+
+def _node_runner(tmp_path: Path, inspect: str) -> Path:
+    script = tmp_path / "runner.js"
+    protocol = json.dumps(str(RUNNERS / "runner_protocol.js"))
+    script.write_text(NODE_RUNNER.format(protocol=protocol, inspect=inspect), encoding="utf-8")
+    (tmp_path / "jobs.jsonl").write_text('{"id": "j1", "duration_s": 0, "fail": false}\n', encoding="utf-8")
+    return script
+
+
+@needs_node
+def test_a_node_runners_inspect_prints_a_state_a_line_and_its_cancelled_record_ends_the_run(tmp_path: Path) -> None:
+    script = _node_runner(tmp_path, "inspect: async (jobs) => jobs.map((job) => ({ job: job.id, state: 'queued' })),")
+    env = {**os.environ, "ALKSTORE_FAULTS_WORKER": "w1", "ALKSTORE_FAULTS_LEDGER": str(tmp_path / "w1.jsonl")}
+    argv = ["node", str(script), "inspect", str(tmp_path / "jobs.jsonl")]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout) == (0, '{"job":"j1","state":"queued"}\n')
+    subprocess.run(["node", str(script), "worker"], env=env, check=True, timeout=60)
+    [record] = read_ledgers(tmp_path)[0]
+    assert (record.ev, record.reason) == ("cancelled", "library: job_timeout")
+
+
+@needs_node
+def test_a_node_runner_without_its_package_or_inspect_says_so_in_one_line(tmp_path: Path) -> None:
+    script = _node_runner(tmp_path, "")
+    out = subprocess.run(["node", str(script), "describe"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert out.stderr == (
+        "runner needs the npm package 'no-such-npm-package', which is not installed: install it "
+        "(npm install no-such-npm-package)\n"
+    )
+    out = subprocess.run(["node", str(script), "inspect", "jobs.jsonl"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2
+    assert "(this runner has no inspect: protocol 1)" in out.stderr

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -59,8 +61,15 @@ def _report(path: Path) -> dict[str, Any]:
 
 
 def test_correct_toyq_keeps_its_promises_under_every_fault(tmp_path: Path) -> None:
-    process = _faults("toyq", tmp_path / "toyq.json")
+    process = _faults("toyq", tmp_path / "toyq.json", "--keep")
     output, _ = process.communicate(timeout=240)
+    kept = [Path(path) for path in re.findall(r"kept in (\S+) \(worker logs in logs/\)", output)]
+    try:
+        assert len(kept) == 4, output
+        assert all((path / "logs" / "w1.log").is_file() and (path / "ledgers" / "w1.jsonl").is_file() for path in kept)
+    finally:
+        for path in kept:
+            shutil.rmtree(path, ignore_errors=True)
     assert process.returncode == 0, output
     report = _report(tmp_path / "toyq.json")
     runs = report["runs"]

@@ -13,6 +13,8 @@ import pytest
 
 from alkstore_faults import table
 from alkstore_faults.promises import normalised
+from alkstore_faults.recheck import main as recheck_main
+from alkstore_faults.recheck import recheck
 from alkstore_faults.report import SCHEMA
 
 REPORTS = sorted(table.REPORTS.glob("*.json"))
@@ -82,3 +84,26 @@ def test_a_fencing_promise_line_counts_accepted_and_says_what_it_could_not_judge
     assert line.startswith("- promise (≤ 0), stale (accepted) under pause: observed 1, refused 1, NOT JUDGED in 1 ")
     caveat = table._promise_line({**promise, "max": None}, runs)
     assert caveat.startswith("- caveat, stale (accepted or unobserved) under pause: observed 2, refused 1 in 3 runs")
+
+
+def test_a_report_written_before_the_split_is_split_from_its_own_ledger_and_pause_log() -> None:
+    """A pause cell's overlap whose second run ended while the first worker was stopped is ``concurrent_stopped``;
+    one that outlasted the pause is ``concurrent_executing``: re-judged without re-running (alkstore_faults.recheck)."""
+    finding = {"outcome": "concurrent", "job": "j1", "workers": ["w1", "w2"], "times": [0.0, 3.0, 9.0], "detail": "d"}
+    pause = {"kind": "pause", "at": 0.5, "until": 8.9, "worker": "w1", "jobs": ["j1"], "detail": ""}
+
+    def run(second_end: float) -> dict[str, object]:
+        ledger = [["j1", "w1", 1, 0.0, 9.0, True, None], ["j1", "w2", 2, 3.0, second_end, True, None]]
+        counts = {"lost": 0, "twice": 1, "concurrent": 1, "stale": 1}
+        return {"findings": [dict(finding)], "events": [pause], "ledger": ledger, "counts": counts}
+
+    ended_in_pause, outlasted = run(4.0), run(12.0)
+    report = {"runner": "x", "version": 1, "runs": [ended_in_pause, outlasted]}
+    assert recheck(report) == ["x: split 2 concurrent finding(s) by the pause log"]
+    assert [r["counts"]["concurrent_stopped"] for r in (ended_in_pause, outlasted)] == [1, 0]  # type: ignore[index]
+    assert [r["counts"]["concurrent_executing"] for r in (ended_in_pause, outlasted)] == [0, 1]  # type: ignore[index]
+    assert recheck(report) == []
+
+
+def test_the_committed_reports_are_split() -> None:
+    assert recheck_main(["--check"]) == 0, "rerun python -m alkstore_faults.recheck"

@@ -23,7 +23,7 @@ DESCRIPTION = describe(
     source_settings=[
         {"name": "PostgresSource(notify=...)", "value": True, "doc": WORKER_DOC + "#waking-up-and-sweeping"},
     ],
-    faults=["kill9", "pause", "broker_restart", "net_cut", "slow_handler"],
+    faults=["kill9", "startup", "pause", "broker_restart", "net_cut", "slow_handler"],
     recovery_window_s=15.0,
     caveats=[
         {

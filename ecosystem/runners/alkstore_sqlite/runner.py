@@ -15,7 +15,11 @@ from tasks import app, run_job
 from alkstore_faults.ours import describe, serve
 
 DESCRIPTION = describe(
-    "sqlite", source_settings=[], faults=["kill9", "pause", "slow_handler"], recovery_window_s=10.0, caveats=[]
+    "sqlite",
+    source_settings=[],
+    faults=["kill9", "startup", "pause", "slow_handler"],
+    recovery_window_s=10.0,
+    caveats=[],
 )
 
 
