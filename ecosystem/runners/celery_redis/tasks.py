@@ -6,6 +6,10 @@ timeout is 10 s (default one hour), the time after which an unacknowledged job i
 kombu's sweep for such jobs runs every second (by default every 10 × 10 s). On RabbitMQ the connection's
 heartbeat is 5 s (default 120 s): a silent worker's connection, and with it its unacknowledged job, is dropped
 after two missed heartbeats.
+
+On Redis the app also keeps its results in the same Redis (``result_backend``, as Celery's Redis page
+configures it) and reports a task ``STARTED`` (``task_track_started``): that is what the runner's ``inspect``
+reads through ``AsyncResult``. Celery's RabbitMQ setup documents no result backend, so there is none.
 """
 
 from __future__ import annotations
@@ -19,8 +23,11 @@ from alkstore_faults.handler import perform
 
 VISIBILITY_TIMEOUT_S = 10
 
-app = Celery("alkstore_faults", broker=os.environ.get("ALKSTORE_FAULTS_BROKER") or "memory://")
+BROKER = os.environ.get("ALKSTORE_FAULTS_BROKER") or "memory://"
+
+app = Celery("alkstore_faults", broker=BROKER, backend=BROKER if BROKER.startswith("redis://") else None)
 app.conf.update(
+    task_track_started=True,
     task_default_queue=os.environ.get("ALKSTORE_FAULTS_QUEUE", "celery"),
     task_acks_late=True,
     task_reject_on_worker_lost=True,

@@ -1,4 +1,5 @@
-"""Dramatiq's side of the Dramatiq runner: the Redis broker and the one actor, as a Dramatiq user writes them."""
+"""Dramatiq's side of the Dramatiq runner: the Redis broker, its result store and the one actor, as a Dramatiq
+user writes them (runner.py cites each setting)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import os
 
 import dramatiq
 from dramatiq.brokers.redis import RedisBroker
+from dramatiq.results import Results
+from dramatiq.results.backends import RedisBackend
 
 from alkstore_faults.handler import perform
 
@@ -17,10 +20,12 @@ broker = RedisBroker(
     heartbeat_timeout=HEARTBEAT_TIMEOUT_MS,
     maintenance_chance=MAINTENANCE_CHANCE,
 )
+results = RedisBackend(url=os.environ["ALKSTORE_FAULTS_BROKER"])
+broker.add_middleware(Results(backend=results))
 dramatiq.set_broker(broker)
 
 
-@dramatiq.actor(queue_name=os.environ["ALKSTORE_FAULTS_QUEUE"], max_retries=0)
+@dramatiq.actor(queue_name=os.environ["ALKSTORE_FAULTS_QUEUE"], max_retries=0, store_results=True)
 def run_job(job: str, duration_s: float, fail: bool) -> str:
     message = dramatiq.middleware.CurrentMessage.get_current_message()
     retries = None if message is None else message.options.get("retries")
