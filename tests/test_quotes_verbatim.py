@@ -28,7 +28,7 @@ KINDS = ("promises", "caveats", "policies", "recovery_rules")
 """The members of a runner's description that quote a doc (protocol v2 adds the last two)."""
 FIELDS = {"url", "taken", "how", "excerpt"}
 
-RUNNERS_WITHOUT_SOURCES = {}
+RUNNERS_WITHOUT_SOURCES: dict[str, str] = {}
 """KNOWN MISSING: the runners whose quotes are not checked yet, each with why. The lead removes an entry when
 the runner's ``sources.json`` lands; an entry whose runner has one fails ``test_the_known_missing_list_is_...``."""
 
