@@ -123,15 +123,23 @@ def workers_sentence(runs: Path = RUNS) -> str:
     record = fair[-1]
     settings = record["settings"]
     processes, fewest = str(max(settings["processes"])), str(min(settings["processes"]))
-    equal = {
-        (row["system"], row["processes"]): row
+    rows = {
+        (row["system"], row["processes"], row["handler"]): row
         for row in _named(record, "drain")
-        if (row["point"], row["handler"]) == ("equal", "noop")
+        if row["point"] == "equal"
     }
+    equal = {(system, count): row for (system, count, handler), row in rows.items() if handler == "noop"}
 
-    def ratio(peer: str, count: str) -> str:
-        row = equal[peer, count]
+    def ratio(peer: str, count: str, handler: str = "noop") -> str:
+        row = rows[peer, count, handler]
         return row["alkstore-postgres ÷ this (median, range)"] or row["drain jobs/s (median)"]
+
+    def slept(count: str) -> str:
+        return ", ".join(
+            f"{ratio(peer, count, 'sleep')} {label.removesuffix(' own workers')}"
+            for peer, label in PEERS
+            if (peer, count, "sleep") in rows
+        )
 
     peers = ", ".join(f"{ratio(peer, processes)} {label}" for peer, label in PEERS if (peer, processes) in equal)
     if fewest != processes and ("pgqueuer", fewest) in equal:
@@ -150,7 +158,9 @@ def workers_sentence(runs: Path = RUNS) -> str:
         f"End to end through `alkstore worker` (`{record['runs'][0]['command'].split(' --json')[0]}`, {started}; "
         f"{settings['passes']} interleaved passes, load average {min(loads):.2f}–{max(loads):.2f}): draining "
         f"{settings['jobs']:,} jobs with a no-op handler, {processes} processes × {settings['slots']} slots for "
-        f"every system, alkstore on Postgres ran {peers} (median and range of the passes); {latency}."
+        f"every system, alkstore on Postgres ran {peers} (median and range of the passes); with a 10 ms "
+        f"handler, the same slots, {slept(processes)} at {processes} processes and {slept(fewest)} at {fewest} "
+        f"(below 1× the peer was faster); {latency}."
     )
 
 
