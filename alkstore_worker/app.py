@@ -149,19 +149,9 @@ class Task(Generic[P, R]):
         from any number of processes, store one job. Needs an engine declaring ``unique_keys`` (SQLite, Postgres,
         mem); on another, ``NotImplementedError`` names the capability and nothing is stored.
         """
-        (envelope,) = self.envelopes((payload,), delay=delay, run_at=run_at, single=True)
-        queue = await self.app.queue_for(self)
-        enqueue_unique = getattr(queue, "enqueue_unique", None)
-        if enqueue_unique is None:
-            raise NotImplementedError(f"{self.app.source.description}: the engine does not declare 'unique_keys'")
+        enqueue_unique, envelope = await self._one_through("enqueue_unique", "unique_keys", payload, delay, run_at)
         enqueued: Enqueued = await enqueue_unique(
-            envelope,
-            unique_key,
-            delay=delay,
-            run_at=run_at,
-            expires=expires,
-            max_attempts=self.options.max_attempts,
-            priority=priority,
+            envelope, unique_key, **self._options(delay, run_at, expires, priority)
         )
         return enqueued
 
@@ -182,23 +172,32 @@ class Task(Generic[P, R]):
         database and schema of the app's store. Needs an engine declaring ``transactional_enqueue`` (Postgres); on
         another, ``NotImplementedError`` names the capability and nothing is stored.
         """
-        (envelope,) = self.envelopes((payload,), delay=delay, run_at=run_at, single=True)
-        queue = await self.app.queue_for(self)
-        enqueue_in = getattr(queue, "enqueue_in", None)
-        if enqueue_in is None:
-            raise NotImplementedError(
-                f"{self.app.source.description}: the engine does not declare 'transactional_enqueue'"
-            )
-        job_id: JobId = await enqueue_in(
-            transaction,
-            envelope,
-            delay=delay,
-            run_at=run_at,
-            expires=expires,
-            max_attempts=self.options.max_attempts,
-            priority=priority,
-        )
+        enqueue_in, envelope = await self._one_through("enqueue_in", "transactional_enqueue", payload, delay, run_at)
+        job_id: JobId = await enqueue_in(transaction, envelope, **self._options(delay, run_at, expires, priority))
         return job_id
+
+    async def _one_through(
+        self, op: str, capability: str, payload: object, delay: Duration | None, run_at: datetime | None
+    ) -> tuple[Any, dict[str, object]]:
+        """The queue's ``op`` (a contract 2.1 enqueue) and ``payload``'s envelope, after the app's own rules; an
+        engine without ``op`` is refused naming ``capability`` before anything is stored."""
+        (envelope,) = self.envelopes((payload,), delay=delay, run_at=run_at, single=True)
+        method = getattr(await self.app.queue_for(self), op, None)
+        if method is None:
+            raise NotImplementedError(f"{self.app.source.description}: the engine does not declare '{capability}'")
+        return method, envelope
+
+    def _options(
+        self, delay: Duration | None, run_at: datetime | None, expires: Duration | None, priority: int
+    ) -> dict[str, Any]:
+        """The enqueue options of one run of this task: the caller's, and the task's ``max_attempts``."""
+        return {
+            "delay": delay,
+            "run_at": run_at,
+            "expires": expires,
+            "max_attempts": self.options.max_attempts,
+            "priority": priority,
+        }
 
     async def _enqueue(
         self,
