@@ -44,7 +44,9 @@ def _say(text: str, stream: TextIO = sys.stdout) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("library", help="a runner's name under ecosystem/runners/, or a directory with runner.json")
+    parser.add_argument(
+        "library", help="a runner's name (ecosystem/<library>/runner*/runner.json), or a directory with runner.json"
+    )
     parser.add_argument("--short", action="store_true", help="each fault once (the full mode runs each three times)")
     parser.add_argument("--fault", choices=FAULTS, action="append", help="only this fault (repeatable)")
     parser.add_argument("--seed", type=int, help="the run's seed (default: a random one, printed)")

@@ -1,4 +1,4 @@
-"""The runner of alkstore's own worker, shared by ``ecosystem/runners/alkstore_*`` (one per engine).
+"""The runner of alkstore's own worker, shared by ``ecosystem/alkstore/runner_*`` (one per engine).
 
 Each of those runners is a ``tasks.py`` that builds its app over its engine's source with ``app_over`` (what
 ``alkstore worker tasks:app`` loads), and a ``runner.py`` that describes its engine with ``describe`` (the worker's

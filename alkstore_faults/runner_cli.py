@@ -2,7 +2,7 @@
 
 The runner protocol (docs/runtime-faults.md) is the same for every library; what differs is the description,
 how the library's client enqueues a job and how the library's worker starts. A runner
-(``ecosystem/runners/<library>/runner.py``) declares those three and hands them to ``serve``, which reads the
+(``ecosystem/<library>/runner/runner.py``) declares those three and hands them to ``serve``, which reads the
 subcommand and the jobs file and refuses anything else the same way for every library, so a fix to the protocol's
 side of a runner reaches all of them at once. A runner imports its library's task module inside its ``enqueue``
 and ``worker`` only: ``describe`` runs with no broker, and a task module may need one to import.

@@ -20,8 +20,11 @@ from typing import Any
 from alkstore_contract.hazards import PROMISABLE
 from alkstore_faults import PROTOCOLS
 
-RUNNERS = Path(__file__).resolve().parents[1] / "ecosystem" / "runners"
-"""Where the runners shipped with the project live, one directory each."""
+ECOSYSTEM = Path(__file__).resolve().parents[1] / "ecosystem"
+"""Where the libraries the project judges live, one folder each (``ecosystem/<library>/``): a library's runners
+are its directories named ``runner`` or ``runner_<variant>`` holding a ``runner.json``, whose ``name`` is the
+runner's name (``ecosystem/celery/runner_redis/`` is ``celery_redis``)."""
+RUNNER_MANIFESTS = "*/runner*/runner.json"
 BROKERS = ("redis", "amqp", "postgres", "dir")
 FAULTS = (
     "kill9",
@@ -302,7 +305,7 @@ def _interpreter(part: str) -> str:
         return sys.executable
     if part.startswith("{python:") and part.endswith("}"):
         name = part[len("{python:") : -1]
-        default = RUNNERS.parents[1] / f".venv-{name}" / "bin" / "python"
+        default = ECOSYSTEM.parent / f".venv-{name}" / "bin" / "python"
         chosen = os.environ.get(f"ALKSTORE_FAULTS_PYTHON_{name.upper()}") or str(default)
         if not Path(chosen).is_file():
             raise ValueError(
@@ -313,24 +316,44 @@ def _interpreter(part: str) -> str:
     return part
 
 
+def shipped_runners() -> dict[str, Path]:
+    """Each runner shipped in the checkout's ``ecosystem/``, by the name its manifest gives, to its directory."""
+    found: dict[str, Path] = {}
+    for manifest in sorted(ECOSYSTEM.glob(RUNNER_MANIFESTS)):
+        try:
+            name = json.loads(manifest.read_text(encoding="utf-8"))["name"]
+        except (OSError, ValueError, KeyError, TypeError):
+            name = manifest.parent.name  # find_runner names what is wrong with it when it is asked for
+        found[str(name)] = manifest.parent
+    return found
+
+
+def runner_directory(name: str) -> Path:
+    """The directory of the shipped runner ``name``; ``RunnerError`` naming the known ones if there is none."""
+    shipped = shipped_runners()
+    if name not in shipped:
+        raise RunnerError(
+            f"no runner {name!r}: it is no directory with a runner.json, nor a runner in {ECOSYSTEM}; known "
+            f"runners: {', '.join(sorted(shipped)) or 'none'}"
+        )
+    return shipped[name]
+
+
 def find_runner(name: str) -> Runner:
-    """The runner ``name`` (a directory under ecosystem/runners/) or at the path ``name``; ``RunnerError`` if none."""
+    """The runner ``name`` (shipped under ecosystem/<library>/) or at the path ``name``; ``RunnerError`` if none."""
     candidate = Path(name)
-    directory = candidate if (candidate / "runner.json").is_file() else RUNNERS / name
-    manifest = directory / "runner.json"
-    if not manifest.is_file() and not RUNNERS.is_dir():
+    if (candidate / "runner.json").is_file():
+        directory = candidate
+    elif ECOSYSTEM.is_dir():
+        directory = runner_directory(name)
+    else:
         raise RunnerError(
             f"no runner {name!r}: the shipped runners are programs in their libraries' languages and live in a "
-            f"checkout of alkstore (ecosystem/runners/), not in the installed package; run alkstore faults from a "
-            f"checkout or an unpacked sdist (pip download --no-deps --no-binary :all: alkstore), or name the "
+            f"checkout of alkstore (ecosystem/<library>/runner*/), not in the installed package; run alkstore faults "
+            f"from a checkout or an unpacked sdist (pip download --no-deps --no-binary :all: alkstore), or name the "
             f"directory of a runner.json"
         )
-    if not manifest.is_file():
-        known = sorted(path.parent.name for path in RUNNERS.glob("*/runner.json"))
-        raise RunnerError(
-            f"no runner {name!r}: it is no directory with a runner.json, nor a runner in {RUNNERS}; known runners: "
-            f"{', '.join(known) or 'none'}"
-        )
+    manifest = directory / "runner.json"
     try:
         data = json.loads(manifest.read_text(encoding="utf-8"))
         if data["protocol"] not in PROTOCOLS:

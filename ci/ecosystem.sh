@@ -20,8 +20,8 @@ RUNS="${ALKSTORE_ECOSYSTEM_RUNS:-3}"
 out=docs/ecosystem/reports
 node_manifest="$PWD/engines_under_test/alkstore_node/alkstore-engine.toml"
 rust_manifest="$PWD/engines_under_test/alkstore_rust/alkstore-engine.toml"
-graphile_manifest="$PWD/ecosystem/alkstore_graphile/alkstore-engine.toml"
-pgboss_manifest="$PWD/ecosystem/alkstore_pgboss/alkstore-engine.toml"
+graphile_manifest="$PWD/ecosystem/graphile_worker/adapter/alkstore-engine.toml"
+pgboss_manifest="$PWD/ecosystem/pgboss/adapter/alkstore-engine.toml"
 # The Python reproductions run with the interpreter of the `alkstore` on PATH (the venv with the ecosystem extra).
 python="$(dirname "$(command -v alkstore)")/python"
 status=0
@@ -37,11 +37,13 @@ for run in $(seq 1 "$RUNS"); do
         pytest_args=()
         [ "$engine" = node-sqlite ] && spec=$node_manifest
         [ "$engine" = rust-sqlite ] && spec=$rust_manifest
-        case $engine in pgqueuer | procrastinate | pg-boss)
-            extra=(--xfail-file "ecosystem/alkstore_${engine//-/}/expected-failures.txt") ;;
+        case $engine in pgqueuer | procrastinate)
+            extra=(--xfail-file "ecosystem/$engine/adapter/alkstore_$engine/expected-failures.txt") ;;
+        pg-boss)
+            extra=(--xfail-file ecosystem/pgboss/adapter/expected-failures.txt) ;;
         graphile-worker)
             spec=$graphile_manifest
-            extra=(--xfail-file ecosystem/alkstore_graphile/expected-failures.txt) ;;
+            extra=(--xfail-file ecosystem/graphile_worker/adapter/expected-failures.txt) ;;
         esac
         # pg-boss's leases, delays and retentions are whole seconds: its expected failures hold at a 1 s tick.
         [ "$engine" = pg-boss ] && spec=$pgboss_manifest && pytest_args=(-- --alkstore-tick=1.0)
@@ -68,13 +70,13 @@ reproduce() {
 }
 for engine in $ENGINES; do
     case $engine in
-    pgqueuer) reproduce pgqueuer 3 "$python" ecosystem/alkstore_pgqueuer/reproduce_pause.py ;;
-    procrastinate) reproduce procrastinate 3 "$python" ecosystem/alkstore_procrastinate/reproduce_pause.py ;;
+    pgqueuer) reproduce pgqueuer 3 "$python" ecosystem/pgqueuer/adapter/alkstore_pgqueuer/reproduce_pause.py ;;
+    procrastinate) reproduce procrastinate 3 "$python" ecosystem/procrastinate/adapter/alkstore_procrastinate/reproduce_pause.py ;;
     pg-boss)
-        reproduce pg-boss 4 node ecosystem/alkstore_pgboss/reproduce_workers.js
-        reproduce pg-boss 1 node ecosystem/alkstore_pgboss/reproduce_restart.js # a throwaway cluster of its own
+        reproduce pg-boss 4 node ecosystem/pgboss/adapter/reproduce_workers.js
+        reproduce pg-boss 1 node ecosystem/pgboss/adapter/reproduce_restart.js # a throwaway cluster of its own
         ;;
-    graphile-worker) reproduce graphile-worker 1 node ecosystem/alkstore_graphile/reproduce.js ;;
+    graphile-worker) reproduce graphile-worker 1 node ecosystem/graphile_worker/adapter/reproduce.js ;;
     esac
 done
 "$python" -m tools.ecosystem_page || status=1

@@ -4,7 +4,7 @@
 #   ci/faults.sh install   the runners' libraries: the '.[faults]' extra in the venv (RQ, huey, Dramatiq, arq),
 #                          Celery in .venv-celery (celery[redis] needs redis>=6.4, arq needs redis<6, so they
 #                          cannot share a venv; the Celery manifests name it as {python:celery}), and
-#                          the Node runners' npm packages (npm ci in ecosystem/runners/{bullmq,pgboss,graphile_worker})
+#                          the Node runners' npm packages (npm ci in ecosystem/{bullmq,pgboss,graphile_worker}/runner)
 #   ci/faults.sh short     each fault once on huey (a Redis library: a throwaway redis-server of its own) and on
 #                          our SQLite engine through `alkstore worker`, both at once (they mostly wait)
 #   ci/faults.sh full      the whole matrix, every fault three times per library, reports in reports/faults/
@@ -24,7 +24,7 @@ install)
     fi
     "$CELERY_VENV/bin/python" -m pip install --quiet --no-compile -e '.[faults-celery]'
     for runner in bullmq pgboss graphile_worker; do
-        (cd "ecosystem/runners/$runner" && npm ci --no-audit --no-fund --loglevel=error)
+        (cd "ecosystem/$runner/runner" && npm ci --no-audit --no-fund --loglevel=error)
     done
     ;;
 short)

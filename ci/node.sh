@@ -12,7 +12,7 @@
 # no prebuilt binary can be fetched: about a minute of CPU once, then kept in node_modules.
 set -euo pipefail
 cd "$(dirname "$0")/../engines_under_test/alkstore_node"
-ADAPTERS=(../../ecosystem/alkstore_graphile ../../ecosystem/alkstore_pgboss) # pure JS: npm ci takes seconds
+ADAPTERS=(../../ecosystem/graphile_worker/adapter ../../ecosystem/pgboss/adapter) # pure JS: npm ci takes seconds
 case "${1:-}" in
 install)
     if [ ! -f node_modules/better-sqlite3/build/Release/better_sqlite3.node ] ||
@@ -36,7 +36,7 @@ check)
         adapter_tests+=("$adapter/test/")
     done
     # The engine's in-process users (a test fixture, a benchmark) too: they drive it through its handlers.
-    for file in src/*.js test/*.js ../../ecosystem/runners/*.js ../../ecosystem/runners/*/*.js ../../tests/mutants/node_*.js ../../tests/wire_testees/*.js ../../benchmarks/*.js \
+    for file in src/*.js test/*.js ../../ecosystem/kit/*.js ../../ecosystem/*/runner*/*.js ../../tests/mutants/node_*.js ../../tests/wire_testees/*.js ../../benchmarks/*.js \
         ../node_kit/src/*.js ../node_kit/test/*.js "${adapter_files[@]}"; do
         node --check "$file"
     done

@@ -159,7 +159,9 @@ def test_every_failure_counted_against_a_library_names_a_reproduction_that_exist
         for clause_id, said in engine.notes.get("clauses", {}).items():
             if said.get("class") not in ("own promise", "not promised"):
                 continue
-            scripts = re.findall(r"ecosystem/alkstore_\w+/reproduce\w*\.(?:py|js)", said["why"] + said["source"])
+            scripts = re.findall(
+                r"ecosystem/\w+/adapter/(?:alkstore_\w+/)?reproduce\w*\.(?:py|js)", said["why"] + said["source"]
+            )
             assert scripts, f"{engine.name} {clause_id}: counted against the library with no reproduction named"
             for script in scripts:
                 assert (ROOT / script).is_file(), f"{engine.name} {clause_id}: {script} is not in the tree"

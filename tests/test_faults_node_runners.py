@@ -1,6 +1,6 @@
 """The pg-boss and graphile-worker runners' descriptions (docs/runtime-faults.md), the rule that lets a runner
 declare a lease of hours (graphile-worker's 4-hour lock) only when it takes no fault that outlives the lease, and
-the protocol's side every Node runner shares (ecosystem/runners/runner_protocol.js): the ledger records its handler
+the protocol's side every Node runner shares (ecosystem/kit/runner_protocol.js): the ledger records its handler
 writes, as the harness reads them, and the refusal of anything but its subcommands."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from alkstore_faults.handler_records import read_ledgers, runs_of
-from alkstore_faults.runner_program import RUNNERS, parse_description
+from alkstore_faults.runner_program import ECOSYSTEM, parse_description, runner_directory
 
 BASE = {
     "library": "x",
@@ -46,7 +46,7 @@ def test_a_lease_over_a_day_is_refused() -> None:
     [("pgboss", "pg-boss", ["twice"]), ("graphile_worker", "graphile-worker", [])],
 )
 def test_the_node_postgres_runners_describe_themselves(runner: str, library: str, promised: list[str]) -> None:
-    directory = RUNNERS / runner
+    directory = runner_directory(runner)
     manifest = json.loads((directory / "runner.json").read_text())
     assert (manifest["name"], manifest["language"], manifest["broker"]) == (runner, "node", "postgres")
     if shutil.which("node") is None or not (directory / "node_modules").is_dir():
@@ -80,7 +80,7 @@ def test_a_node_handlers_ledger_reads_back_as_its_runs(tmp_path: Path) -> None:
     """
     env = {**os.environ, "ALKSTORE_FAULTS_WORKER": "w1", "ALKSTORE_FAULTS_LEDGER": str(tmp_path / "w1.jsonl")}
     out = subprocess.run(
-        ["node", "-e", script], cwd=RUNNERS, env=env, capture_output=True, text=True, timeout=60, check=True
+        ["node", "-e", script], cwd=ECOSYSTEM / "kit", env=env, capture_output=True, text=True, timeout=60, check=True
     )
     assert out.stdout == "job j2 was told to fail"
     records, skipped = read_ledgers(tmp_path)
@@ -101,7 +101,7 @@ def test_a_node_handlers_ledger_reads_back_as_its_runs(tmp_path: Path) -> None:
 @pytest.mark.parametrize("runner", NODE_RUNNERS)
 @pytest.mark.parametrize("argv", [["run"], ["enqueue"], []], ids=repr)
 def test_a_node_runner_refuses_anything_but_its_subcommands(runner: str, argv: list[str]) -> None:
-    directory = RUNNERS / runner
+    directory = runner_directory(runner)
     if not (directory / "node_modules").is_dir():
         pytest.skip(f"{runner}'s npm packages are not installed: bash ci/faults.sh install")
     out = subprocess.run(["node", "runner.js", *argv], cwd=directory, capture_output=True, text=True, timeout=60)
@@ -125,7 +125,7 @@ serve({{
 
 def _node_runner(tmp_path: Path, inspect: str) -> Path:
     script = tmp_path / "runner.js"
-    protocol = json.dumps(str(RUNNERS / "runner_protocol.js"))
+    protocol = json.dumps(str(ECOSYSTEM / "kit" / "runner_protocol.js"))
     script.write_text(NODE_RUNNER.format(protocol=protocol, inspect=inspect), encoding="utf-8")
     (tmp_path / "jobs.jsonl").write_text('{"id": "j1", "duration_s": 0, "fail": false}\n', encoding="utf-8")
     return script

@@ -1,4 +1,4 @@
-"""The procrastinate runner and its no-recovery variant (ecosystem/runners/procrastinate/runner.py): the variant is
+"""The procrastinate runner and its no-recovery variant (ecosystem/procrastinate/runner/runner.py): the variant is
 the same runner without the stalled-jobs recipe, says so (``variant_of``, ``left_out``) and declares no rule that
 would run a stalled job again; ``inspect`` reads a job left in ``doing`` by a killed worker as held until the
 recipe retries it (its worker's last heartbeat + 30 s + one period), and as held forever without the recipe."""
@@ -12,13 +12,15 @@ from types import ModuleType, SimpleNamespace
 
 import pytest
 
-from alkstore_faults.runner_program import RUNNERS, find_runner, parse_description
+from alkstore_faults.runner_program import find_runner, parse_description, runner_directory
 
 pytest.importorskip("procrastinate", reason="the '.[ecosystem]' extra is not installed")
 
 
 def runner_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("procrastinate_runner", RUNNERS / "procrastinate" / "runner.py")
+    spec = importlib.util.spec_from_file_location(
+        "procrastinate_runner", runner_directory("procrastinate") / "runner.py"
+    )
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)

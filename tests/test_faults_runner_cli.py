@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from alkstore_faults.runner_cli import USAGE, Job, State, missing_package, serve
-from alkstore_faults.runner_program import RUNNERS, RunnerError, find_runner
+from alkstore_faults.runner_program import RunnerError, find_runner, shipped_runners
 
 DESCRIPTION = {"library": "x", "version": "1"}
 JOBS = [{"id": "j0001", "duration_s": 0.5, "fail": False}, {"id": "j0002", "duration_s": 1.0, "fail": True}]
@@ -120,9 +120,9 @@ def test_a_missing_package_is_one_line_naming_it(tmp_path: Path) -> None:
 
 
 PYTHON_RUNNERS = sorted(
-    manifest.parent.name
-    for manifest in RUNNERS.glob("*/runner.json")
-    if json.loads(manifest.read_text(encoding="utf-8"))["language"] == "python"
+    name
+    for name, directory in shipped_runners().items()
+    if json.loads((directory / "runner.json").read_text(encoding="utf-8"))["language"] == "python"
 )
 
 
@@ -143,9 +143,9 @@ def test_every_python_runner_describes_itself_as_the_protocol_demands(name: str)
 
 
 def test_an_install_without_the_runners_says_where_they_are(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """From a wheel, ``ecosystem/runners/`` is absent: one line says the shipped runners run from a checkout or an
+    """From a wheel, ``ecosystem/`` is absent: one line says the shipped runners run from a checkout or an
     unpacked sdist (docs/runtime-faults.md, "Where the code lives"), never "known runners: none"."""
-    monkeypatch.setattr("alkstore_faults.runner_program.RUNNERS", tmp_path / "absent")
+    monkeypatch.setattr("alkstore_faults.runner_program.ECOSYSTEM", tmp_path / "absent")
     with pytest.raises(RunnerError, match=r"live in a checkout of alkstore .* unpacked sdist") as raised:
         find_runner("huey")
     assert "known runners" not in str(raised.value)

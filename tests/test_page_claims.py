@@ -5,7 +5,7 @@
 - Every failure classed *breaks its own promise* on either page has a standalone reproduction that exists and
   that ``ci/ecosystem.sh`` runs, or (runtime faults only) an entry of ``ecosystem/faults-reproductions.json``
   saying why it has none yet, which the page shows; every other non-zero count names its replay command.
-- The page's sentence about reproductions agrees with the files: every ``ecosystem/alkstore_*/reproduce*``
+- The page's sentence about reproductions agrees with the files: every ``ecosystem/<library>/adapter/reproduce*``
   script is one the notes name.
 If this fails: rebuild with ``python -m tools.ecosystem_page`` and ``python -m tools.faults_claims``, or move a
 typed universal sentence into a generated claim.
@@ -95,7 +95,7 @@ def test_every_own_promise_break_of_the_matrix_has_a_reproduction_ci_runs() -> N
 def test_every_reproduction_script_in_the_tree_is_one_the_page_names() -> None:
     """The page's count of reproductions is of the files: none unnamed, none named that is not there."""
     named = {entry["file"] for e in _libraries() for entry in e.notes["library"].get("reproductions", [])}
-    files = {str(p.relative_to(ROOT)) for p in (ROOT / "ecosystem").glob("alkstore_*/reproduce*.*")}
+    files = {str(p.relative_to(ROOT)) for p in (ROOT / "ecosystem").glob("*/adapter/**/reproduce*.*")}
     assert named == files
 
 

@@ -1,8 +1,8 @@
 """Every quote of another project's docs on docs/ecosystem.md and docs/runtime-faults.md is that page's words.
 
-Each adapter (``ecosystem/alkstore_*``) and each runner (``ecosystem/runners/<name>``) keeps a ``sources.json``
-beside it: a list of ``{"url", "taken", "how", "excerpt"}``, the excerpt being the paragraph of the quoted page
-that holds the quote, verbatim, as it was taken (by the search tool or from the installed package). A quote
+Each adapter (``ecosystem/<library>/adapter``) and each runner (``ecosystem/<library>/runner*``) keeps a
+``sources.json`` beside it: a list of ``{"url", "taken", "how", "excerpt"}``, the excerpt being the paragraph of the
+quoted page that holds the quote, verbatim, as it was taken (by the search tool or from the installed package). A quote
 holds when it appears, whitespace aside, in an excerpt whose ``url`` is the quote's doc without its fragment.
 If this fails, a quote was altered, or moved to a page it is not on: fix the quote (docs/ecosystem/notes.json
 for the matrix's promises, the runner's ``describe`` for the runtime-faults pages), never the excerpt.
@@ -18,12 +18,18 @@ from typing import Any
 
 import pytest
 
-from alkstore_faults.runner_program import RunnerError, find_runner, missing_package
+from alkstore_faults.runner_program import RunnerError, find_runner, missing_package, shipped_runners
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTES = ROOT / "docs" / "ecosystem" / "notes.json"
-RUNNERS = ROOT / "ecosystem" / "runners"
 FAULT_REPORTS = ROOT / "docs" / "runtime-faults"
+ADAPTER_SOURCES = sorted(
+    [
+        *(ROOT / "ecosystem").glob("*/adapter/sources.json"),
+        *(ROOT / "ecosystem").glob("*/adapter/alkstore_*/sources.json"),
+    ]
+)
+"""The adapters' saved excerpts: a Node adapter's beside its package.json, a Python adapter's in its package."""
 KINDS = ("promises", "caveats", "policies", "recovery_rules")
 """The members of a runner's description that quote a doc (protocol v2 adds the last two)."""
 FIELDS = {"url", "taken", "how", "excerpt"}
@@ -105,7 +111,7 @@ def test_every_promise_of_the_matrix_is_verbatim_on_the_page_it_names(name: str,
 
 def test_an_altered_quote_fails_the_check() -> None:
     """The check can fail: procrastinate's words with one word changed (the issue's 'next major version')."""
-    sources = _sources(ROOT / "ecosystem" / "alkstore_procrastinate" / "sources.json")
+    sources = _sources(ROOT / "ecosystem" / "procrastinate" / "adapter" / "alkstore_procrastinate" / "sources.json")
     doc = "https://github.com/procrastinate-org/procrastinate/blob/main/docs/howto/production/retry_stalled_jobs.md"
     said = "This parameter is deprecated and will be removed in a next major release"
     assert _holds(said, doc, sources)
@@ -121,7 +127,7 @@ def test_an_excerpt_taken_from_an_installed_package_is_in_that_package() -> None
 
     checked = 0
     absent: set[str] = set()
-    for path in sorted((ROOT / "ecosystem").glob("alkstore_*/sources.json")):
+    for path in ADAPTER_SOURCES:
         for entry in _sources(path):
             if not entry["url"].startswith("pypi:"):
                 continue
@@ -139,7 +145,7 @@ def test_an_excerpt_taken_from_an_installed_package_is_in_that_package() -> None
     assert checked >= 2
 
 
-def _description(runner: Path) -> dict[str, Any] | str:
+def _description(name: str, runner: Path) -> dict[str, Any] | str:
     """What the runner's ``describe`` prints: a Python runner's ``DESCRIPTION`` literal when it is one, else the
     command itself, run as the harness runs it; or, when its library is not installed here (the test command's
     venv has none of the optional runners' libraries, nor their npm packages), the runner's one line saying
@@ -154,7 +160,7 @@ def _description(runner: Path) -> dict[str, Any] | str:
                 except ValueError:
                     break
     try:
-        described = find_runner(runner.name)
+        described = find_runner(name)
     except (
         RunnerError
     ) as exc:  # a runner with a venv of its own (Celery's): ci/faults.sh makes it, not the test command
@@ -173,51 +179,51 @@ def _description(runner: Path) -> dict[str, Any] | str:
     missing = missing_package(done.stderr) if done.returncode != 0 else None
     if missing is not None:
         return missing
-    assert done.returncode == 0, f"{runner.name}: describe exited {done.returncode}: {done.stderr[-800:]}"
+    assert done.returncode == 0, f"{name}: describe exited {done.returncode}: {done.stderr[-800:]}"
     printed: dict[str, Any] = json.loads(done.stdout)
     return printed
 
 
-def _runners() -> list[Path]:
-    return sorted(p.parent for p in RUNNERS.glob("*/runner.json"))
+def _runners() -> list[tuple[str, Path]]:
+    return sorted(shipped_runners().items())
 
 
-def _published(runner: Path) -> list[dict[str, Any]]:
+def _published(name: str) -> list[dict[str, Any]]:
     """Every promise, caveat, policy and recovery rule of the runner's committed report: what the page shows."""
-    report = FAULT_REPORTS / f"{runner.name}.json"
+    report = FAULT_REPORTS / f"{name}.json"
     if not report.is_file():
         return []
     published: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
     return [entry for kind in KINDS for entry in published.get(kind, [])]
 
 
-@pytest.mark.parametrize("runner", _runners(), ids=lambda p: p.name)
-def test_every_quote_of_a_runner_is_verbatim_on_the_page_it_names(runner: Path) -> None:
+@pytest.mark.parametrize(("name", "runner"), _runners(), ids=[name for name, _ in _runners()])
+def test_every_quote_of_a_runner_is_verbatim_on_the_page_it_names(name: str, runner: Path) -> None:
     """A runner's quotes (its ``describe`` and its committed report) hold against its ``sources.json`` (another
     project's pages) or this checkout (this project's docs)."""
     sources_path = runner / "sources.json"
-    ours = _this_projects_pages(_published(runner))
+    ours = _this_projects_pages(_published(name))
     if not sources_path.is_file() and any(
-        e["doc"].split("#", 1)[0] not in {o["url"] for o in ours} for e in _published(runner)
+        e["doc"].split("#", 1)[0] not in {o["url"] for o in ours} for e in _published(name)
     ):
-        assert runner.name in RUNNERS_WITHOUT_SOURCES, f"{runner.name}: no sources.json and not listed as missing"
-        pytest.skip(f"KNOWN MISSING: {runner.name}: {RUNNERS_WITHOUT_SOURCES[runner.name]}")
-    described = _description(runner)
+        assert name in RUNNERS_WITHOUT_SOURCES, f"{name}: no sources.json and not listed as missing"
+        pytest.skip(f"KNOWN MISSING: {name}: {RUNNERS_WITHOUT_SOURCES[name]}")
+    described = _description(name, runner)
     said = [] if isinstance(described, str) else [entry for kind in KINDS for entry in described.get(kind, [])]
-    quoted = _published(runner) + said
+    quoted = _published(name) + said
     sources = _this_projects_pages(quoted) + (_sources(sources_path) if sources_path.is_file() else [])
-    assert quoted, f"{runner.name}: no quote to check"
+    assert quoted, f"{name}: no quote to check"
     for entry in quoted:
         assert _holds(entry["quote"], entry["doc"], sources), (
-            f"{runner.name}: {entry['quote']!r} is not in any excerpt of {entry['doc']}"
+            f"{name}: {entry['quote']!r} is not in any excerpt of {entry['doc']}"
         )
     if isinstance(described, str):
-        pytest.skip(f"{runner.name}: the published quotes hold; its describe was not read here: {described}")
+        pytest.skip(f"{name}: the published quotes hold; its describe was not read here: {described}")
 
 
 def test_the_known_missing_list_names_only_runners_without_sources() -> None:
     """An entry of ``RUNNERS_WITHOUT_SOURCES`` whose runner has a ``sources.json`` must go: its quotes are checked."""
-    names = {p.name for p in _runners()}
-    assert set(RUNNERS_WITHOUT_SOURCES) <= names, sorted(set(RUNNERS_WITHOUT_SOURCES) - names)
-    stale = sorted(n for n in RUNNERS_WITHOUT_SOURCES if (RUNNERS / n / "sources.json").is_file())
+    runners = dict(_runners())
+    assert set(RUNNERS_WITHOUT_SOURCES) <= set(runners), sorted(set(RUNNERS_WITHOUT_SOURCES) - set(runners))
+    stale = sorted(n for n in RUNNERS_WITHOUT_SOURCES if (runners[n] / "sources.json").is_file())
     assert not stale, f"these runners have a sources.json now: remove them from RUNNERS_WITHOUT_SOURCES: {stale}"
