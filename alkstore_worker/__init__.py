@@ -12,7 +12,7 @@ conformance suite. docs/worker.md is its guide.
 import importlib
 import warnings
 
-from alkstore_worker.app import App, JobContext, Task, TaskOptions
+from alkstore_worker.app import App, DeferKeywords, JobContext, Task, TaskOptions
 from alkstore_worker.events import Counters, Settlement
 from alkstore_worker.runtime import Worker, WorkerOptions
 from alkstore_worker.sources import DeadJob, StoreSource, WorkerSource
@@ -21,6 +21,7 @@ __all__ = [
     "App",
     "Counters",
     "DeadJob",
+    "DeferKeywords",
     "JobContext",
     "Settlement",
     "StoreSource",

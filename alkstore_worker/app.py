@@ -25,11 +25,11 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypedDict, TypeVar, Unpack
 
 from alkstore_contract.errors import InvalidArgument, InvalidName, PayloadError
 from alkstore_contract.surface import Queue, Store
-from alkstore_contract.types import Duration, Enqueued, Job, JobId, QueueOpts
+from alkstore_contract.types import Duration, Enqueued, EnqueueKeywords, Job, JobId, QueueOpts
 from alkstore_contract.validation import (
     describe_value,
     encode_payload,
@@ -74,6 +74,17 @@ class JobContext:
         worker then cancels the handler at its next ``await`` (docs/worker.md, "A lost lease").
         """
         return self.lease.still_holding() if self.lease is not None else True
+
+
+class DeferKeywords(TypedDict, total=False):
+    """The keyword options of ``Task.defer``, for the calls that take them as they are (``defer_unique``,
+    ``defer_in``): written once, so those calls cannot drift from ``defer``. A key left out takes ``defer``'s
+    default."""
+
+    delay: Duration | None
+    run_at: datetime | None
+    expires: Duration | None
+    priority: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,11 +146,7 @@ class Task(Generic[P, R]):
         self,
         payload: object,
         unique_key: str,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        priority: int = 0,
+        **options: Unpack[DeferKeywords],
     ) -> Enqueued:
         """Enqueue one run of this task unless an unfinished job of its queue holds ``unique_key`` (contract K1–K4).
 
@@ -149,21 +156,15 @@ class Task(Generic[P, R]):
         from any number of processes, store one job. Needs an engine declaring ``unique_keys`` (SQLite, Postgres,
         mem); on another, ``NotImplementedError`` names the capability and nothing is stored.
         """
-        enqueue_unique, envelope = await self._one_through("enqueue_unique", "unique_keys", payload, delay, run_at)
-        enqueued: Enqueued = await enqueue_unique(
-            envelope, unique_key, **self._options(delay, run_at, expires, priority)
-        )
+        enqueue_unique, envelope = await self._one_through("enqueue_unique", "unique_keys", payload, options)
+        enqueued: Enqueued = await enqueue_unique(envelope, unique_key, **self._options(options))
         return enqueued
 
     async def defer_in(
         self,
         transaction: object,
         payload: object,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        priority: int = 0,
+        **options: Unpack[DeferKeywords],
     ) -> JobId:
         """Enqueue one run of this task inside the caller's open ``transaction`` (contract W1–W4): the job exists if
         and only if the caller commits, and no worker can claim it before; the store never commits, rolls back or
@@ -172,32 +173,25 @@ class Task(Generic[P, R]):
         database and schema of the app's store. Needs an engine declaring ``transactional_enqueue`` (Postgres); on
         another, ``NotImplementedError`` names the capability and nothing is stored.
         """
-        enqueue_in, envelope = await self._one_through("enqueue_in", "transactional_enqueue", payload, delay, run_at)
-        job_id: JobId = await enqueue_in(transaction, envelope, **self._options(delay, run_at, expires, priority))
+        enqueue_in, envelope = await self._one_through("enqueue_in", "transactional_enqueue", payload, options)
+        job_id: JobId = await enqueue_in(transaction, envelope, **self._options(options))
         return job_id
 
     async def _one_through(
-        self, op: str, capability: str, payload: object, delay: Duration | None, run_at: datetime | None
+        self, op: str, capability: str, payload: object, options: DeferKeywords
     ) -> tuple[Any, dict[str, object]]:
         """The queue's ``op`` (a contract 2.1 enqueue) and ``payload``'s envelope, after the app's own rules; an
         engine without ``op`` is refused naming ``capability`` before anything is stored."""
+        delay, run_at = options.get("delay"), options.get("run_at")
         (envelope,) = self.envelopes((payload,), delay=delay, run_at=run_at, single=True)
         method = getattr(await self.app.queue_for(self), op, None)
         if method is None:
             raise NotImplementedError(f"{self.app.source.description}: the engine does not declare '{capability}'")
         return method, envelope
 
-    def _options(
-        self, delay: Duration | None, run_at: datetime | None, expires: Duration | None, priority: int
-    ) -> dict[str, Any]:
+    def _options(self, options: DeferKeywords) -> EnqueueKeywords:
         """The enqueue options of one run of this task: the caller's, and the task's ``max_attempts``."""
-        return {
-            "delay": delay,
-            "run_at": run_at,
-            "expires": expires,
-            "max_attempts": self.options.max_attempts,
-            "priority": priority,
-        }
+        return {**options, "max_attempts": self.options.max_attempts}
 
     async def _enqueue(
         self,
