@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,23 @@ def test_a_ruby_runner_without_its_library_or_inspect_says_so_in_one_line(tmp_pa
     out = subprocess.run(["ruby", str(script), "inspect", "jobs.jsonl"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert "(this runner has no inspect: protocol 1)" in out.stderr
+
+
+@needs_ruby
+def test_a_reliable_fetch_that_acknowledges_before_the_handler_breaks_its_promise_under_kill9(tmp_path: Path) -> None:
+    """A broken copy of sidekiq_reliable_fetch (tests/fault_runtimes/sidekiq_reliable_ack_first) empties its working
+    queue before each job runs: a worker killed in a job leaves it nowhere, and the checker finds it lost."""
+    if _gems_missing(RUBY_RUNNERS["sidekiq_reliable_fetch"][2]) or shutil.which("redis-server") is None:
+        pytest.skip(f"Sidekiq, gitlab-sidekiq-fetcher or redis-server is not installed: {INSTALL}")
+    runtime = Path(__file__).resolve().parent / "fault_runtimes" / "sidekiq_reliable_ack_first"
+    report = tmp_path / "report.json"
+    command = [sys.executable, "-m", "alkstore_cli", "faults", str(runtime), "--short", "--fault", "kill9"]
+    done = subprocess.run(
+        [*command, "--seed", "7", "--report", str(report)], capture_output=True, text=True, timeout=400, check=False
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "BROKEN PROMISE under kill9 (round 0): lost 1 > 0" in done.stdout
+    [run] = json.loads(report.read_text(encoding="utf-8"))["runs"]
+    [finding] = [finding for finding in run["findings"] if finding["outcome"] == "lost"]
+    assert [state["state"] for state in run["library_states"] if state["job"] == finding["job"]] == ["absent"]
+    assert run["broken_promises"]
