@@ -100,16 +100,9 @@ def test_a_ruby_handlers_ledger_reads_back_as_its_runs(tmp_path: Path) -> None:
     )
     assert out.stdout == "job j2 was told to fail"
     records, skipped = read_ledgers(tmp_path)
-    assert skipped == []
-    assert [(record.ev, record.job, record.worker, record.attempt) for record in records] == [
-        ("start", "j1", "w1", 1),
-        ("end", "j1", "w1", 1),
-        ("ack", "j1", "w1", 1),
-        ("start", "j2", "w1", 2),
-        ("end", "j2", "w1", 2),
-        ("start", "j3", "w1", None),
-        ("cancelled", "j3", "w1", None),
-    ]
+    assert (skipped, {record.worker for record in records}) == ([], {"w1"})
+    events = "start j1 1, end j1 1, ack j1 1, start j2 2, end j2 2, start j3 None, cancelled j3 None"
+    assert ", ".join(f"{record.ev} {record.job} {record.attempt}" for record in records) == events
     first, second, third = runs_of(records)
     assert (first.ok, first.accepted, first.end is not None and first.end >= first.start + 0.01) == (True, False, True)
     assert (second.ok, second.accepted) == (False, None)

@@ -29,13 +29,4 @@ def describe
   }
 end
 
-exit(RunnerProtocol.serve(
-       describe: method(:describe),
-       enqueue: SidekiqRunner.method(:enqueue),
-       worker: -> { SidekiqRunner.worker('./tasks.rb') },
-       inspect: lambda { |jobs|
-         SidekiqRunner.connect
-         SidekiqRunner.states(jobs)
-       },
-       packages: SidekiqRunner::PACKAGES
-     ))
+SidekiqRunner.serve(method(:describe))

@@ -51,6 +51,21 @@ module SidekiqRunner
     exec('sidekiq', '-e', 'production', '-r', tasks, '-q', queue_name, '-c', CONCURRENCY.to_s, '-g', tag)
   end
 
+  # Serves the protocol (../../kit/runner_protocol.rb) for a runner of the given description; held (a callable)
+  # gives the holds a fetch keeps beside Sidekiq's own API, read once Sidekiq is connected.
+  def serve(describe, held: -> { {} })
+    exit(RunnerProtocol.serve(
+           describe: describe,
+           enqueue: method(:enqueue),
+           worker: -> { worker('./tasks.rb') },
+           inspect: lambda { |jobs|
+             connect
+             states(jobs, held: held.call)
+           },
+           packages: PACKAGES
+         ))
+  end
+
   def attempts(item)
     item['retry_count'].nil? ? 1 : item['retry_count'] + 2
   end

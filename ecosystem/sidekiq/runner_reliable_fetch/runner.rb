@@ -72,13 +72,4 @@ def held
   found
 end
 
-exit(RunnerProtocol.serve(
-       describe: method(:describe),
-       enqueue: SidekiqRunner.method(:enqueue),
-       worker: -> { SidekiqRunner.worker('./tasks.rb') },
-       inspect: lambda { |jobs|
-         SidekiqRunner.connect
-         SidekiqRunner.states(jobs, held: held)
-       },
-       packages: SidekiqRunner::PACKAGES
-     ))
+SidekiqRunner.serve(method(:describe), held: method(:held))
