@@ -61,8 +61,8 @@ end
 def create_delayed_jobs_table
   template = Gem::Specification.find_by_name('delayed_job_active_record').gem_dir +
              '/lib/generators/delayed_job/templates/migration.rb'
-  migration_version = "[#{ActiveRecord::VERSION::MAJOR}.#{ActiveRecord::VERSION::MINOR}]"
-  eval(ERB.new(File.read(template)).result(binding)) # rubocop:disable Security/Eval
+  version = "[#{ActiveRecord::VERSION::MAJOR}.#{ActiveRecord::VERSION::MINOR}]"
+  eval(ERB.new(File.read(template)).result_with_hash(migration_version: version)) # rubocop:disable Security/Eval
   CreateDelayedJobs.migrate(:up)
 end
 
