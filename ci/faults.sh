@@ -4,7 +4,9 @@
 #   ci/faults.sh install   the runners' libraries: the '.[faults]' extra in the venv (RQ, huey, Dramatiq, arq),
 #                          Celery in .venv-celery (celery[redis] needs redis>=6.4, arq needs redis<6, so they
 #                          cannot share a venv; the Celery manifests name it as {python:celery}), and
-#                          the Node runners' npm packages (npm ci in ecosystem/{bullmq,pgboss,graphile_worker}/runner)
+#                          the Node runners' npm packages (npm ci in ecosystem/{bullmq,pgboss,graphile_worker}/runner),
+#                          and the Ruby runners' Debian packages (RUBY_PACKAGES: Ruby 3.1, Sidekiq, gitlab-sidekiq-fetcher,
+#                          delayed_job with ActiveRecord on Postgres; no gem repository is needed)
 #   ci/faults.sh short     each fault once on huey (a Redis library: a throwaway redis-server of its own) and on
 #                          our SQLite engine through `alkstore worker`, both at once (they mostly wait)
 #   ci/faults.sh full      the whole matrix, every fault three times per library, reports in reports/faults/
@@ -15,7 +17,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${ALKSTORE_VENV:-.venv}"
 CELERY_VENV=".venv-celery"
-LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer pgboss graphile_worker)
+LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer pgboss graphile_worker
+    sidekiq sidekiq_reliable_fetch delayed_job)
+RUBY_PACKAGES=(ruby ruby-sidekiq ruby-gitlab-sidekiq-fetcher ruby-delayed-job ruby-delayed-job-active-record ruby-activerecord
+    ruby-pg)
+log() { echo "ci/faults.sh: $*" >&2; }
+# apt_install PACKAGE...: Debian's packages, as root (ci/as_root.sh)
+apt_install() {
+    ROOT_HINT="apt-get install $*"
+    # shellcheck source=ci/as_root.sh
+    source ci/as_root.sh
+    as_root apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+        --no-install-recommends "$@" >/dev/null
+}
 case "${1:-}" in
 install)
     "$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test,faults,ecosystem]'
@@ -26,16 +41,11 @@ install)
     for runner in bullmq pgboss graphile_worker; do
         (cd "ecosystem/$runner/runner" && npm ci --no-audit --no-fund --loglevel=error)
     done
+    apt_install "${RUBY_PACKAGES[@]}" # the Ruby runners (ecosystem/sidekiq, ecosystem/delayed_job)
     ;;
 short)
     if ! command -v redis-server >/dev/null 2>&1; then # huey's throwaway broker: Debian's redis-server
-        log() { echo "ci/faults.sh: $*" >&2; }
-        ROOT_HINT="apt-get install redis-server"
-        # shellcheck source=ci/as_root.sh
-        source ci/as_root.sh
-        as_root apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-            --no-install-recommends redis-server >/dev/null
+        apt_install redis-server
     fi
     "$VENV/bin/alkstore" faults alkstore_sqlite --short --report reports/faults/alkstore_sqlite-short.json 2>&1 |
         sed -u 's/^/[alkstore_sqlite] /' &
