@@ -77,6 +77,7 @@ DESCRIPTION: dict[str, Any] = {
         {"name": "Pruner(poll_interval=...)", "value": settings.PRUNER_POLL_S, "doc": PRUNER},
         {"name": "Queue(concurrency=...)", "value": settings.CONCURRENCY, "doc": QUEUE},
         {"name": "Queue(executor=...)", "value": "chancy.executors.process.ProcessExecutor (default)", "doc": QUEUE},
+        {"name": "Queue(eager_polling=...)", "value": True, "doc": QUEUE},
         {"name": "Job(max_attempts=...)", "value": settings.MAX_ATTEMPTS, "doc": JOB},
         {"name": "Job(limits=[Limit(Limit.Type.TIME, ...)])", "value": settings.TIME_LIMIT_S, "doc": EXECUTOR},
     ],

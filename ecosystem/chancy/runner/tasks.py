@@ -53,7 +53,7 @@ def application() -> Chancy:
 
 
 def queue() -> Queue:
-    return Queue(name=queue_name(), concurrency=CONCURRENCY)
+    return Queue(name=queue_name(), concurrency=CONCURRENCY, eager_polling=True)
 
 
 def job_of(job_id: str, duration_s: float, fail: bool) -> Job:
