@@ -3,7 +3,9 @@
 #
 #   ci/faults.sh install   the runners' libraries: the '.[faults]' extra in the venv (RQ, huey, Dramatiq, arq),
 #                          Celery in .venv-celery (celery[redis] needs redis>=6.4, arq needs redis<6, so they
-#                          cannot share a venv; the Celery manifests name it as {python:celery}), and
+#                          cannot share a venv; the Celery manifests name it as {python:celery}), chancy in
+#                          .venv-chancy and oban in .venv-oban (psycopg 3 and its pool, pinned apart from the ecosystem
+#                          extra; oban needs Python 3.12 or later, found by python_for_oban),
 #                          the Node runners' npm packages (npm ci in ecosystem/{bullmq,pgboss,graphile_worker}/runner),
 #                          and the Ruby runners' Debian packages (RUBY_PACKAGES: Ruby 3.1, Sidekiq, gitlab-sidekiq-fetcher,
 #                          delayed_job with ActiveRecord on Postgres; no gem repository is needed)
@@ -18,7 +20,7 @@ cd "$(dirname "$0")/.."
 VENV="${ALKSTORE_VENV:-.venv}"
 CELERY_VENV=".venv-celery"
 LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer pgboss graphile_worker
-    sidekiq sidekiq_reliable_fetch delayed_job)
+    sidekiq sidekiq_reliable_fetch delayed_job chancy oban)
 RUBY_PACKAGES=(ruby ruby-sidekiq ruby-gitlab-sidekiq-fetcher ruby-delayed-job ruby-delayed-job-active-record ruby-activerecord
     ruby-pg)
 log() { echo "ci/faults.sh: $*" >&2; }
@@ -31,6 +33,21 @@ apt_install() {
     as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
         --no-install-recommends "$@" >/dev/null
 }
+
+# oban's Requires-Python is >=3.12: $ALKSTORE_OBAN_PYTHON, else the first python3.13/python3.12 that runs, else one
+# of pyenv's versions 3.12 and later (Debian 12's own python3 is 3.11 and it packages no newer one).
+python_for_oban() {
+    local candidate pyenv_root
+    pyenv_root="$(pyenv root 2>/dev/null || true)"
+    for candidate in "${ALKSTORE_OBAN_PYTHON:-}" python3.13 python3.12 ${pyenv_root:+"$pyenv_root"/versions/3.1[2-9]*/bin/python}; do
+        [ -n "$candidate" ] || continue
+        if "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then
+            echo "$candidate"
+            return 0
+        fi
+    done
+    return 1
+}
 case "${1:-}" in
 install)
     "$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test,faults,ecosystem]'
@@ -38,6 +55,18 @@ install)
         python3 -m venv "$CELERY_VENV"
     fi
     "$CELERY_VENV/bin/python" -m pip install --quiet --no-compile -e '.[faults-celery]'
+    if [ ! -x .venv-chancy/bin/python ]; then
+        python3 -m venv .venv-chancy
+    fi
+    .venv-chancy/bin/python -m pip install --quiet --no-compile -e '.[faults-chancy]'
+    if [ ! -x .venv-oban/bin/python ]; then
+        if ! oban_python="$(python_for_oban)"; then
+            echo "ci/faults.sh: oban needs Python 3.12 or later, none found (set ALKSTORE_OBAN_PYTHON)" >&2
+            exit 1
+        fi
+        "$oban_python" -m venv .venv-oban
+    fi
+    .venv-oban/bin/python -m pip install --quiet --no-compile -e '.[faults-oban]'
     for runner in bullmq pgboss graphile_worker; do
         (cd "ecosystem/$runner/runner" && npm ci --no-audit --no-fund --loglevel=error)
     done
