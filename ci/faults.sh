@@ -4,7 +4,9 @@
 #   ci/faults.sh install   the runners' libraries: the '.[faults]' extra in the venv (RQ, huey, Dramatiq, arq),
 #                          Celery in .venv-celery (celery[redis] needs redis>=6.4, arq needs redis<6, so they
 #                          cannot share a venv; the Celery manifests name it as {python:celery}), and
-#                          the Node runners' npm packages (npm ci in ecosystem/{bullmq,pgboss,graphile_worker}/runner)
+#                          the Node runners' npm packages (npm ci in ecosystem/{bullmq,pgboss,graphile_worker}/runner),
+#                          and Quartz's runner: Debian's JDK and jars by package name (no Maven repository is
+#                          reached), then its classes compiled with javac (ecosystem/quartz/runner/build.sh)
 #   ci/faults.sh short     each fault once on huey (a Redis library: a throwaway redis-server of its own) and on
 #                          our SQLite engine through `alkstore worker`, both at once (they mostly wait)
 #   ci/faults.sh full      the whole matrix, every fault three times per library, reports in reports/faults/
@@ -15,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${ALKSTORE_VENV:-.venv}"
 CELERY_VENV=".venv-celery"
-LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer pgboss graphile_worker)
+LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer pgboss graphile_worker quartz)
 case "${1:-}" in
 install)
     "$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test,faults,ecosystem]'
@@ -26,6 +28,14 @@ install)
     for runner in bullmq pgboss graphile_worker; do
         (cd "ecosystem/$runner/runner" && npm ci --no-audit --no-fund --loglevel=error)
     done
+    log() { echo "ci/faults.sh: $*" >&2; }
+    ROOT_HINT="apt-get install default-jdk-headless libquartz2-java libpostgresql-jdbc-java"
+    # shellcheck source=ci/as_root.sh
+    source ci/as_root.sh
+    as_root apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+        --no-install-recommends default-jdk-headless libquartz2-java libpostgresql-jdbc-java >/dev/null
+    bash ecosystem/quartz/runner/build.sh
     ;;
 short)
     if ! command -v redis-server >/dev/null 2>&1; then # huey's throwaway broker: Debian's redis-server
