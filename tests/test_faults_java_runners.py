@@ -10,13 +10,16 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from alkstore_postgres.provision import server_bindir
 
 from alkstore_faults.handler_records import read_ledgers, runs_of
 from alkstore_faults.runner_program import missing_package, parse_description, runner_directory
 
+BROKEN = Path(__file__).resolve().parent / "fault_runtimes" / "quartz_no_recovery"
 JARS = ("quartz2.jar", "c3p0.jar", "postgresql.jar", "slf4j-api.jar", "slf4j-simple.jar")
 INSTALL = "apt-get install -y default-jdk-headless libquartz2-java libpostgresql-jdbc-java (bash ci/faults.sh install)"
 
@@ -44,6 +47,13 @@ def _java(directory: Path, source: str, tmp_path: Path, *env: tuple[str, str]) -
         check=False,
         env={**dict(env), "PATH": "/usr/bin:/bin"},
     )
+
+
+def _says_only(done: subprocess.CompletedProcess[str], line: str) -> None:
+    """Status 1 and ``line`` alone on stderr, the line the harness turns into "runner needs ..."."""
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [line]
+    assert missing_package(done.stderr) == line
 
 
 def test_the_quartz_runner_describes_itself() -> None:
@@ -124,14 +134,11 @@ def test_a_missing_class_is_named_by_its_debian_package_in_the_line_the_harness_
         }
     }
     """
-    done = _java(directory, source, tmp_path)
-    assert done.returncode == 1
-    line = (
+    _says_only(
+        _java(directory, source, tmp_path),
         "runner needs the Debian package libquartz2-java (class org/quartz/NoSuchRunner is not on the class path): "
-        "install it (apt-get install -y libquartz2-java)"
+        "install it (apt-get install -y libquartz2-java)",
     )
-    assert done.stderr.splitlines() == [line]
-    assert missing_package(done.stderr) == line
 
 
 def test_a_missing_jar_stops_the_build_in_one_line_naming_its_debian_package() -> None:
@@ -139,11 +146,30 @@ def test_a_missing_jar_stops_the_build_in_one_line_naming_its_debian_package() -
     if shutil.which("bash") is None:
         pytest.skip("no bash")
     script = "source build.sh && QUARTZ_JARS=(/nonexistent/quartz9.jar:libquartz9-java) && quartz_build"
-    done = subprocess.run(["bash", "-c", script], cwd=directory, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1
-    line = (
+    _says_only(
+        subprocess.run(["bash", "-c", script], cwd=directory, capture_output=True, text=True, timeout=60),
         "runner needs the Debian package libquartz9-java (/nonexistent/quartz9.jar is missing): install it "
-        "(apt-get install -y libquartz9-java)"
+        "(apt-get install -y libquartz9-java)",
     )
-    assert done.stderr.splitlines() == [line]
-    assert missing_package(done.stderr) == line
+
+
+def test_quartz_without_requests_recovery_loses_the_killed_instances_job(tmp_path: Path) -> None:
+    """The runner's promise row about lost jobs can fail: its broken copy, whose jobs do not request recovery, loses
+    the job of the instance killed under it (Quartz cleans it up and keeps no record), and the harness says so."""
+    _runner()
+    try:
+        server_bindir()
+    except RuntimeError as exc:
+        pytest.skip(f"no Postgres server for the throwaway broker: {exc}")
+    report = tmp_path / "broken.json"
+    command = [sys.executable, "-m", "alkstore_cli", "faults", str(BROKEN), "--short", "--fault", "kill9"]
+    done = subprocess.run(
+        [*command, "--seed", "7", "--report", str(report)], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "BROKEN PROMISE under kill9 (round 0): lost 1 > 0" in done.stdout
+    (run,) = json.loads(report.read_text(encoding="utf-8"))["runs"]
+    assert run["counts"]["lost"] == 1
+    lost = [finding for finding in run["findings"] if finding["outcome"] == "lost"]
+    assert len(lost) == 1
+    assert "it has no record of the job" in lost[0]["detail"]

@@ -75,28 +75,32 @@ public final class ReproduceFirstCheckin {
             }
         }
         Properties properties = new Properties();
-        properties.setProperty("org.quartz.scheduler.instanceName", "repro");
-        properties.setProperty("org.quartz.scheduler.instanceId", "AUTO");
-        properties.setProperty("org.quartz.scheduler.skipUpdateCheck", "true");
-        properties.setProperty("org.quartz.threadPool.threadCount", "1");
-        // the job class lives in this source file's class loader (java File.java), Quartz's threads must see it
-        properties.setProperty("org.quartz.scheduler.threadsInheritContextClassLoaderOfInitializer", "true");
-        properties.setProperty("org.quartz.threadPool.threadsInheritContextClassLoaderOfInitializingThread", "true");
-        properties.setProperty("org.quartz.jobStore.class", "org.quartz.impl.jdbcjobstore.JobStoreTX");
-        properties.setProperty("org.quartz.jobStore.driverDelegateClass",
-                "org.quartz.impl.jdbcjobstore.PostgreSQLDelegate");
-        properties.setProperty("org.quartz.jobStore.tablePrefix", prefix);
-        properties.setProperty("org.quartz.jobStore.useProperties", "true");
-        properties.setProperty("org.quartz.jobStore.isClustered", "true");
-        properties.setProperty("org.quartz.jobStore.clusterCheckinInterval", "1000");
-        // after a failed check-in the next comes this long after it (15 s by default): the runner's setting
-        properties.setProperty("org.quartz.scheduler.dbFailureRetryInterval", "1000");
-        properties.setProperty("org.quartz.jobStore.dataSource", "db");
-        properties.setProperty("org.quartz.dataSource.db.driver", "org.postgresql.Driver");
-        properties.setProperty("org.quartz.dataSource.db.URL", url);
-        properties.setProperty("org.quartz.dataSource.db.user", "postgres");
-        properties.setProperty("org.quartz.dataSource.db.password", "");
-        properties.setProperty("org.quartz.dataSource.db.maxConnections", "4");
+        String[][] settings = {
+            {"org.quartz.scheduler.instanceName", "repro"},
+            {"org.quartz.scheduler.instanceId", "AUTO"},
+            {"org.quartz.scheduler.skipUpdateCheck", "true"},
+            {"org.quartz.threadPool.threadCount", "1"},
+            // the job class lives in this source file's class loader (java File.java): Quartz's threads must see it
+            {"org.quartz.scheduler.threadsInheritContextClassLoaderOfInitializer", "true"},
+            {"org.quartz.threadPool.threadsInheritContextClassLoaderOfInitializingThread", "true"},
+            {"org.quartz.jobStore.class", "org.quartz.impl.jdbcjobstore.JobStoreTX"},
+            {"org.quartz.jobStore.driverDelegateClass", "org.quartz.impl.jdbcjobstore.PostgreSQLDelegate"},
+            {"org.quartz.jobStore.tablePrefix", prefix},
+            {"org.quartz.jobStore.useProperties", "true"},
+            {"org.quartz.jobStore.isClustered", "true"},
+            {"org.quartz.jobStore.clusterCheckinInterval", "1000"},
+            // after a failed check-in the next comes this long after it (15 s by default): the runner's setting
+            {"org.quartz.scheduler.dbFailureRetryInterval", "1000"},
+            {"org.quartz.jobStore.dataSource", "db"},
+            {"org.quartz.dataSource.db.driver", "org.postgresql.Driver"},
+            {"org.quartz.dataSource.db.URL", url},
+            {"org.quartz.dataSource.db.user", "postgres"},
+            {"org.quartz.dataSource.db.password", ""},
+            {"org.quartz.dataSource.db.maxConnections", "4"},
+        };
+        for (String[] setting : settings) {
+            properties.setProperty(setting[0], setting[1]);
+        }
         Scheduler node = new StdSchedulerFactory(properties).getScheduler();
         node.scheduleJob(
                 JobBuilder.newJob(SlowJob.class).withIdentity("job").requestRecovery(true)
