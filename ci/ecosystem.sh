@@ -81,6 +81,12 @@ for engine in $ENGINES; do
 done
 "$python" -m tools.ecosystem_page || status=1
 if [ "${ALKSTORE_ECOSYSTEM_FAULTS:-1}" != 0 ]; then
-    bash ci/faults.sh install && bash ci/faults.sh full || status=1 # runtime faults (docs/runtime-faults.md)
+    if bash ci/faults.sh install; then # runtime faults (docs/runtime-faults.md)
+        # Quartz's reproduction: the JDK and Debian's jars that the install brings, run as one source file
+        reproduce quartz 1 java -cp /usr/share/java/quartz2.jar:/usr/share/java/c3p0.jar:/usr/share/java/postgresql.jar:/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-simple.jar ecosystem/quartz/ReproduceFirstCheckin.java
+        bash ci/faults.sh full || status=1
+    else
+        status=1
+    fi
 fi
 exit $status

@@ -8,7 +8,9 @@
 #                          extra; oban needs Python 3.12 or later, found by python_for_oban),
 #                          the Node runners' npm packages (npm ci in ecosystem/{bullmq,pgboss,graphile_worker}/runner),
 #                          and the Ruby runners' Debian packages (RUBY_PACKAGES: Ruby 3.1, Sidekiq, gitlab-sidekiq-fetcher,
-#                          delayed_job with ActiveRecord on Postgres; no gem repository is needed)
+#                          delayed_job with ActiveRecord on Postgres; no gem repository is needed),
+#                          and Quartz's runner: Debian's JDK and jars by package name (no Maven repository is
+#                          reached), then its classes compiled with javac (ecosystem/quartz/runner/build.sh)
 #   ci/faults.sh short     each fault once on huey (a Redis library: a throwaway redis-server of its own) and on
 #                          our SQLite engine through `alkstore worker`, both at once (they mostly wait)
 #   ci/faults.sh full      the whole matrix, every fault three times per library, reports in reports/faults/
@@ -20,9 +22,10 @@ cd "$(dirname "$0")/.."
 VENV="${ALKSTORE_VENV:-.venv}"
 CELERY_VENV=".venv-celery"
 LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer pgboss graphile_worker
-    sidekiq sidekiq_reliable_fetch delayed_job chancy oban)
+    sidekiq sidekiq_reliable_fetch delayed_job chancy oban quartz)
 RUBY_PACKAGES=(ruby ruby-sidekiq ruby-gitlab-sidekiq-fetcher ruby-delayed-job ruby-delayed-job-active-record ruby-activerecord
     ruby-pg)
+JAVA_PACKAGES=(default-jdk-headless libquartz2-java libpostgresql-jdbc-java)
 log() { echo "ci/faults.sh: $*" >&2; }
 # apt_install PACKAGE...: Debian's packages, as root (ci/as_root.sh)
 apt_install() {
@@ -71,6 +74,8 @@ install)
         (cd "ecosystem/$runner/runner" && npm ci --no-audit --no-fund --loglevel=error)
     done
     apt_install "${RUBY_PACKAGES[@]}" # the Ruby runners (ecosystem/sidekiq, ecosystem/delayed_job)
+    apt_install "${JAVA_PACKAGES[@]}" # Quartz's runner (ecosystem/quartz), then its classes
+    bash ecosystem/quartz/runner/build.sh
     ;;
 short)
     if ! command -v redis-server >/dev/null 2>&1; then # huey's throwaway broker: Debian's redis-server
