@@ -18,6 +18,7 @@ from alkstore_postgres.provision import server_bindir
 
 from alkstore_faults.handler_records import read_ledgers, runs_of
 from alkstore_faults.runner_program import missing_package, parse_description, runner_directory
+from tests.full_matrix import full_matrix_only
 
 BROKEN = Path(__file__).resolve().parent / "fault_runtimes" / "quartz_no_recovery"
 JARS = ("quartz2.jar", "c3p0.jar", "postgresql.jar", "slf4j-api.jar", "slf4j-simple.jar")
@@ -153,6 +154,7 @@ def test_a_missing_jar_stops_the_build_in_one_line_naming_its_debian_package() -
     )
 
 
+@full_matrix_only
 def test_quartz_without_requests_recovery_loses_the_killed_instances_job(tmp_path: Path) -> None:
     """The runner's promise row about lost jobs can fail: its broken copy, whose jobs do not request recovery, loses
     the job of the instance killed under it (Quartz cleans it up and keeps no record), and the harness says so."""

@@ -17,6 +17,7 @@ import pytest
 
 from alkstore_faults.handler_records import read_ledgers, runs_of
 from alkstore_faults.runner_program import ECOSYSTEM, missing_package, parse_description, runner_directory
+from tests.full_matrix import full_matrix_only
 
 INSTALL = "bash ci/faults.sh install (apt-get install ruby ruby-sidekiq ruby-gitlab-sidekiq-fetcher ...)"
 needs_ruby = pytest.mark.skipif(shutil.which("ruby") is None, reason=f"no ruby on PATH: {INSTALL}")
@@ -153,6 +154,7 @@ def test_a_ruby_runner_without_its_library_or_inspect_says_so_in_one_line(tmp_pa
 
 
 @needs_ruby
+@full_matrix_only
 def test_a_reliable_fetch_that_acknowledges_before_the_handler_breaks_its_promise_under_kill9(tmp_path: Path) -> None:
     """A broken copy of sidekiq_reliable_fetch (tests/fault_runtimes/sidekiq_reliable_ack_first) empties its working
     queue before each job runs: a worker killed in a job leaves it nowhere, and the checker finds it lost."""
