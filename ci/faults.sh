@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The runtime-faults mode (docs/runtime-faults.md): judge queue libraries through their own workers.
 #
-#   ci/faults.sh install   the runners' libraries: the '.[faults]' extra in the venv (RQ, huey, Dramatiq, arq),
-#                          Celery in .venv-celery (celery[redis] needs redis>=6.4, arq needs redis<6, so they
-#                          cannot share a venv; the Celery manifests name it as {python:celery}), and
+#   ci/faults.sh install   the runners' libraries: the '.[faults]' extra in the venv (RQ, huey, Dramatiq, arq, saq,
+#                          greenstalk), Celery in .venv-celery (celery[redis] needs redis>=6.4, arq needs redis<6, so
+#                          they cannot share a venv; the Celery manifests name it as {python:celery}), taskiq in
+#                          .venv-taskiq (taskiq-redis needs redis>=8; {python:taskiq}), Debian's beanstalkd, and
 #                          the Node runners' npm packages (npm ci in ecosystem/{bullmq,pgboss,graphile_worker}/runner)
 #   ci/faults.sh short     each fault once on huey (a Redis library: a throwaway redis-server of its own) and on
 #                          our SQLite engine through `alkstore worker`, both at once (they mostly wait)
@@ -15,7 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${ALKSTORE_VENV:-.venv}"
 CELERY_VENV=".venv-celery"
-LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer pgboss graphile_worker)
+TASKIQ_VENV=".venv-taskiq"
+LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer pgboss graphile_worker beanstalkd saq taskiq)
 case "${1:-}" in
 install)
     "$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test,faults,ecosystem]'
@@ -23,6 +25,19 @@ install)
         python3 -m venv "$CELERY_VENV"
     fi
     "$CELERY_VENV/bin/python" -m pip install --quiet --no-compile -e '.[faults-celery]'
+    if [ ! -x "$TASKIQ_VENV/bin/python" ]; then
+        python3 -m venv "$TASKIQ_VENV"
+    fi
+    "$TASKIQ_VENV/bin/python" -m pip install --quiet --no-compile -e '.[faults-taskiq]'
+    if ! command -v beanstalkd >/dev/null 2>&1; then # the beanstalkd runner's throwaway server
+        log() { echo "ci/faults.sh: $*" >&2; }
+        ROOT_HINT="apt-get install beanstalkd"
+        # shellcheck source=ci/as_root.sh
+        source ci/as_root.sh
+        as_root apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+            --no-install-recommends beanstalkd >/dev/null
+    fi
     for runner in bullmq pgboss graphile_worker; do
         (cd "ecosystem/$runner/runner" && npm ci --no-audit --no-fund --loglevel=error)
     done

@@ -155,6 +155,11 @@ DESCRIPTION = {
 }
 
 
+DELETE_FIRST = False
+"""The broken copy's switch (``--delete-first``, tests/fault_runtimes/beanstalkd_delete_first): delete each job as
+soon as it is reserved, before its handler runs. Never set by the shipped runner."""
+
+
 def _address() -> tuple[str, int]:
     parsed = urlparse(os.environ["ALKSTORE_FAULTS_BROKER"])
     assert parsed.hostname is not None
@@ -236,6 +241,11 @@ def _run_one(client: Any, lock: threading.Lock, reserved: Any) -> None:
     with lock:
         stats = client.stats_job(reserved)
     job = json.loads(reserved.body)
+    if DELETE_FIRST:
+        with lock:
+            client.delete(reserved)
+        perform(job["id"], job["duration_s"], job["fail"], int(stats["reserves"]))
+        return
     toucher = _Toucher(client, lock, reserved)
     toucher.start()
     try:
@@ -285,5 +295,15 @@ def worker() -> None:
             time.sleep(0.5)
 
 
+def main(argv: list[str]) -> int:
+    """``--delete-first`` runs the broken copy: an acknowledgement before the work, which the checker must catch."""
+    global DELETE_FIRST
+    if argv[:1] == ["--delete-first"]:
+        DELETE_FIRST = True
+        description = {**DESCRIPTION, "library": "beanstalkd (broken copy: delete before the handler runs)"}
+        return serve(description, enqueue, worker, argv[1:], inspect=inspect)
+    return serve(DESCRIPTION, enqueue, worker, argv, inspect=inspect)
+
+
 if __name__ == "__main__":
-    sys.exit(serve(DESCRIPTION, enqueue, worker, inspect=inspect))
+    sys.exit(main(sys.argv[1:]))
