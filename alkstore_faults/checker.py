@@ -159,6 +159,9 @@ def not_completed(state: State | None, library: Library) -> tuple[str, str, str 
             f"{said}: its hold lapsed at {_when(until)}, before the run ended; not run within it",
             None,
         )
+    if kind == "running" and until is None:
+        # ``until`` null is the protocol's "never, by any documented rule": no declared rule covers this hold.
+        return "lost", f"{said}, held forever: no documented rule ends this hold", None
     rules = [rule for rule in library.recovery_rules if rule["state"] == kind]
     if not rules:
         held = "forever" if until is None else f"until {_when(until)}"
