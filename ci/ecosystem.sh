@@ -84,6 +84,8 @@ if [ "${ALKSTORE_ECOSYSTEM_FAULTS:-1}" != 0 ]; then # runtime faults (docs/runti
     if bash ci/faults.sh install; then
         # saq is in the '.[faults]' extra; the reproduction starts a redis-server of its own
         reproduce saq 1 "$python" ecosystem/saq/reproduce_startup_sweep.py
+        # taskiq-redis needs redis>=8: .venv-taskiq, made by the install above
+        reproduce taskiq 1 .venv-taskiq/bin/python ecosystem/taskiq/reproduce_pending_claim.py
         bash ci/faults.sh full || status=1
     else
         status=1

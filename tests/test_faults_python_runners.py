@@ -33,8 +33,8 @@ INSTALLS = {
 
 @pytest.mark.parametrize("name", sorted(INSTALLS))
 def test_each_runner_describes_itself_as_protocol_2(name: str) -> None:
-    runner = find_runner(name)
     try:
+        runner = find_runner(name)  # taskiq's names .venv-taskiq: a RunnerError where it was not made
         description = runner.describe()
     except RunnerError as error:
         pytest.skip(f"{name} cannot run here ({error}); install: {INSTALLS[name]}")

@@ -122,7 +122,7 @@ async def inspect(jobs: list[Job]) -> list[State]:
                     library_state="pending (read, not acknowledged)",
                     held_by=row["consumer"].decode(),
                     attempts=row["times_delivered"],
-                    until=now + max(IDLE_TIMEOUT_S - idle_s, 0),
+                    until=now - idle_s + IDLE_TIMEOUT_S,  # the hold lapses idle_timeout after the last delivery
                 )
             elif entry is not None and _after(entry, last):
                 state.update(state="queued", library_state="in the stream, not yet delivered")
