@@ -1,4 +1,4 @@
-"""The issue-50 Python runners (beanstalkd, saq, taskiq) describe themselves; a broken copy of beanstalkd's is caught.
+"""The Python runners of beanstalkd, saq and taskiq describe themselves; a broken copy of beanstalkd's is caught.
 
 Each runner's ``describe`` must parse as protocol 2 where its library is installed; where it is not, the test skips
 naming the install (``ci/faults.sh install`` installs all three; CI's test command installs saq and greenstalk, in
