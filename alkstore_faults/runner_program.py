@@ -45,13 +45,15 @@ INSPECT_TIMEOUT_S = 60.0
 STATES = ("completed", "failed", "dead", "queued", "scheduled", "running", "absent", "unknown")
 """What ``inspect`` may say of a job (docs/runtime-faults.md, "inspect")."""
 MISSING = (
-    re.compile(r"runner needs the (?:Python|npm) package [^\n]*"),
+    re.compile(r"runner needs the (?:Python|npm|Ruby|Debian) package [^\n]*"),
     re.compile(r"PackageNotFoundError: No package metadata was found for (\S+)"),
     re.compile(r"ModuleNotFoundError: No module named '([^'.]+)"),
     re.compile(r"Error: Cannot find module '([^'./][^']*)'"),
+    re.compile(r"cannot load such file -- ([^./\s][^\s]*) \(LoadError\)"),
 )
-"""A missing client library in a runner's stderr: runner_cli's and runner_protocol.js's own line, or the plain
-error of a runner that imports its library before either could say so."""
+"""A missing client library in a runner's stderr: runner_cli's, runner_protocol.js's, runner_protocol.rb's and
+RunnerProtocol.java's own line (a Java runner's jars come from Debian's packages, so its line names the Debian
+package), or the plain error of a runner that imports its library before any could say so."""
 
 
 class RunnerError(Exception):

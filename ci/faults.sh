@@ -4,8 +4,14 @@
 #   ci/faults.sh install   the runners' libraries: the '.[faults]' extra in the venv (RQ, huey, Dramatiq, arq, saq,
 #                          greenstalk), Celery in .venv-celery (celery[redis] needs redis>=6.4, arq needs redis<6, so
 #                          they cannot share a venv; the Celery manifests name it as {python:celery}), taskiq in
-#                          .venv-taskiq (taskiq-redis needs redis>=8; {python:taskiq}), Debian's beanstalkd, and
-#                          the Node runners' npm packages (npm ci in ecosystem/{bullmq,pgboss,graphile_worker}/runner)
+#                          .venv-taskiq (taskiq-redis needs redis>=8; {python:taskiq}), Debian's beanstalkd, chancy in
+#                          .venv-chancy and oban in .venv-oban (psycopg 3 and its pool, pinned apart from the ecosystem
+#                          extra; oban needs Python 3.12 or later, found by python_for_oban),
+#                          the Node runners' npm packages (npm ci in ecosystem/{bullmq,pgboss,graphile_worker}/runner),
+#                          and the Ruby runners' Debian packages (RUBY_PACKAGES: Ruby 3.1, Sidekiq, gitlab-sidekiq-fetcher,
+#                          delayed_job with ActiveRecord on Postgres; no gem repository is needed),
+#                          and Quartz's runner: Debian's JDK and jars by package name (no Maven repository is
+#                          reached), then its classes compiled with javac (ecosystem/quartz/runner/build.sh)
 #   ci/faults.sh short     each fault once on huey (a Redis library: a throwaway redis-server of its own) and on
 #                          our SQLite engine through `alkstore worker`, both at once (they mostly wait)
 #   ci/faults.sh full      the whole matrix, every fault three times per library, reports in reports/faults/
@@ -16,8 +22,36 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${ALKSTORE_VENV:-.venv}"
 CELERY_VENV=".venv-celery"
-TASKIQ_VENV=".venv-taskiq"
-LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer pgboss graphile_worker beanstalkd saq taskiq)
+LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer pgboss graphile_worker
+    sidekiq sidekiq_reliable_fetch delayed_job chancy oban quartz beanstalkd saq taskiq)
+RUBY_PACKAGES=(ruby ruby-sidekiq ruby-gitlab-sidekiq-fetcher ruby-delayed-job ruby-delayed-job-active-record ruby-activerecord
+    ruby-pg)
+JAVA_PACKAGES=(default-jdk-headless libquartz2-java libpostgresql-jdbc-java)
+log() { echo "ci/faults.sh: $*" >&2; }
+# apt_install PACKAGE...: Debian's packages, as root (ci/as_root.sh)
+apt_install() {
+    ROOT_HINT="apt-get install $*"
+    # shellcheck source=ci/as_root.sh
+    source ci/as_root.sh
+    as_root apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+        --no-install-recommends "$@" >/dev/null
+}
+
+# oban's Requires-Python is >=3.12: $ALKSTORE_OBAN_PYTHON, else the first python3.13/python3.12 that runs, else one
+# of pyenv's versions 3.12 and later (Debian 12's own python3 is 3.11 and it packages no newer one).
+python_for_oban() {
+    local candidate pyenv_root
+    pyenv_root="$(pyenv root 2>/dev/null || true)"
+    for candidate in "${ALKSTORE_OBAN_PYTHON:-}" python3.13 python3.12 ${pyenv_root:+"$pyenv_root"/versions/3.1[2-9]*/bin/python}; do
+        [ -n "$candidate" ] || continue
+        if "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then
+            echo "$candidate"
+            return 0
+        fi
+    done
+    return 1
+}
 case "${1:-}" in
 install)
     "$VENV/bin/python" -m pip install --quiet --no-compile -e '.[test,faults,ecosystem]'
@@ -25,32 +59,33 @@ install)
         python3 -m venv "$CELERY_VENV"
     fi
     "$CELERY_VENV/bin/python" -m pip install --quiet --no-compile -e '.[faults-celery]'
-    if [ ! -x "$TASKIQ_VENV/bin/python" ]; then
-        python3 -m venv "$TASKIQ_VENV"
+    if [ ! -x .venv-chancy/bin/python ]; then
+        python3 -m venv .venv-chancy
     fi
-    "$TASKIQ_VENV/bin/python" -m pip install --quiet --no-compile -e '.[faults-taskiq]'
-    if ! command -v beanstalkd >/dev/null 2>&1; then # the beanstalkd runner's throwaway server
-        log() { echo "ci/faults.sh: $*" >&2; }
-        ROOT_HINT="apt-get install beanstalkd"
-        # shellcheck source=ci/as_root.sh
-        source ci/as_root.sh
-        as_root apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-            --no-install-recommends beanstalkd >/dev/null
+    .venv-chancy/bin/python -m pip install --quiet --no-compile -e '.[faults-chancy]'
+    if [ ! -x .venv-oban/bin/python ]; then
+        if ! oban_python="$(python_for_oban)"; then
+            echo "ci/faults.sh: oban needs Python 3.12 or later, none found (set ALKSTORE_OBAN_PYTHON)" >&2
+            exit 1
+        fi
+        "$oban_python" -m venv .venv-oban
     fi
+    .venv-oban/bin/python -m pip install --quiet --no-compile -e '.[faults-oban]'
+    if [ ! -x .venv-taskiq/bin/python ]; then
+        python3 -m venv .venv-taskiq
+    fi
+    .venv-taskiq/bin/python -m pip install --quiet --no-compile -e '.[faults-taskiq]'
     for runner in bullmq pgboss graphile_worker; do
         (cd "ecosystem/$runner/runner" && npm ci --no-audit --no-fund --loglevel=error)
     done
+    apt_install "${RUBY_PACKAGES[@]}" # the Ruby runners (ecosystem/sidekiq, ecosystem/delayed_job)
+    apt_install beanstalkd # the beanstalkd runner's throwaway server (ecosystem/beanstalkd)
+    apt_install "${JAVA_PACKAGES[@]}" # Quartz's runner (ecosystem/quartz), then its classes
+    bash ecosystem/quartz/runner/build.sh
     ;;
 short)
     if ! command -v redis-server >/dev/null 2>&1; then # huey's throwaway broker: Debian's redis-server
-        log() { echo "ci/faults.sh: $*" >&2; }
-        ROOT_HINT="apt-get install redis-server"
-        # shellcheck source=ci/as_root.sh
-        source ci/as_root.sh
-        as_root apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
-        as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-            --no-install-recommends redis-server >/dev/null
+        apt_install redis-server
     fi
     "$VENV/bin/alkstore" faults alkstore_sqlite --short --report reports/faults/alkstore_sqlite-short.json 2>&1 |
         sed -u 's/^/[alkstore_sqlite] /' &

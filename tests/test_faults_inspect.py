@@ -68,6 +68,12 @@ def test_a_state_outside_the_protocol_is_unknown_naming_the_rule() -> None:
             "runner needs the npm package 'bullmq', which is not installed: install it (npm install bullmq)\n",
             "'bullmq'",
         ),
+        ("<internal:rubygems>:85:in `require': cannot load such file -- sidekiq (LoadError)\n", "'sidekiq'"),
+        (
+            "runner needs the Ruby package 'sidekiq', which is not installed: install it (apt-get install -y "
+            "ruby-sidekiq)\n",
+            "'sidekiq'",
+        ),
     ],
 )
 def test_a_missing_client_library_is_named_in_one_line(stderr: str, package: str) -> None:

@@ -167,15 +167,18 @@ def _description(name: str, runner: Path) -> dict[str, Any] | str:
         if "needs the interpreter" not in str(exc):
             raise
         return str(exc)
-    done = subprocess.run(
-        described.argv("describe"),
-        cwd=described.directory,
-        env=described.env("", ""),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    try:
+        done = subprocess.run(
+            described.argv("describe"),
+            cwd=described.directory,
+            env=described.env("", ""),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    except FileNotFoundError:  # the runner's language (Ruby: apt, by ci/faults.sh install) is not on this machine
+        return f"{described.argv('describe')[0]} is not installed here: bash ci/faults.sh install"
     missing = missing_package(done.stderr) if done.returncode != 0 else None
     if missing is not None:
         return missing
