@@ -3,8 +3,9 @@
 Redis: a ``redis-server`` of our own on a free port, in a directory and a process group of its own, with AOF
 (``appendfsync always``: an acknowledged write is on disk) or with no persistence at all (a restart forgets
 everything). RabbitMQ: a node of our own (``RabbitBroker``), its durable queues kept across a crash. Postgres: a
-cluster of ``alkstore_postgres.provision``. ``dir``: a scratch directory, for a runtime
-that keeps its queue in a file. Each is removed by ``close``, and every server still running when the process
+cluster of ``alkstore_postgres.provision``. beanstalkd: a ``beanstalkd`` of our own on a free port, with a binlog
+synced on every write (``-b DIR -f 0``, Redis's AOF counterpart) or with none. ``dir``: a scratch directory, for a
+runtime that keeps its queue in a file. Each is removed by ``close``, and every server still running when the process
 exits is killed there."""
 
 from __future__ import annotations
@@ -158,6 +159,42 @@ class RedisBroker(_OwnServer):
     async def _answers(self) -> bool:
         """A ``PING`` answered ``+PONG``: the server takes commands, not only connections."""
         return await _answers_on(self._port, b"PING\r\n", b"+PONG")
+
+
+class BeanstalkBroker(_OwnServer):
+    """A throwaway ``beanstalkd``; ``binlog`` keeps its jobs in a binlog fsynced on every write (``-f 0``), as a
+    Redis broker with AOF keeps its keys, so a crash forgets nothing acknowledged; without it a crash forgets all."""
+
+    what = "beanstalkd"
+    log_name = "beanstalkd.log"
+
+    def __init__(self, binlog: bool) -> None:
+        super().__init__("beanstalkd")
+        self.binlog = binlog
+
+    @property
+    def address(self) -> str:
+        return f"beanstalk://127.0.0.1:{self._port}"
+
+    def _argv(self) -> list[str]:
+        binary = shutil.which("beanstalkd")
+        if binary is None:
+            raise RuntimeError(
+                "beanstalkd is not on PATH: the runtime-faults mode needs it (apt-get install beanstalkd)"
+            )
+        persistence = ["-b", str(self.base / "binlog"), "-f", "0"] if self.binlog else []
+        return [binary, "-l", "127.0.0.1", "-p", str(self._port), *persistence]
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        (self.base / "binlog").mkdir(exist_ok=True)
+        with open(self.base / self.log_name, "ab") as log:
+            return subprocess.Popen(
+                self._argv(), stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+            )
+
+    async def _answers(self) -> bool:
+        """A ``stats`` answered ``OK <bytes>``: the server takes commands, not only connections."""
+        return await _answers_on(self._port, b"stats\r\n", b"OK ")
 
 
 async def _answers_on(port: int, hello: bytes = b"", reply: bytes = b"") -> bool:
@@ -323,17 +360,22 @@ class PostgresBroker:
             await self._cluster.destroy()
 
 
-async def start_broker(kind: str, *, aof: bool = False) -> RedisBroker | RabbitBroker | DirBroker | PostgresBroker:
-    """A fresh broker of ``kind`` (a manifest's ``broker``), started; nothing is left behind if it fails to start."""
-    broker: RedisBroker | RabbitBroker | DirBroker | PostgresBroker
-    if kind in ("redis", "amqp"):
-        broker = RedisBroker(aof) if kind == "redis" else RabbitBroker()
+async def start_broker(
+    kind: str, *, aof: bool = False
+) -> RedisBroker | RabbitBroker | BeanstalkBroker | DirBroker | PostgresBroker:
+    """A fresh broker of ``kind`` (a manifest's ``broker``), started; nothing is left behind if it fails to start.
+    ``aof``: the broker's write-ahead log synced on every write (Redis's AOF, beanstalkd's binlog)."""
+    broker: RedisBroker | RabbitBroker | BeanstalkBroker | DirBroker | PostgresBroker
+    if kind in ("redis", "amqp", "beanstalkd"):
+        server: RedisBroker | RabbitBroker | BeanstalkBroker = (
+            RedisBroker(aof) if kind == "redis" else BeanstalkBroker(aof) if kind == "beanstalkd" else RabbitBroker()
+        )
         try:
-            await broker.start()
+            await server.start()
         except BaseException:
-            await broker.close()
+            await server.close()
             raise
-        return broker
+        return server
     if kind == "postgres":
         broker = PostgresBroker()
         await broker.start()

@@ -160,7 +160,8 @@ def not_completed(state: State | None, library: Library) -> tuple[str, str, str 
             None,
         )
     rules = [rule for rule in library.recovery_rules if rule["state"] == kind]
-    if not rules:
+    # ``until`` null is the protocol's "never, by any documented rule": no declared rule covers that hold.
+    if not rules or (kind == "running" and until is None):
         held = "forever" if until is None else f"until {_when(until)}"
         return "lost", f"{said}, held {held}, and no documented recovery rule runs it again", None
     rule = rules[0]

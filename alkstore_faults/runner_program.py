@@ -25,7 +25,7 @@ ECOSYSTEM = Path(__file__).resolve().parents[1] / "ecosystem"
 are its directories named ``runner`` or ``runner_<variant>`` holding a ``runner.json``, whose ``name`` is the
 runner's name (``ecosystem/celery/runner_redis/`` is ``celery_redis``)."""
 RUNNER_MANIFESTS = "*/runner*/runner.json"
-BROKERS = ("redis", "amqp", "postgres", "dir")
+BROKERS = ("redis", "amqp", "beanstalkd", "postgres", "dir")
 FAULTS = (
     "kill9",
     "startup",

@@ -84,6 +84,10 @@ if [ "${ALKSTORE_ECOSYSTEM_FAULTS:-1}" != 0 ]; then
     if bash ci/faults.sh install; then # runtime faults (docs/runtime-faults.md)
         # Quartz's reproduction: the JDK and Debian's jars that the install brings, run as one source file
         reproduce quartz 1 java -cp /usr/share/java/quartz2.jar:/usr/share/java/c3p0.jar:/usr/share/java/postgresql.jar:/usr/share/java/slf4j-api.jar:/usr/share/java/slf4j-simple.jar ecosystem/quartz/ReproduceFirstCheckin.java
+        # saq is in the '.[faults]' extra; the reproduction starts a redis-server of its own
+        reproduce saq 1 "$python" ecosystem/saq/reproduce_startup_sweep.py
+        # taskiq-redis needs redis>=8: .venv-taskiq, made by the install above
+        reproduce taskiq 1 .venv-taskiq/bin/python ecosystem/taskiq/reproduce_pending_claim.py
         bash ci/faults.sh full || status=1
     else
         status=1

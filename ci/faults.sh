@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The runtime-faults mode (docs/runtime-faults.md): judge queue libraries through their own workers.
 #
-#   ci/faults.sh install   the runners' libraries: the '.[faults]' extra in the venv (RQ, huey, Dramatiq, arq),
-#                          Celery in .venv-celery (celery[redis] needs redis>=6.4, arq needs redis<6, so they
-#                          cannot share a venv; the Celery manifests name it as {python:celery}), chancy in
+#   ci/faults.sh install   the runners' libraries: the '.[faults]' extra in the venv (RQ, huey, Dramatiq, arq, saq,
+#                          greenstalk), Celery in .venv-celery (celery[redis] needs redis>=6.4, arq needs redis<6, so
+#                          they cannot share a venv; the Celery manifests name it as {python:celery}), taskiq in
+#                          .venv-taskiq (taskiq-redis needs redis>=8; {python:taskiq}), Debian's beanstalkd, chancy in
 #                          .venv-chancy and oban in .venv-oban (psycopg 3 and its pool, pinned apart from the ecosystem
 #                          extra; oban needs Python 3.12 or later, found by python_for_oban),
 #                          the Node runners' npm packages (npm ci in ecosystem/{bullmq,pgboss,graphile_worker}/runner),
@@ -22,7 +23,7 @@ cd "$(dirname "$0")/.."
 VENV="${ALKSTORE_VENV:-.venv}"
 CELERY_VENV=".venv-celery"
 LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer pgboss graphile_worker
-    sidekiq sidekiq_reliable_fetch delayed_job chancy oban quartz)
+    sidekiq sidekiq_reliable_fetch delayed_job chancy oban quartz beanstalkd saq taskiq)
 RUBY_PACKAGES=(ruby ruby-sidekiq ruby-gitlab-sidekiq-fetcher ruby-delayed-job ruby-delayed-job-active-record ruby-activerecord
     ruby-pg)
 JAVA_PACKAGES=(default-jdk-headless libquartz2-java libpostgresql-jdbc-java)
@@ -70,10 +71,15 @@ install)
         "$oban_python" -m venv .venv-oban
     fi
     .venv-oban/bin/python -m pip install --quiet --no-compile -e '.[faults-oban]'
+    if [ ! -x .venv-taskiq/bin/python ]; then
+        python3 -m venv .venv-taskiq
+    fi
+    .venv-taskiq/bin/python -m pip install --quiet --no-compile -e '.[faults-taskiq]'
     for runner in bullmq pgboss graphile_worker; do
         (cd "ecosystem/$runner/runner" && npm ci --no-audit --no-fund --loglevel=error)
     done
     apt_install "${RUBY_PACKAGES[@]}" # the Ruby runners (ecosystem/sidekiq, ecosystem/delayed_job)
+    apt_install beanstalkd # the beanstalkd runner's throwaway server (ecosystem/beanstalkd)
     apt_install "${JAVA_PACKAGES[@]}" # Quartz's runner (ecosystem/quartz), then its classes
     bash ecosystem/quartz/runner/build.sh
     ;;

@@ -51,6 +51,7 @@ def _state(state: str, until: float | None = None, reason: str | None = None) ->
         (_state("running"), [], "lost", None),
         (_state("running", WALL_END + 60), [], "lost", None),
         (_state("running", WALL_END + 14000), [RULE], "recovers_later", "documented to recover after 4 h"),
+        (_state("running"), [RULE], "lost", None),  # held forever: the rule does not cover this hold (saq's orphan)
         (_state("running", WALL_END - 1), [RULE], "still_queued", None),
         (_state("scheduled", WALL_END - 1), [], "still_queued", None),
         (_state("queued"), [], "still_queued", None),

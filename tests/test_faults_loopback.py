@@ -1,6 +1,6 @@
 """The throwaway servers the faults harness starts listen on loopback only (issue 48.8).
 
-Each broker (Redis, a RabbitMQ node, a Postgres cluster) is started as the
+Each broker (Redis, a RabbitMQ node, beanstalkd, a Postgres cluster) is started as the
 harness starts it; then every listening TCP socket held by its process tree
 — and, for RabbitMQ, by the epmd on its private port, which daemonizes out of
 the tree — is read from ``/proc/net/tcp{,6}`` and each process's open file
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from alkstore_postgres.provision import server_bindir
 
-from alkstore_faults.brokers import PostgresBroker, RabbitBroker, RedisBroker, start_broker
+from alkstore_faults.brokers import BeanstalkBroker, PostgresBroker, RabbitBroker, RedisBroker, start_broker
 
 LISTEN = "0A"
 
@@ -107,6 +107,11 @@ def _require(kind: str) -> None:
         missing = "redis-server is not installed"
     elif kind == "amqp" and shutil.which("rabbitmq-server") is None:
         missing = "rabbitmq-server is not installed"
+    elif kind == "beanstalkd" and shutil.which("beanstalkd") is None:
+        # Only the full faults matrix installs it (ci/faults.sh install), never CI's test command: a visible skip.
+        if os.environ.get("ALKSTORE_REQUIRE") == "1":
+            pytest.fail("required here (ALKSTORE_REQUIRE=1): beanstalkd is not installed (apt-get install beanstalkd)")
+        pytest.skip("beanstalkd is not installed (apt-get install beanstalkd; ci/faults.sh install does)")
     if missing is None:
         return
     if os.environ.get("CI") or os.environ.get("ALKSTORE_REQUIRE") == "1":
@@ -114,7 +119,7 @@ def _require(kind: str) -> None:
     pytest.skip(missing)
 
 
-@pytest.mark.parametrize("kind", ["redis", "amqp", "postgres"])
+@pytest.mark.parametrize("kind", ["redis", "amqp", "beanstalkd", "postgres"])
 def test_every_socket_a_throwaway_broker_listens_on_is_on_loopback(kind: str) -> None:
     _require(kind)
 
@@ -129,7 +134,7 @@ def test_every_socket_a_throwaway_broker_listens_on_is_on_loopback(kind: str) ->
                 assert broker._process is not None
                 opened = _opened(broker._process.pid, {broker.epmd_port})
                 expected = {broker.port, broker.dist_port, broker.epmd_port}
-            elif isinstance(broker, RedisBroker):
+            elif isinstance(broker, RedisBroker | BeanstalkBroker):
                 assert broker._process is not None
                 opened = _opened(broker._process.pid, set())
                 expected = {broker.port}
@@ -150,3 +155,40 @@ def test_every_socket_a_throwaway_broker_listens_on_is_on_loopback(kind: str) ->
     assert not still, f"the node's own epmd still listens on {still} after close"
     elsewhere = [(address, port) for address, port in opened if not _is_loopback(address)]
     assert elsewhere == [], f"the throwaway {kind} listens beyond loopback: {elsewhere} (all: {opened})"
+
+
+async def _beanstalk(port: int, command: bytes) -> bytes:
+    """One command of beanstalkd's protocol, its first reply line."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(command)
+        await writer.drain()
+        return await asyncio.wait_for(reader.readline(), 5)
+    finally:
+        writer.close()
+        await writer.wait_closed()
+
+
+@pytest.mark.parametrize(("binlog", "after"), [(True, b"OK "), (False, b"NOT_FOUND")])
+def test_beanstalkd_keeps_a_job_across_a_crash_with_its_binlog_and_forgets_it_without(
+    binlog: bool, after: bytes
+) -> None:
+    """The binlog mode is ``broker_restart_aof``'s beanstalkd, the other ``broker_restart_volatile``'s."""
+    _require("beanstalkd")
+
+    async def body() -> tuple[bytes, bytes]:
+        broker = await start_broker("beanstalkd", aof=binlog)
+        assert isinstance(broker, BeanstalkBroker)
+        assert broker.port is not None
+        try:
+            assert broker.address == f"beanstalk://127.0.0.1:{broker.port}"
+            put = await _beanstalk(broker.port, b"put 0 0 5 3\r\nabc\r\n")
+            assert put.startswith(b"INSERTED "), put
+            job = put.split()[1]
+            await broker.crash_and_restart(0.2)
+            return await _beanstalk(broker.port, b"stats-job " + job + b"\r\n"), job
+        finally:
+            await broker.close()
+
+    reply, job = asyncio.run(body())
+    assert reply.startswith(after), f"job {job!r} after a crash with binlog={binlog}: {reply!r}"
