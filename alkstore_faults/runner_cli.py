@@ -34,6 +34,8 @@ Enqueue = Callable[[list[Job]], Coroutine[Any, Any, None] | None]
 State = dict[str, Any]
 """What ``inspect`` says of one job: ``job``, ``state``, ``library_state``, ``reason``, ``until``, ``held_by``,
 ``attempts`` (docs/runtime-faults.md, "inspect")."""
+NO_STATE: State = dict.fromkeys(("library_state", "reason", "until", "held_by", "attempts"))
+"""A state's fields but ``state`` and ``job``, all null: what a runner's ``inspect`` fills in for each job."""
 Inspect = Callable[[list[Job]], Coroutine[Any, Any, list[State]] | list[State]]
 """Asks the library what it holds for each job, through its documented API; a coroutine function for asyncio."""
 USAGE = "describe, enqueue JOBS_FILE, worker or inspect JOBS_FILE"

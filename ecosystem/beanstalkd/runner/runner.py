@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from alkstore_faults.handler import JobFailed, perform, record_ack
-from alkstore_faults.runner_cli import Job, State, serve
+from alkstore_faults.runner_cli import NO_STATE, Job, State, serve
 
 PROTOCOL = "https://github.com/beanstalkd/beanstalkd/blob/master/doc/protocol.txt"
 MANUAL = "https://manpages.debian.org/bookworm/beanstalkd/beanstalkd.1.en.html"
@@ -189,7 +189,7 @@ def enqueue(jobs: list[Job]) -> None:
 
 def state_of(job: str, stats: dict[str, Any] | None, now: float) -> State:
     """A job's state from its ``stats-job`` (``None``: NOT_FOUND, the job was deleted)."""
-    state: State = {"job": job, "reason": None, "until": None, "held_by": None, "attempts": None}
+    state: State = {**NO_STATE, "job": job}
     if stats is None:
         return {**state, "state": "absent", "library_state": "NOT_FOUND (deleted)"}
     words = {"ready": "queued", "reserved": "running", "delayed": "scheduled", "buried": "dead"}

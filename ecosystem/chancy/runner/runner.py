@@ -22,7 +22,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from alkstore_faults.runner_cli import Job, State, serve
+from alkstore_faults.runner_cli import NO_STATE, Job, State, serve
 
 # isort: split
 # After runner_cli, whose hook turns a missing chancy into one line naming it; tasks imports chancy.
@@ -58,8 +58,6 @@ NO_WAIT = (
     "Recovery invalidates the old execution's claim and requests best-effort cancellation of that execution. It "
     "does not wait for acknowledgement: the old worker may be unreachable, and cancellation may be unsupported."
 )
-NO_STATE: State = dict.fromkeys(("library_state", "reason", "until", "held_by", "attempts"))
-"""A state's fields but ``state`` and ``job``, all null: what each state below fills in."""
 
 DESCRIPTION: dict[str, Any] = {
     "library": "chancy",

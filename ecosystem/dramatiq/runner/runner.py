@@ -21,7 +21,7 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
-from alkstore_faults.runner_cli import Job, State, exec_console_script, serve
+from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve
 
 BROKER = "https://dramatiq.io/reference.html#dramatiq.brokers.redis.RedisBroker"
 ADVANCED = "https://dramatiq.io/advanced.html#message-persistence"
@@ -98,7 +98,7 @@ def inspect(jobs: list[Job]) -> list[State]:
     sent = json.loads(_messages_file().read_text())
     states = []
     for job in jobs:
-        state: State = {"job": job["id"], "reason": None, "until": None, "held_by": None, "attempts": None}
+        state: State = {**NO_STATE, "job": job["id"]}
         message = Message.decode(sent[job["id"]].encode())
         try:
             message.get_result(backend=results)

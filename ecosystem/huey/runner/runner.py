@@ -19,7 +19,7 @@ from datetime import UTC
 from importlib.metadata import version
 from pathlib import Path
 
-from alkstore_faults.runner_cli import Job, State, exec_console_script, serve
+from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve
 
 GUIDE = "https://huey.readthedocs.io/en/latest/guide.html"
 CONSUMER = "https://huey.readthedocs.io/en/latest/consumer.html"
@@ -78,7 +78,7 @@ def inspect(jobs: list[Job]) -> list[State]:
     states = []
     for job in jobs:
         task_id = ids[job["id"]]
-        state: State = {"job": job["id"], "reason": None, "until": None, "held_by": None, "attempts": None}
+        state: State = {**NO_STATE, "job": job["id"]}
         try:
             result = huey.result(task_id, preserve=True)
         except TaskException as error:

@@ -26,7 +26,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from alkstore_faults.runner_cli import Job, State, exec_console_script, serve
+from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve
 
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE / "oban.toml"
@@ -58,8 +58,6 @@ NOT_LOST = (
 )
 RETRIES = "When a worker raises an exception, Oban automatically retries the job (up to `max_attempts`)."
 TIMEOUT = "The job then fails with a `JobTimeoutError` and is retried according to the usual backoff."
-NO_STATE: State = dict.fromkeys(("library_state", "reason", "until", "held_by", "attempts"))
-"""A state's fields but ``state`` and ``job``, all null: what each state below fills in."""
 
 DESCRIPTION: dict[str, Any] = {
     "library": "oban",

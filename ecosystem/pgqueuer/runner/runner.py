@@ -23,7 +23,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from alkstore_faults.runner_cli import Job, State, serve
+from alkstore_faults.runner_cli import NO_STATE, Job, State, serve
 
 CLI_HELP = "pgqueuer/adapters/cli/cli.py (pgqueuer 1.6.0): pgq run --help, --heartbeat-timeout"
 RUN_DOC = "pgqueuer/core/qm.py (pgqueuer 1.6.0): QueueManager.run"
@@ -31,8 +31,6 @@ ENTRYPOINT_DOC = "pgqueuer/core/qm.py (pgqueuer 1.6.0): QueueManager.entrypoint"
 QUERIES_DOC = "pgqueuer/adapters/persistence/queries.py (pgqueuer 1.6.0): Queries.job_status"
 IDS = "pgqueuer_ids.json"
 # The log's statuses (pgqueuer.domain.types.JOB_STATUS) of a job no longer in the queue table.
-NO_STATE: State = dict.fromkeys(("library_state", "reason", "until", "held_by", "attempts"))
-"""A state's fields but ``state`` and ``job``, all null: what each state below fills in."""
 LOGGED = {"successful": "completed", "exception": "failed", "failed": "failed", "canceled": "dead", "deleted": "absent"}
 HEARTBEAT_TIMEOUT_S = 5
 # An idle worker waits for a notification of a new job at most this long before it asks again: a job whose

@@ -17,7 +17,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from alkstore_faults.runner_cli import Job, State, exec_console_script, serve
+from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve
 
 HERE = Path(__file__).resolve().parent
 DOCS = "https://procrastinate.readthedocs.io/en/stable/"
@@ -29,8 +29,6 @@ MANAGER = "procrastinate/manager.py (procrastinate 3.10.0), JobManager.get_stall
 SECONDS_SINCE_HEARTBEAT = 30.0  # get_stalled_jobs' default, the how-to's "(by default) 30 seconds"
 PERIOD_S = 5  # recovery.PERIOD_S: recovery.py imports the app, which needs a broker, so describe cannot import it
 NO_RECOVERY = "--no-recovery"
-NO_STATE: State = dict.fromkeys(("library_state", "reason", "until", "held_by", "attempts"))
-"""A state's fields but ``state`` and ``job``, all null: what each state below fills in."""
 LIBRARY_STATES = {"succeeded": "completed", "failed": "failed", "cancelled": "dead", "aborted": "failed"}
 
 
