@@ -18,7 +18,7 @@ import pytest_asyncio
 
 from alkstore_contract.adapter import Capability
 from alkstore_contract.errors import InvalidArgument
-from alkstore_contract.surface import TransactionalQueue, UniqueQueue
+from alkstore_contract.surface import Store, TransactionalQueue, UniqueQueue
 from alkstore_contract.types import Enqueued
 
 INSTALL = "pip install -e '.[ecosystem]'"
@@ -32,14 +32,16 @@ def _adapter(library: str) -> Any:
 
 
 @pytest_asyncio.fixture
-async def location_of(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Any, str]]:
+async def opened(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Any, str, Store]]:
+    """The library's adapter, a fresh location of it and a store open on it (closed and dropped after)."""
     adapter = _adapter(request.param)
     reason = await adapter.unavailable_reason()
     if reason is not None:
         pytest.skip(reason)
     location = await adapter.create_location()
+    store = await adapter.open_store(location)
     try:
-        yield adapter, location
+        yield adapter, location, store
     finally:
         await adapter.drop_location(location)
 
@@ -56,95 +58,77 @@ def test_each_adapter_declares_only_what_its_library_has() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("location_of", ["pgqueuer", "procrastinate"], indirect=True)
-async def test_a_held_key_answers_its_holder_and_a_finished_one_is_free(location_of: tuple[Any, str]) -> None:
-    adapter, location = location_of
-    store = await adapter.open_store(location)
-    try:
-        queue = cast(UniqueQueue, store.queue("reports"))
-        first = await queue.enqueue_unique({"n": 1}, "report-42")
-        again = await queue.enqueue_unique({"n": 2}, "report-42")
-        assert (first.created, again) == (True, Enqueued(first.id, False))
-        job = await queue.get_job(first.id)
-        assert job is not None
-        assert job.payload == {"n": 1}
-        assert await adapter.count_stored_jobs(location) == 1
-        handle = await queue.claim_one("w")
-        assert handle is not None
-        assert await handle.ack()
-        assert (await queue.enqueue_unique({"n": 3}, "report-42")).created
-    finally:
-        await store.close()
+@pytest.mark.parametrize("opened", ["pgqueuer", "procrastinate"], indirect=True)
+async def test_a_held_key_answers_its_holder_and_a_finished_one_is_free(opened: tuple[Any, str, Store]) -> None:
+    adapter, location, store = opened
+    queue = cast(UniqueQueue, store.queue("reports"))
+    first = await queue.enqueue_unique({"n": 1}, "report-42")
+    again = await queue.enqueue_unique({"n": 2}, "report-42")
+    assert (first.created, again) == (True, Enqueued(first.id, False))
+    job = await queue.get_job(first.id)
+    assert job is not None
+    assert job.payload == {"n": 1}
+    assert await adapter.count_stored_jobs(location) == 1
+    handle = await queue.claim_one("w")
+    assert handle is not None
+    assert await handle.ack()
+    assert (await queue.enqueue_unique({"n": 3}, "report-42")).created
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("location_of", ["pgqueuer"], indirect=True)
-async def test_pgqueuer_holds_one_key_across_queues(location_of: tuple[Any, str]) -> None:
+@pytest.mark.parametrize("opened", ["pgqueuer"], indirect=True)
+async def test_pgqueuer_holds_one_key_across_queues(opened: tuple[Any, str, Store]) -> None:
     """pgqueuer's dedupe index is over the key alone: the matrix's K1 failure, pinned here."""
-    adapter, location = location_of
-    store = await adapter.open_store(location)
-    try:
-        first = await cast(UniqueQueue, store.queue("a")).enqueue_unique({}, "k")
-        assert await cast(UniqueQueue, store.queue("b")).enqueue_unique({}, "k") == Enqueued(first.id, False)
-    finally:
-        await store.close()
+    store = opened[2]
+    first = await cast(UniqueQueue, store.queue("a")).enqueue_unique({}, "k")
+    assert await cast(UniqueQueue, store.queue("b")).enqueue_unique({}, "k") == Enqueued(first.id, False)
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("location_of", ["procrastinate"], indirect=True)
-async def test_procrastinate_frees_a_queueing_lock_when_its_job_is_fetched(location_of: tuple[Any, str]) -> None:
+@pytest.mark.parametrize("opened", ["procrastinate"], indirect=True)
+async def test_procrastinate_frees_a_queueing_lock_when_its_job_is_fetched(opened: tuple[Any, str, Store]) -> None:
     """The queueing lock holds while the job waits (todo) only: the matrix's K1 failure, pinned here."""
-    adapter, location = location_of
-    store = await adapter.open_store(location)
-    try:
-        queue = cast(UniqueQueue, store.queue("reports"))
-        first = await queue.enqueue_unique({}, "k")
-        assert await queue.claim_one("w") is not None
-        second = await queue.enqueue_unique({}, "k")
-        assert second.created
-        assert second.id != first.id
-    finally:
-        await store.close()
+    store = opened[2]
+    queue = cast(UniqueQueue, store.queue("reports"))
+    first = await queue.enqueue_unique({}, "k")
+    assert await queue.claim_one("w") is not None
+    second = await queue.enqueue_unique({}, "k")
+    assert second.created
+    assert second.id != first.id
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("location_of", ["procrastinate"], indirect=True)
-async def test_procrastinate_enqueues_in_the_callers_transaction(location_of: tuple[Any, str]) -> None:
-    adapter, location = location_of
-    store = await adapter.open_store(location)
-    try:
-        queue = cast(TransactionalQueue, store.queue("orders"))
-        rolled = await adapter.begin_transaction(location)
-        gone = await queue.enqueue_in(rolled.transaction, {"order": 1})
-        assert await queue.get_job(gone) is None
-        await rolled.rollback()
-        assert await queue.get_job(gone) is None
-        assert await adapter.count_stored_jobs(location) == 0
-        kept = await adapter.begin_transaction(location)
-        stored = await queue.enqueue_in(kept.transaction, {"order": 2})
-        await kept.commit()
-        job = await queue.get_job(stored)
-        assert job is not None
-        assert job.payload == {"order": 2}
-    finally:
-        await store.close()
+@pytest.mark.parametrize("opened", ["procrastinate"], indirect=True)
+async def test_procrastinate_enqueues_in_the_callers_transaction(opened: tuple[Any, str, Store]) -> None:
+    adapter, location, store = opened
+    queue = cast(TransactionalQueue, store.queue("orders"))
+    rolled = await adapter.begin_transaction(location)
+    gone = await queue.enqueue_in(rolled.transaction, {"order": 1})
+    assert await queue.get_job(gone) is None
+    await rolled.rollback()
+    assert await queue.get_job(gone) is None
+    assert await adapter.count_stored_jobs(location) == 0
+    kept = await adapter.begin_transaction(location)
+    stored = await queue.enqueue_in(kept.transaction, {"order": 2})
+    await kept.commit()
+    job = await queue.get_job(stored)
+    assert job is not None
+    assert job.payload == {"order": 2}
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("location_of", ["procrastinate"], indirect=True)
-async def test_procrastinate_refuses_a_connection_that_would_commit_by_itself(location_of: tuple[Any, str]) -> None:
+@pytest.mark.parametrize("opened", ["procrastinate"], indirect=True)
+async def test_procrastinate_refuses_a_connection_that_would_commit_by_itself(opened: tuple[Any, str, Store]) -> None:
     import psycopg
 
-    adapter, location = location_of
-    store = await adapter.open_store(location)
+    adapter, location, store = opened
     dsn, schema = adapter.location_of(location)
     connection = await psycopg.AsyncConnection.connect(dsn, autocommit=True, options=f"-c search_path={schema}")
+    queue = cast(TransactionalQueue, store.queue("orders"))
     try:
-        queue = cast(TransactionalQueue, store.queue("orders"))
         for bad, rule in ((connection, "autocommit"), ("not a connection", "psycopg AsyncConnection")):
             with pytest.raises(InvalidArgument, match=rule):
                 await queue.enqueue_in(bad, {"order": 3})
-        assert await adapter.count_stored_jobs(location) == 0
     finally:
         await connection.close()
-        await store.close()
+    assert await adapter.count_stored_jobs(location) == 0

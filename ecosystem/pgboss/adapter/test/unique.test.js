@@ -3,18 +3,16 @@
 // Postgres server answers at $ALKSTORE_PG_DSN; the suite certifies the adapter itself.
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const { jobOptions } = require('alkstore-node-kit');
 const { adapter } = require('../src/main');
 
+/** One job as node_kit's front hands it to a driver: the queue's defaults, no delay, no expiry. */
 const ONE = {
   payloads: ['{"n":1}'],
-  priority: 0n,
-  delayUs: null,
-  runAtUs: null,
-  expiresUs: null,
-  maxAttempts: 3,
-  visibilityTimeoutS: 30,
-  backoffBaseS: 5,
-  deadLetterRetentionS: null,
+  ...jobOptions(
+    { delay_s: null, expires_s: null, max_attempts: null, priority: 0, run_at: null },
+    { visibility_timeout_s: 30, max_attempts: 3, backoff_base_s: 5, dead_letter_retention_s: null },
+  ),
 };
 
 test('K1 K2: a waiting holder answers a second send; once fetched (active) its key is free for a created job', async (t) => {
