@@ -31,7 +31,18 @@ from tools.ecosystem_page import (
 ROOT = Path(__file__).resolve().parent.parent
 REPORTS = ROOT / "docs" / "ecosystem" / "reports"
 NOTES = ROOT / "docs" / "ecosystem" / "notes.json"
-TOPICS = ("delivery", "retry", "recovery after a crash", "what a late worker may do")
+TOPICS = (
+    "delivery",
+    "retry",
+    "recovery after a crash",
+    "what a late worker may do",
+    "unique keys (K)",
+    "enqueue in the caller's transaction (W)",
+    "enqueue in the caller's transaction (W): none",
+    "release (L): none",
+)
+"""What a library's quotes are about: its delivery and recovery promises, and (contract 2.1) the feature it has, or
+the doc or code that says it has none, for each capability-bound family."""
 
 
 def _check(reports: Path, markdown: Path, page: Path) -> int:
