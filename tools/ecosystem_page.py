@@ -437,8 +437,8 @@ def _reproductions_sentence(engines: list[EngineRuns]) -> str:
     head = (
         f"Of the {len(own)} failures classed *breaks its own promise* ({named}), "
         + (f"these have no standalone reproduction: {', '.join(bare)}. " if bare else "each has ")
-        + "a standalone reproduction in the library's own language (its public API, separate worker processes, "
-        "nothing of alkstore), which `ci/ecosystem.sh` runs and checks"
+        + "a standalone reproduction in the library's own language (its public API, its workers in separate "
+        "processes where a worker plays a part, nothing of alkstore), which `ci/ecosystem.sh` runs and checks"
     )
     return (
         f"{head}; so do {len(others)} other failed clauses ({', '.join(others)}). The other "
