@@ -70,13 +70,23 @@ reproduce() {
 }
 for engine in $ENGINES; do
     case $engine in
-    pgqueuer) reproduce pgqueuer 3 "$python" ecosystem/pgqueuer/adapter/alkstore_pgqueuer/reproduce_pause.py ;;
-    procrastinate) reproduce procrastinate 3 "$python" ecosystem/procrastinate/adapter/alkstore_procrastinate/reproduce_pause.py ;;
+    pgqueuer)
+        reproduce pgqueuer 3 "$python" ecosystem/pgqueuer/adapter/alkstore_pgqueuer/reproduce_pause.py
+        reproduce pgqueuer 2 "$python" ecosystem/pgqueuer/adapter/alkstore_pgqueuer/reproduce_dedupe.py
+        ;;
+    procrastinate)
+        reproduce procrastinate 3 "$python" ecosystem/procrastinate/adapter/alkstore_procrastinate/reproduce_pause.py
+        reproduce procrastinate 1 "$python" ecosystem/procrastinate/adapter/alkstore_procrastinate/reproduce_queueing_lock.py
+        ;;
     pg-boss)
         reproduce pg-boss 4 node ecosystem/pgboss/adapter/reproduce_workers.js
         reproduce pg-boss 1 node ecosystem/pgboss/adapter/reproduce_restart.js # a throwaway cluster of its own
+        reproduce pg-boss 2 node ecosystem/pgboss/adapter/reproduce_singleton_key.js
         ;;
-    graphile-worker) reproduce graphile-worker 1 node ecosystem/graphile_worker/adapter/reproduce.js ;;
+    graphile-worker)
+        reproduce graphile-worker 1 node ecosystem/graphile_worker/adapter/reproduce.js
+        reproduce graphile-worker 2 node ecosystem/graphile_worker/adapter/reproduce_job_key.js
+        ;;
     esac
 done
 "$python" -m tools.ecosystem_page || status=1

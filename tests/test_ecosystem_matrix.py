@@ -31,7 +31,18 @@ from tools.ecosystem_page import (
 ROOT = Path(__file__).resolve().parent.parent
 REPORTS = ROOT / "docs" / "ecosystem" / "reports"
 NOTES = ROOT / "docs" / "ecosystem" / "notes.json"
-TOPICS = ("delivery", "retry", "recovery after a crash", "what a late worker may do")
+TOPICS = (
+    "delivery",
+    "retry",
+    "recovery after a crash",
+    "what a late worker may do",
+    "unique keys (K)",
+    "enqueue in the caller's transaction (W)",
+    "enqueue in the caller's transaction (W): none",
+    "release (L): none",
+)
+"""What a library's quotes are about: its delivery and recovery promises, and (contract 2.1) the feature it has, or
+the doc or code that says it has none, for each capability-bound family."""
 
 
 def _check(reports: Path, markdown: Path, page: Path) -> int:
@@ -165,3 +176,33 @@ def test_every_failure_counted_against_a_library_names_a_reproduction_that_exist
             assert scripts, f"{engine.name} {clause_id}: counted against the library with no reproduction named"
             for script in scripts:
                 assert (ROOT / script).is_file(), f"{engine.name} {clause_id}: {script} is not in the tree"
+
+
+def test_a_capability_a_library_lacks_reads_no_such_feature_never_failed() -> None:
+    """Matrix: pgqueuer has no release and no enqueue in a transaction: its L and W cells say so, with the
+    library's own words, one note for the family; pg-boss's transactional enqueue, which the wire protocol
+    cannot carry, reads 'not judged'."""
+    runs = {e.name: e for e in load_runs(REPORTS, load_notes(NOTES))}
+    for clause_id in ("L1", "L4", "W1", "W4"):
+        found = cell(runs["pgqueuer"], clause_id)
+        assert (found.kind, found.text) == ("not exercised", "– no such feature")
+        assert found.note is not None
+        assert "pgqueuer" in found.note
+    assert cell(runs["pgqueuer"], "L2").subject == "L1–L4"
+    assert cell(runs["pg-boss"], "W2").text.startswith("– not judged: the wire protocol")
+    assert cell(runs["procrastinate"], "W1").kind == "passed"
+
+
+def test_a_clause_missing_from_an_engines_reports_reads_not_judged(tmp_path: Path) -> None:
+    """Matrix: an engine whose runs were made before a clause was written shows 'not judged', with the contract
+    version of its runs, never a verdict it was not given."""
+    copied = tmp_path / "reports"
+    shutil.copytree(REPORTS, copied)
+    for path in copied.glob("sqlite-*.json"):
+        report = json.loads(path.read_text(encoding="utf-8"))
+        report["engines"][0]["clauses"] = [c for c in report["engines"][0]["clauses"] if c["clause"] != "K1"]
+        path.write_text(json.dumps(report), encoding="utf-8")
+    sqlite = next(e for e in load_runs(copied, load_notes(NOTES)) if e.name == "sqlite")
+    found = cell(sqlite, "K1")
+    assert found.kind == "not exercised"
+    assert found.text.startswith("– not judged (its runs: contract ")

@@ -89,6 +89,11 @@ that failed judged that and not the hazard (C1 judges both that a lapsed lease i
 that the claim counts an attempt; pgqueuer fails only the second)."""
 QUIET_GAPS = ("capability", "untested")
 """Gaps a cell shows without a note: the engine does not declare the capability, or no row checks the clause."""
+FEATURES = {"L": "release", "K": "unique_keys", "W": "transactional_enqueue"}
+"""The clause families of contract 2.1 an engine is bound by only when it declares their capability. A library
+whose adapter does not declare one is shown by what its notes' ``features`` say of that capability (``verdict``:
+``no such feature``, or why a feature it has is not judged), with the library's own doc or code as the note:
+never as failed, and never as a bare gap."""
 COLOURS = {
     "passed": "#dafbe1",
     "failed": "#ffebe9",
@@ -169,11 +174,27 @@ class Cell:
     kind: str
     text: str
     note: str | None
+    subject: str | None = None
+    """What the note is about when it is not the one clause (``L1–L4``): cells of one subject share a note."""
+
+
+def _undeclared(engine: EngineRuns, clause_id: str) -> Cell | None:
+    """A clause of a capability the library's adapter does not declare, as the library's notes explain it."""
+    family = clause_id.rstrip("0123456789")
+    said = engine.notes.get("features", {}).get(FEATURES.get(family, ""))
+    if said is None:
+        return None
+    clauses = sorted(c for c in clause_ids([engine]) if c.rstrip("0123456789") == family)
+    subject = f"{clauses[0]}–{clauses[-1]}" if len(clauses) > 1 else clause_id
+    return Cell("not exercised", f"– {said['verdict']}", f"{said['why']} — {said['source']}", subject)
 
 
 def cell(engine: EngineRuns, clause_id: str) -> Cell:
     """One clause on one engine over all its runs: the verdict they agree on, or ``flips``."""
     found = engine.clause_runs(clause_id)
+    if not found:
+        contracts = sorted({str(report.get("contract_version", "?")) for report, _ in engine.runs})
+        return Cell("not exercised", f"– not judged (its runs: contract {'/'.join(contracts)})", None)
     verdicts = Counter(str(c["verdict"]) for c in found)
     emulated = next((c.get("emulated") for c in found if c.get("emulated")), None)
     mark = " · emulated" if emulated else ""
@@ -185,6 +206,8 @@ def cell(engine: EngineRuns, clause_id: str) -> Cell:
     kind = str(verdict["verdict"])
     gap = verdict.get("gap")
     text = SYMBOLS[kind] + (f" ({gap})" if gap else "") + mark
+    if kind == "not exercised" and gap == "not declared" and (undeclared := _undeclared(engine, clause_id)):
+        return undeclared
     explained = engine.notes.get("clauses", {}).get(clause_id)
     if explained and explained.get("class") == "not applicable" and kind in ("failed", "xfailed"):
         why = f"not applicable, the adapter's construct: {explained['why']} — {explained['source']}"
@@ -321,7 +344,8 @@ def _table(engines: list[EngineRuns]) -> tuple[list[str], list[tuple[str, list[t
         cells = []
         for engine in engines:
             found = cell(engine, clause_id)
-            cells.append((found, number(f"{engine.name} {clause_id}: {found.note}" if found.note else None)))
+            subject = found.subject or clause_id
+            cells.append((found, number(f"{engine.name} {subject}: {found.note}" if found.note else None)))
         rows.append((clause_id, cells))
     return header, rows, notes
 
@@ -413,8 +437,8 @@ def _reproductions_sentence(engines: list[EngineRuns]) -> str:
     head = (
         f"Of the {len(own)} failures classed *breaks its own promise* ({named}), "
         + (f"these have no standalone reproduction: {', '.join(bare)}. " if bare else "each has ")
-        + "a standalone reproduction in the library's own language (its public API, separate worker processes, "
-        "nothing of alkstore), which `ci/ecosystem.sh` runs and checks"
+        + "a standalone reproduction in the library's own language (its public API, its workers in separate "
+        "processes where a worker plays a part, nothing of alkstore), which `ci/ecosystem.sh` runs and checks"
     )
     return (
         f"{head}; so do {len(others)} other failed clauses ({', '.join(others)}). The other "

@@ -43,7 +43,9 @@ function missingPackage() {
 
 const BASE = {
   name: 'graphile-worker',
-  capabilities: ['durable', 'multi_process', 'shared_location'],
+  // unique_keys: graphile's jobKey. No release (graphile has no call that hands a locked job back), and the
+  // wire protocol carries no caller's transaction for add_job in SQL (docs/ecosystem.md).
+  capabilities: ['durable', 'multi_process', 'shared_location', 'unique_keys'],
   emulates: EMULATES,
   timeResolutionUs: 1000,
 };

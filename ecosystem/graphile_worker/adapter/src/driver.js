@@ -10,6 +10,7 @@
 // - a queue is a task identifier (graphile's queue_name serialises its jobs, one at a time, so it is not a
 //   partition); the payload text and the contract's stamps travel in graphile's payload;
 // - insert is WorkerUtils.addJobs (one statement: all or nothing), priority negated, runAt a JS Date;
+// - insertUnique (K1-K4) is WorkerUtils.addJob with the key as its jobKey, in graphile's default mode 'replace';
 // - claim runs graphile's runTaskListOnce once per job, held in the task function (held.js). It releases no
 //   lock: graphile-worker's docs reserve WorkerUtils.forceUnlockWorkers for workers that are no longer running,
 //   and the library's own recovery of a lock is its 4-hour expiry, so a job whose contract lease lapsed is not
@@ -86,7 +87,8 @@ class GraphileDriver {
     return BigInt((await this.query(`select ${US('now()')} as now`))[0].now);
   }
 
-  async insert(queue, jobs) {
+  /** The stamps and ready time of `jobs`, from one read of graphile's clock (the server's now()). */
+  async newJobs(jobs) {
     const nowUs = (await this.serverNowUs() / MS_US) * MS_US;
     const stamps = {
       visibility_timeout_s: jobs.visibilityTimeoutS,
@@ -95,19 +97,27 @@ class GraphileDriver {
       enqueued_at: nowUs.toString(),
       expires_at: jobs.expiresUs === null ? null : (nowUs + jobs.expiresUs).toString(),
     };
-    const runAt = dateOf(runAtFrom(jobs, nowUs));
-    const added = await this.utils.addJobs(
-      jobs.payloads.map((text) => ({
-        identifier: queue,
-        payload: { payload: text, alkstore: stamps },
-        runAt,
-        maxAttempts: jobs.maxAttempts,
-        // graphile runs the lowest priority first; the contract the highest. The decimal text keeps a 64-bit
-        // value exact on its way to Postgres, which refuses one beyond graphile's smallint column itself.
-        priority: (-jobs.priority).toString(),
-      })),
-    );
+    // graphile runs the lowest priority first; the contract the highest. The decimal text keeps a 64-bit
+    // value exact on its way to Postgres, which refuses one beyond graphile's smallint column itself.
+    const spec = { runAt: dateOf(runAtFrom(jobs, nowUs)), maxAttempts: jobs.maxAttempts, priority: (-jobs.priority).toString() };
+    return { stamps, spec };
+  }
+
+  async insert(queue, jobs) {
+    const { stamps, spec } = await this.newJobs(jobs);
+    const added = await this.utils.addJobs(jobs.payloads.map((text) => ({ identifier: queue, payload: { payload: text, alkstore: stamps }, ...spec })));
     return added.map((job) => Number(job.id));
+  }
+
+  /**
+   * K1-K4 through graphile's jobKey in its default mode ('replace'): add_job inserts the job, or updates the
+   * unlocked job holding the key (its revision counts the updates: 0 is a job this call made), or, when the job
+   * holding the key is locked, clears that job's key and inserts a new one.
+   */
+  async insertUnique(queue, key, jobs) {
+    const { stamps, spec } = await this.newJobs(jobs);
+    const job = await this.utils.addJob(queue, { payload: jobs.payloads[0], alkstore: stamps }, { ...spec, jobKey: key });
+    return { id: Number(job.id), created: Number(job.revision) === 0 };
   }
 
   queueRunner(queue) {

@@ -91,6 +91,28 @@ test('E7 C3 H2 B2: through graphile-worker, a job is added, claimed held in its 
   assert.deepEqual(await driver.claim('q', 'w3', 1, 'token-3'), []);
 });
 
+test('K1 K2: jobKey in graphile\'s default mode: a waiting holder is replaced in place, a locked one gets a new job', async (t) => {
+  if (!(await serverAnswers())) return t.skip('no Postgres server answers at $ALKSTORE_PG_DSN');
+  assert.ok(adapter.capabilities.includes('unique_keys'));
+  assert.ok(!adapter.capabilities.includes('release'));
+  const where = await location.createLocation();
+  const driver = await GraphileDriver.open(where);
+  t.after(async () => {
+    await driver.close();
+    await location.dropLocation(where);
+  });
+  const one = { ...JOBS, payloads: ['{"n":1}'] };
+  const first = await driver.insertUnique('q', 'k', one);
+  assert.equal(first.created, true);
+  const again = await driver.insertUnique('q', 'k', { ...one, payloads: ['{"n":2}'] });
+  assert.deepEqual(again, { id: first.id, created: false });
+  assert.equal((await driver.get('q', first.id)).payload, '{"n":2}', "'replace' updates the waiting job (the matrix's K1)");
+  await driver.claim('q', 'w', 1, 'token');
+  const third = await driver.insertUnique('q', 'k', one);
+  assert.equal(third.created, true, 'a locked holder has its key cleared and a new job is added');
+  assert.notEqual(third.id, first.id);
+});
+
 test('unavailable_reason: without its npm packages the adapter says why it cannot run, and what to run', () => {
   const stub = require('../src/adapter').notInstalled('graphile-worker');
   assert.match(stub.unavailableReason(), /^npm package graphile-worker is not installed: run npm ci in .*graphile_worker\/adapter \(pins graphile-worker 0\.17\.3\)$/);

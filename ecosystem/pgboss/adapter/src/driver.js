@@ -6,6 +6,9 @@
 // - no heartbeat: a lease is started_on + expireInSeconds, and nothing moves it (H3);
 // - no delay on a retry: fail() waits pg-boss's own retryDelay/retryBackoff (R1, R2, R5), and fail()
 //   retries while retries remain, so a job cannot be failed for good at once (D1);
+// - unique keys are singletonKey on a `stately` queue (insertUnique), which holds a key per state, not through
+//   a claim; pg-boss has no release (fail() counts a retry), and its `db` option's caller's transaction cannot
+//   travel over the wire protocol;
 // - a lapsed lease is reclaimable only once pg-boss's maintenance (supervise, each second here, or
 //   sweep_expired) has failed it by timeout back to retry.
 // pg-boss reads time from the server (now()) only, so the store is never opened with the suite's clock.
@@ -33,12 +36,16 @@ class PgBossDriver {
     this.queues = new Set();
   }
 
-  /** pg-boss needs a queue created before it takes jobs (createQueue is idempotent: ON CONFLICT DO NOTHING). */
-  async ensureQueue(queue) {
+  /**
+   * pg-boss needs a queue created before it takes jobs (createQueue is idempotent: ON CONFLICT DO NOTHING), so
+   * the first call on a queue, in any store, decides its policy: `standard` (pg-boss's default), or `stately`
+   * when that call is an enqueue_unique (a singletonKey dedupes only on a policy queue).
+   */
+  async ensureQueue(queue, policy = 'standard') {
     if (this.queues.has(queue)) return;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.boss.createQueue(queue);
+        await this.boss.createQueue(queue, { policy });
         break;
       } catch (error) {
         // Two processes creating one queue at once can deadlock on the partition it attaches: try again.
@@ -95,6 +102,26 @@ class PgBossDriver {
     const rows = jobs.payloads.map((payload) => ({ id: crypto.randomUUID(), name: queue, data: jobData(payload, jobs), ...options }));
     await this.boss.insert(rows);
     return rows.map((row) => row.id);
+  }
+
+  /**
+   * K1-K4 through pg-boss's singletonKey on a `stately` queue, whose unique index admits one job per key and
+   * state (created, retry, active): send() stores nothing and returns null while a created job holds the key,
+   * and the holder is then read from pg-boss's table. It may leave `created` between the two: send again.
+   */
+  async insertUnique(queue, key, jobs) {
+    await this.ensureQueue(queue, 'stately');
+    const options = { ...this.baseOptions(jobs), singletonKey: key };
+    if (jobs.expiresUs !== null) options.retentionSeconds = await this.retentionS(jobs);
+    for (;;) {
+      const id = await this.boss.send(queue, jobData(jobs.payloads[0], jobs), options);
+      if (id !== null) return { id, created: true };
+      const { rows } = await this.db.executeSql(
+        `SELECT id FROM ${this.schema}.job WHERE name = $1 AND singleton_key = $2 AND state = 'created'`,
+        [queue, key],
+      );
+      if (rows.length > 0) return { id: rows[0].id, created: false };
+    }
   }
 
   async claim(queue, workerId, n) {

@@ -49,7 +49,7 @@ function newBoss(location, options) {
 const adapter = {
   name: 'pg-boss',
   version: `pg-boss ${require('pg-boss/package.json').version}`,
-  capabilities: ['durable', 'multi_process', 'shared_location'],
+  capabilities: ['durable', 'multi_process', 'shared_location', 'unique_keys'],
   emulates: EMULATES,
   timeResolutionUs: 1,
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from alkstore_ecosystem_kit import PostgresLibraryAdapter, quote_ident
 
+from alkstore_contract.adapter import Capability
 from alkstore_contract.clock import Clock
 from alkstore_contract.kit import KitStore
 from alkstore_contract.surface import Store
@@ -54,6 +55,13 @@ class PgqueuerAdapter(PostgresLibraryAdapter):
     schema_prefix = "alk_pgq"
     jobs_table = "pgqueuer"
     emulates = EMULATES
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """The kit's, and ``unique_keys``: pgqueuer's ``dedupe_key`` (docs/ecosystem.md). pgqueuer has no release
+        (its retry counts an attempt) and its drivers' connections must be in autocommit mode, so no
+        ``transactional_enqueue``."""
+        return super().capabilities | {Capability.UNIQUE_KEYS}
 
     async def install(self, conn: Any, dsn: str, schema: str) -> None:
         """pgqueuer's tables (``Queries.install``) and the adapter's claimant table."""

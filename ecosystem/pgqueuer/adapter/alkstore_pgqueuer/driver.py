@@ -15,7 +15,11 @@ and ``headers`` (``jsonb``). The driver maps the contract onto that:
   ``Queries.retry_job``, ``dead_letter`` is ``log_jobs(…, "failed")`` (pgqueuer
   holds failed rows in its table), ``heartbeat`` is ``Queries.update_heartbeat``,
   ``cancel`` is ``Queries.mark_job_as_cancelled``;
-- the claim token is not stored and not checked: pgqueuer completes a job by id.
+- the claim token is not stored and not checked: pgqueuer completes a job by id;
+- ``insert_unique`` (K1–K4) is ``Queries.enqueue(…, dedupe_key=the key, on_conflict="skip")``: pgqueuer's
+  partial unique index over ``dedupe_key`` of queued and picked rows decides, and a skipped enqueue is
+  answered with the holder's id, read from pgqueuer's table. The index is over the key alone, not the
+  entrypoint, so a key is one across every queue of the location (what K1 calls another queue's key).
 
 What pgqueuer has no place for is said, clause by clause, in the adapter's
 ``emulates``: the claimant's name (pgqueuer records a queue-manager uuid) is
@@ -95,6 +99,33 @@ class PgqueuerDriver:
             [_stamps(jobs)] * count,
         )
         return [int(i) for i in ids]
+
+    async def insert_unique(
+        self, queue: str, unique_key: str, jobs: NewJobs, now: datetime | None
+    ) -> tuple[JobId, bool]:
+        """pgqueuer's own dedupe: its enqueue skips a key a queued or picked job holds; then the holder is read.
+
+        The holder may finish between the skip and the read: then the key is free and the enqueue runs again.
+        """
+        while True:
+            enqueued_at = await self._server_now()
+            ids = await self._queries.enqueue(
+                [queue],
+                [jobs.payloads[0].encode()],
+                [jobs.priority],
+                [jobs.run_at_from(enqueued_at) - enqueued_at],
+                [unique_key],
+                [_stamps(jobs)],
+                on_conflict="skip",
+            )
+            if ids[0] is not None:
+                return int(ids[0]), True
+            holder = await self._pool.fetchval(
+                f"SELECT id FROM {self._schema}.pgqueuer WHERE dedupe_key = $1 AND status IN ('queued', 'picked')",
+                unique_key,
+            )
+            if holder is not None:
+                return int(holder), False
 
     async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
         from pgqueuer.queries import EntrypointExecutionParameter

@@ -14,6 +14,7 @@ from typing import Any
 
 from alkstore_ecosystem_kit import PostgresLibraryAdapter
 
+from alkstore_contract.adapter import CallerTransaction, Capability
 from alkstore_contract.clock import Clock
 from alkstore_contract.kit import KitStore
 from alkstore_contract.surface import Store
@@ -34,6 +35,39 @@ EMULATES: dict[str, str] = {
 }
 
 
+class PsycopgCallerTransaction:
+    """An application's transaction as procrastinate's docs have one: a psycopg ``AsyncConnection`` outside
+    autocommit (psycopg opens the transaction at its first statement), on the location's schema (W1–W4)."""
+
+    def __init__(self, connection: Any) -> None:
+        self._connection = connection
+
+    @classmethod
+    async def begin(cls, dsn: str, schema: str) -> PsycopgCallerTransaction:
+        import psycopg
+
+        connection = await psycopg.AsyncConnection.connect(dsn, options=f"-c search_path={schema}")
+        await connection.execute("SELECT 1")  # the caller's transaction is open, before the job is enqueued in it
+        return cls(connection)
+
+    @property
+    def transaction(self) -> object:
+        """What ``enqueue_in`` takes: procrastinate's ``connection`` option."""
+        return self._connection
+
+    async def commit(self) -> None:
+        try:
+            await self._connection.commit()
+        finally:
+            await self._connection.close()
+
+    async def rollback(self) -> None:
+        try:
+            await self._connection.rollback()
+        finally:
+            await self._connection.close()
+
+
 def _app(dsn: str, schema: str) -> Any:
     """A procrastinate ``App`` whose pool's connections use the location's schema (``search_path``)."""
     from procrastinate import App, PsycopgConnector
@@ -51,6 +85,16 @@ class ProcrastinateAdapter(PostgresLibraryAdapter):
     jobs_table = "procrastinate_jobs"
     """An ack deletes its row."""
     emulates = EMULATES
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """The kit's, ``unique_keys`` (procrastinate's ``queueing_lock``) and ``transactional_enqueue`` (its
+        ``connection`` option); procrastinate has no release: its retry counts an attempt (docs/ecosystem.md)."""
+        return super().capabilities | {Capability.UNIQUE_KEYS, Capability.TRANSACTIONAL_ENQUEUE}
+
+    async def begin_transaction(self, location: str) -> CallerTransaction:
+        """W1–W4: a caller's transaction on the location's schema, on a psycopg connection of its own."""
+        return await PsycopgCallerTransaction.begin(*self.location_of(location))
 
     async def install(self, conn: Any, dsn: str, schema: str) -> None:
         """procrastinate's tables (``apply_schema_async``, over its own connector) and the adapter's worker-name

@@ -15,7 +15,11 @@ number of seconds. The driver maps the contract onto that:
 - ``ack`` is ``finish_job_by_id_async(…, succeeded, delete_job=True)``, ``retry`` is
   ``retry_job_by_id_async``, ``dead_letter`` is ``finish_job_by_id_async(…, failed)``, ``heartbeat``
   is ``update_heartbeat`` of the claim's worker, ``cancel`` is ``cancel_job_by_id_async(delete_job=True)``;
-- the claim token is not stored and not checked: procrastinate finishes a job by id.
+- the claim token is not stored and not checked: procrastinate finishes a job by id;
+- ``insert_unique`` (K1–K4) is ``defer_job_async`` with the key as the job's ``queueing_lock``, whose
+  partial unique index holds only while the job is ``todo`` (waiting), over every queue of the location;
+- ``insert_in`` (W1–W4) is ``batch_defer_jobs_async`` with the caller's psycopg connection as its
+  ``connection``: procrastinate's INSERT runs there and the caller commits or rolls back.
 
 procrastinate reads time from the server (``now()``), so the driver never receives ``now``.
 """
@@ -53,7 +57,8 @@ class ProcrastinateDriver:
     async def _server_now(self) -> datetime:
         return (await self._one("SELECT now() AS now"))["now"].astimezone(UTC)  # type: ignore[no-any-return]
 
-    async def insert(self, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
+    async def _new_jobs(self, queue: str, jobs: NewJobs, queueing_lock: str | None = None) -> list[Any]:
+        """procrastinate jobs for ``jobs``, stamped from the server's clock now (its own ``now()``)."""
         from procrastinate.jobs import Job as ProcJob
 
         enqueued_at = await self._server_now()
@@ -66,21 +71,57 @@ class ProcrastinateDriver:
             "expires_at": None if expires is None else expires.isoformat(),
             "enqueued_at": enqueued_at.isoformat(),
         }
-        deferred = await self._manager.batch_defer_jobs_async(
-            [
-                ProcJob(
-                    id=None,
-                    queue=queue,
-                    priority=jobs.priority,
-                    lock=None,
-                    queueing_lock=None,
-                    task_name=TASK,
-                    task_kwargs={"payload": text, "alkstore": stamps},
-                    scheduled_at=jobs.run_at_from(enqueued_at),
-                )
-                for text in jobs.payloads
-            ]
-        )
+        return [
+            ProcJob(
+                id=None,
+                queue=queue,
+                priority=jobs.priority,
+                lock=None,
+                queueing_lock=queueing_lock,
+                task_name=TASK,
+                task_kwargs={"payload": text, "alkstore": stamps},
+                scheduled_at=jobs.run_at_from(enqueued_at),
+            )
+            for text in jobs.payloads
+        ]
+
+    async def insert(self, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
+        deferred = await self._manager.batch_defer_jobs_async(await self._new_jobs(queue, jobs))
+        return [int(job.id) for job in deferred]
+
+    async def insert_unique(
+        self, queue: str, unique_key: str, jobs: NewJobs, now: datetime | None
+    ) -> tuple[JobId, bool]:
+        """procrastinate's queueing lock: ``defer_job_async`` raises ``AlreadyEnqueued`` while a job holding the
+        lock waits (``todo``); then the holder is read. It may leave ``todo`` between the two: the defer runs again.
+        """
+        from procrastinate.exceptions import AlreadyEnqueued
+
+        while True:
+            try:
+                job = await self._manager.defer_job_async((await self._new_jobs(queue, jobs, unique_key))[0])
+            except AlreadyEnqueued:
+                for holder in await self._manager.list_jobs_async(queueing_lock=unique_key, status="todo"):
+                    return int(holder.id), False
+                continue
+            return int(job.id), True
+
+    def transaction_problem(self, transaction: object) -> str | None:
+        """W1–W4: a psycopg ``AsyncConnection`` outside autocommit, so procrastinate's INSERT joins the caller's
+        transaction (procrastinate's ``connection`` option of ``configure``/``defer_job_async``)."""
+        import psycopg
+
+        if not isinstance(transaction, psycopg.AsyncConnection):
+            return "must be a psycopg AsyncConnection inside a transaction the caller opened"
+        if transaction.closed:
+            return "the connection is closed"
+        if transaction.autocommit:
+            return "the connection is in autocommit mode: the job would commit on its own, not with the caller"
+        return None
+
+    async def insert_in(self, transaction: object, queue: str, jobs: NewJobs, now: datetime | None) -> list[JobId]:
+        """procrastinate's ``batch_defer_jobs_async(…, connection=the caller's)``: nothing here commits."""
+        deferred = await self._manager.batch_defer_jobs_async(await self._new_jobs(queue, jobs), connection=transaction)
         return [int(job.id) for job in deferred]
 
     async def claim(self, queue: str, worker_id: str, n: int, token: str, now: datetime | None) -> list[Job]:
