@@ -30,9 +30,11 @@ def record(
     accepted: bool | None = None,
     by: str | None = None,
     reason: str | None = None,
+    tick: float | None = None,
 ) -> None:
     """Append one ledger record: ``start``, ``end`` (with ``ok``), ``ack`` (with ``accepted``) or ``cancelled``
-    (with ``by``, ``library`` or ``worker``, and the library's ``reason``)."""
+    (with ``by``, ``library`` or ``worker``, and the library's ``reason``); ``tick``, for a periodic run of the
+    ``schedule`` workload, the scheduled wall time of the tick it runs."""
     line: dict[str, Any] = {
         "ev": ev,
         "job": job,
@@ -48,6 +50,8 @@ def record(
         line["accepted"] = accepted
     if ev == "cancelled":
         line["by"], line["reason"] = by, reason
+    if tick is not None:
+        line["tick"] = tick
     with open(os.environ["ALKSTORE_FAULTS_LEDGER"], "a", encoding="utf-8") as ledger:
         ledger.write(json.dumps(line) + "\n")
         ledger.flush()
@@ -61,6 +65,34 @@ def perform(job: str, duration_s: float, fail: bool, attempt: int | None = None)
     if fail:
         raise JobFailed(f"job {job} was told to fail")
     return job
+
+
+TICK_S = 0.5
+"""How long a periodic run of the ``schedule`` workload sleeps: long enough that a fault finds one in flight."""
+
+
+def tick_job(tick: float) -> str:
+    """The ledger's job name for the run of the tick scheduled at ``tick`` (epoch seconds)."""
+    return f"tick-{tick:.3f}"
+
+
+def perform_tick(tick: float, attempt: int | None = None) -> None:
+    """Run one tick's periodic handler (the ``schedule`` workload): ``start``, a real sleep, ``end``, each record
+    carrying the tick's scheduled wall time, which the library gives the handler."""
+    record("start", tick_job(tick), attempt, tick=tick)
+    time.sleep(TICK_S)
+    record("end", tick_job(tick), attempt, ok=True, tick=tick)
+
+
+async def perform_tick_async(tick: float, attempt: int | None = None) -> None:
+    """``perform_tick`` for an asyncio runtime; a cancellation is recorded as ``perform_async`` does."""
+    record("start", tick_job(tick), attempt, tick=tick)
+    try:
+        await asyncio.sleep(TICK_S)
+    except asyncio.CancelledError:
+        record("cancelled", tick_job(tick), attempt, by="library", reason="CancelledError", tick=tick)
+        raise
+    record("end", tick_job(tick), attempt, ok=True, tick=tick)
 
 
 def record_ack(job: str, attempt: int | None, accepted: bool) -> None:

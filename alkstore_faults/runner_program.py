@@ -19,6 +19,7 @@ from typing import Any
 
 from alkstore_contract.hazards import PROMISABLE
 from alkstore_faults import PROTOCOLS
+from alkstore_faults.schedule_spec import ScheduleSpec, parse_workloads
 
 ECOSYSTEM = Path(__file__).resolve().parents[1] / "ecosystem"
 """Where the libraries the project judges live, one folder each (``ecosystem/<library>/``): a library's runners
@@ -102,6 +103,10 @@ class Description:
     """The runner's documented warm-up: how long after start a worker may take before the harness strikes."""
     extra: dict[str, Any] | None = None
     """What else describe said that the report keeps as it is: ``inspect_doc``, ``variant_of``, ``left_out``."""
+    workloads: tuple[str, ...] = ("jobs",)
+    """The workloads the runner serves (``jobs``, ``schedule``); a runner that names none serves ``jobs``."""
+    schedule: ScheduleSpec | None = None
+    """Its library's scheduler for the ``schedule`` workload, when it serves it (``alkstore_faults.schedule_spec``)."""
 
 
 @dataclass(frozen=True)
@@ -278,6 +283,7 @@ def parse_description(data: dict[str, Any]) -> Description:
             )
         if after is not None and not (isinstance(after, int | float) and after >= 0):
             raise ValueError(f"a recovery rule's after_s must be seconds (a number ≥ 0) or null, got {after!r}")
+    workloads, schedule = parse_workloads(data)
     warmup = float(data.get("warmup_s", 0.0))
     if not 0 <= warmup <= 60:
         raise ValueError(f"warmup_s must be in [0, 60] seconds, got {warmup}")
@@ -294,6 +300,8 @@ def parse_description(data: dict[str, Any]) -> Description:
         recovery_rules=rules,
         warmup_s=warmup,
         extra={key: data[key] for key in ("inspect_doc", "variant_of", "left_out") if key in data},
+        workloads=workloads,
+        schedule=schedule,
     )
 
 
