@@ -14,15 +14,21 @@ import warnings
 
 from alkstore_worker.app import App, DeferKeywords, JobContext, Task, TaskOptions
 from alkstore_worker.events import Counters, Settlement
+from alkstore_worker.periodic import PeriodicUnsupported, tick_of
 from alkstore_worker.runtime import Worker, WorkerOptions
+from alkstore_worker.schedules import Cron, Every, Schedule
 from alkstore_worker.sources import DeadJob, StoreSource, WorkerSource
 
 __all__ = [
     "App",
     "Counters",
+    "Cron",
     "DeadJob",
     "DeferKeywords",
+    "Every",
     "JobContext",
+    "PeriodicUnsupported",
+    "Schedule",
     "Settlement",
     "StoreSource",
     "Task",
@@ -30,6 +36,7 @@ __all__ = [
     "Worker",
     "WorkerOptions",
     "WorkerSource",
+    "tick_of",
 ]
 
 _MOVED_TO_ENGINES = {

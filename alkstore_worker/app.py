@@ -24,21 +24,25 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, ParamSpec, TypedDict, TypeVar, Unpack
 
 from alkstore_contract.errors import InvalidArgument, InvalidName, PayloadError
 from alkstore_contract.surface import Queue, Store
 from alkstore_contract.types import Duration, Enqueued, EnqueueKeywords, Job, JobId, QueueOpts
 from alkstore_contract.validation import (
+    UNIQUE_KEY_MAX_CHARS,
     describe_value,
     encode_payload,
     validate_max_attempts,
     validate_queue_name,
+    validate_unique_key,
 )
 from alkstore_worker.envelope import Envelope
 from alkstore_worker.events import Settlement
 from alkstore_worker.lease import Lease
+from alkstore_worker.periodic import tick_key
+from alkstore_worker.schedules import Schedule, schedule_of
 from alkstore_worker.sources import StoreSource, WorkerSource, as_source
 
 P = ParamSpec("P")
@@ -97,6 +101,8 @@ class TaskOptions:
     max_attempts: int | None
     timeout_s: float | None
     fail_on: tuple[type[BaseException], ...]
+    schedule: Schedule | None = None
+    """When a periodic task's ticks fall (``App.periodic``); ``None`` for a task run only when deferred."""
 
 
 class Task(Generic[P, R]):
@@ -320,6 +326,40 @@ class App:
         an exception that is an instance of ``fail_on`` dead-letters at once
         instead of retrying.
         """
+        return self._register(name, queue, queue_opts, max_attempts, timeout, fail_on, None)
+
+    def periodic(
+        self,
+        name: str | None = None,
+        *,
+        every: float | timedelta | None = None,
+        cron: str | None = None,
+        queue: str = "default",
+        queue_opts: QueueOpts | None = None,
+        max_attempts: int | None = None,
+        timeout: float | None = None,
+        fail_on: tuple[type[BaseException], ...] = (),
+    ) -> Callable[[Callable[P, Awaitable[R]]], Task[P, R]]:
+        """Register an ``async def`` as a task that the workers run on a schedule: ``every`` (seconds or a
+        ``timedelta``, ticks at its multiples since the Unix epoch) or ``cron`` (5 fields, UTC), exactly one.
+
+        Each tick is one job whose payload is ``{"tick": ISO-8601}`` (``alkstore_worker.tick_of`` reads it), stored
+        once by whichever worker serving ``queue`` offers it first (docs/worker.md, "Periodic tasks", says what is
+        guaranteed). The other arguments are ``task``'s; the task can also be deferred by hand.
+        """
+        return self._register(name, queue, queue_opts, max_attempts, timeout, fail_on, schedule_of(every, cron))
+
+    def _register(
+        self,
+        name: str | None,
+        queue: str,
+        queue_opts: QueueOpts | None,
+        max_attempts: int | None,
+        timeout: float | None,
+        fail_on: tuple[type[BaseException], ...],
+        schedule: Schedule | None,
+    ) -> Callable[[Callable[P, Awaitable[R]]], Task[P, R]]:
+        """``task`` and ``periodic``: every option checked before the decorator is applied, then the name."""
         validate_queue_name(queue)
         if queue_opts is not None and not isinstance(queue_opts, QueueOpts):
             raise InvalidArgument(f"queue_opts={describe_value(queue_opts)}: must be a QueueOpts or None")
@@ -342,8 +382,16 @@ class App:
                 raise InvalidName(f"name={describe_value(task_name)}: a task name must be a non-empty str")
             if task_name in self.tasks:
                 raise InvalidName(f"name={task_name!r}: a task of that name is already registered")
+            if schedule is not None:
+                _check_tick_key(task_name)
             options = TaskOptions(
-                task_name, queue, queue_opts, max_attempts, float(timeout) if timeout is not None else None, fail_on
+                task_name,
+                queue,
+                queue_opts,
+                max_attempts,
+                float(timeout) if timeout is not None else None,
+                fail_on,
+                schedule,
             )
             registered = Task(self, function, options)
             self.tasks[task_name] = registered
@@ -383,3 +431,16 @@ class App:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+def _check_tick_key(task_name: str) -> None:
+    """Refuse a periodic task whose ticks' unique keys (``periodic:<name>:<tick>``) the contract would refuse (K4)."""
+    key = tick_key(task_name, datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC))
+    try:
+        validate_unique_key(key)
+    except InvalidArgument:
+        raise InvalidName(
+            f"name={describe_value(task_name)}: a periodic task's ticks are stored under the unique key "
+            f"'periodic:<name>:<tick>', which must be UTF-8 text without NUL of at most {UNIQUE_KEY_MAX_CHARS} "
+            f"characters (contract K4); with this name it is {len(key)}"
+        ) from None
