@@ -27,7 +27,7 @@ from alkstore_mem.space import space_named
 from alkstore_contract import InvalidArgument, InvalidName, ManualClock, QueueOpts
 from alkstore_contract.kit import KitStore
 from alkstore_contract.surface import Store
-from alkstore_worker import App, Cron, Every, PeriodicUnsupported, StoreSource, Worker, WorkerOptions, tick_of
+from alkstore_worker import App, Cron, Every, PeriodicUnsupported, StoreSource, Worker, WorkerOptions, events, tick_of
 from alkstore_worker.periodic import GUARD_MAX, Scheduler, plan, tick_key, tick_text
 from tests import periodic_app
 from tests.test_worker_processes import store_spec
@@ -210,6 +210,37 @@ async def test_a_finished_tick_is_not_stored_again_unless_a_clock_lags_the_store
     assert await world.run_due() == [T], (
         "the stated limit: a clock behind the store's by more than the guard stores a finished tick again"
     )
+    await world.store.close()
+
+
+@pytest.mark.asyncio
+async def test_a_tick_cancelled_before_its_time_is_stored_again_by_a_scheduler_inside_its_window() -> None:
+    world = _Clocked("periodic-cancel")
+    first = world.scheduler()
+    await first.round(starting=False)
+    queue = world.store.queue("ticks")
+    stored = await queue.enqueue_unique({"any": 1}, tick_key("beat", T))
+    assert not stored.created, "the scheduler stored T under its key"
+    assert await queue.cancel(stored.id), "the stated limit: a cancel frees the key early (B2, K2)"
+    await first.round(starting=False)
+    world.clock.set(T)
+    assert await world.run_due() == [], "the scheduler that stored T asks once"
+    world.clock.set(T - timedelta(seconds=6))
+    await world.scheduler().round(starting=False)  # another scheduler, T's window still open
+    world.clock.set(T)
+    assert await world.run_due() == [T]
+    await world.store.close()
+
+
+@pytest.mark.asyncio
+async def test_a_call_that_stored_a_tick_and_returned_after_its_time_is_logged(monkeypatch: pytest.MonkeyPatch) -> None:
+    world = _Clocked("periodic-stall")
+    reads = iter([T - timedelta(seconds=7), T + timedelta(milliseconds=1)])  # the call "took" 7 s
+    seen: list[tuple[str, dict[str, object]]] = []
+    monkeypatch.setattr(events, "OBSERVERS", [lambda event, fields: seen.append((event, dict(fields)))])
+    await Scheduler(world.store, [world.task], now=lambda: next(reads)).round(starting=False)
+    assert ("periodic_late_enqueue", {"task": "beat", "tick": tick_text(T)}) in seen
+    assert [event for event, _ in seen] == ["periodic_enqueued", "periodic_late_enqueue"]
     await world.store.close()
 
 
