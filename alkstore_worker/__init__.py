@@ -12,7 +12,7 @@ conformance suite. docs/worker.md is its guide.
 import importlib
 import warnings
 
-from alkstore_worker.app import App, DeferKeywords, JobContext, Task, TaskOptions
+from alkstore_worker.app import App, DeferKeywords, JobContext, Task, TaskKeywords, TaskOptions
 from alkstore_worker.events import Counters, Settlement
 from alkstore_worker.periodic import PeriodicUnsupported, tick_of
 from alkstore_worker.runtime import Worker, WorkerOptions
@@ -32,6 +32,7 @@ __all__ = [
     "Settlement",
     "StoreSource",
     "Task",
+    "TaskKeywords",
     "TaskOptions",
     "Worker",
     "WorkerOptions",

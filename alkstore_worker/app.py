@@ -91,6 +91,17 @@ class DeferKeywords(TypedDict, total=False):
     priority: int
 
 
+class TaskKeywords(TypedDict, total=False):
+    """The keyword options of ``App.task``, which ``App.periodic`` takes as they are: written once, so the two
+    cannot drift. A key left out takes ``task``'s default."""
+
+    queue: str
+    queue_opts: QueueOpts | None
+    max_attempts: int | None
+    timeout: float | None
+    fail_on: tuple[type[BaseException], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class TaskOptions:
     """A task's settings, fixed at registration."""
@@ -326,7 +337,10 @@ class App:
         an exception that is an instance of ``fail_on`` dead-letters at once
         instead of retrying.
         """
-        return self._register(name, queue, queue_opts, max_attempts, timeout, fail_on, None)
+        options = TaskKeywords(
+            queue=queue, queue_opts=queue_opts, max_attempts=max_attempts, timeout=timeout, fail_on=fail_on
+        )
+        return self._register(name, None, options)
 
     def periodic(
         self,
@@ -334,32 +348,29 @@ class App:
         *,
         every: float | timedelta | None = None,
         cron: str | None = None,
-        queue: str = "default",
-        queue_opts: QueueOpts | None = None,
-        max_attempts: int | None = None,
-        timeout: float | None = None,
-        fail_on: tuple[type[BaseException], ...] = (),
+        **options: Unpack[TaskKeywords],
     ) -> Callable[[Callable[P, Awaitable[R]]], Task[P, R]]:
         """Register an ``async def`` as a task that the workers run on a schedule: ``every`` (seconds or a
         ``timedelta``, ticks at its multiples since the Unix epoch) or ``cron`` (5 fields, UTC), exactly one.
 
         Each tick is one job whose payload is ``{"tick": ISO-8601}`` (``alkstore_worker.tick_of`` reads it), stored
-        once by whichever worker serving ``queue`` offers it first (docs/worker.md, "Periodic tasks", says what is
-        guaranteed). The other arguments are ``task``'s; the task can also be deferred by hand.
+        once by whichever worker serving the task's queue offers it first (docs/worker.md, "Periodic tasks", says
+        what is guaranteed). The other options are ``task``'s, with its defaults; the task can also be deferred.
         """
-        return self._register(name, queue, queue_opts, max_attempts, timeout, fail_on, schedule_of(every, cron))
+        unknown = sorted(set(options) - TaskKeywords.__optional_keys__)
+        if unknown:
+            raise TypeError(f"periodic() got an unexpected keyword argument {unknown[0]!r}")
+        return self._register(name, schedule_of(every, cron), options)
 
     def _register(
-        self,
-        name: str | None,
-        queue: str,
-        queue_opts: QueueOpts | None,
-        max_attempts: int | None,
-        timeout: float | None,
-        fail_on: tuple[type[BaseException], ...],
-        schedule: Schedule | None,
+        self, name: str | None, schedule: Schedule | None, options: TaskKeywords
     ) -> Callable[[Callable[P, Awaitable[R]]], Task[P, R]]:
         """``task`` and ``periodic``: every option checked before the decorator is applied, then the name."""
+        queue = options.get("queue", "default")
+        queue_opts = options.get("queue_opts")
+        max_attempts = options.get("max_attempts")
+        timeout = options.get("timeout")
+        fail_on = options.get("fail_on", ())
         validate_queue_name(queue)
         if queue_opts is not None and not isinstance(queue_opts, QueueOpts):
             raise InvalidArgument(f"queue_opts={describe_value(queue_opts)}: must be a QueueOpts or None")
@@ -384,7 +395,7 @@ class App:
                 raise InvalidName(f"name={task_name!r}: a task of that name is already registered")
             if schedule is not None:
                 _check_tick_key(task_name)
-            options = TaskOptions(
+            settings = TaskOptions(
                 task_name,
                 queue,
                 queue_opts,
@@ -393,7 +404,7 @@ class App:
                 fail_on,
                 schedule,
             )
-            registered = Task(self, function, options)
+            registered = Task(self, function, settings)
             self.tasks[task_name] = registered
             return registered
 

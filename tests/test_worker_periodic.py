@@ -106,6 +106,9 @@ def test_the_other_options_are_checked_as_task_checks_them() -> None:
         _app().periodic(every=1, timeout=0)(_handler)
     with pytest.raises(InvalidArgument, match=r"task .*must be an async def"):
         _app().periodic(every=1)(lambda payload: None)  # type: ignore[arg-type, return-value]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'queu'"):
+        _app().periodic(every=1, queu="ticks")  # type: ignore[call-arg]
+    assert _app().periodic(every=1)(_handler).options.queue == "default", "task's defaults"
 
 
 # the schedules
