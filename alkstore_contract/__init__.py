@@ -38,7 +38,7 @@ from alkstore_contract.surface import (
     TransactionalQueue,
     UniqueQueue,
 )
-from alkstore_contract.types import Duration, Enqueued, Job, JobId, JobState, QueueOpts
+from alkstore_contract.types import Duration, Enqueued, EnqueueKeywords, Job, JobId, JobState, QueueOpts
 
 try:
     __version__ = version("alkstore")
@@ -59,6 +59,7 @@ __all__ = [
     "Clock",
     "Duration",
     "EngineAdapter",
+    "EnqueueKeywords",
     "Enqueued",
     "HandleSpent",
     "InvalidArgument",

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Self
+from typing import Self, Unpack
 
 from alkstore_contract.errors import HandleSpent, StoreClosed, StoreUnavailable
-from alkstore_contract.types import Duration, EnqueueCall, Enqueued, JobId, QueueOpts
+from alkstore_contract.types import Duration, EnqueueCall, Enqueued, EnqueueKeywords, JobId, QueueOpts
 
 
 class ClosingStore:
@@ -98,31 +98,19 @@ class NamedQueue:
         self,
         payload: object,
         unique_key: str,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
+        **options: Unpack[EnqueueKeywords],
     ) -> Enqueued:
         """K1–K4 (contract 2.1): one job holding ``unique_key`` unless an unfinished job of the queue holds it."""
-        return await self._enqueue_unique(
-            payload, unique_key, EnqueueCall(delay, run_at, expires, max_attempts, priority)
-        )
+        return await self._enqueue_unique(payload, unique_key, EnqueueCall(**options))
 
     async def enqueue_in(
         self,
         transaction: object,
         payload: object,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
+        **options: Unpack[EnqueueKeywords],
     ) -> JobId:
         """W1–W4 (contract 2.1): one job stored inside the caller's ``transaction``, never committed by the store."""
-        return await self._enqueue_in(transaction, payload, EnqueueCall(delay, run_at, expires, max_attempts, priority))
+        return await self._enqueue_in(transaction, payload, EnqueueCall(**options))
 
     async def _enqueue(self, payload: object, call: EnqueueCall) -> JobId:
         """Store one job as ``call`` asks: the engine's own part of ``enqueue``."""

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Protocol, Self
+from typing import Protocol, Self, Unpack
 
-from alkstore_contract.types import Duration, Enqueued, Job, JobId, QueueOpts
+from alkstore_contract.types import Duration, Enqueued, EnqueueKeywords, Job, JobId, QueueOpts
 
 
 class JobHandle(Protocol):
@@ -123,14 +123,10 @@ class UniqueQueue(Queue, Protocol):
         self,
         payload: object,
         unique_key: str,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
+        **options: Unpack[EnqueueKeywords],
     ) -> Enqueued:
-        """Store one job holding ``unique_key`` unless an unfinished job of this queue holds it (K1–K4)."""
+        """Store one job holding ``unique_key`` unless an unfinished job of this queue holds it (K1–K4); ``options``
+        are ``enqueue``'s."""
         ...
 
 
@@ -141,14 +137,10 @@ class TransactionalQueue(Queue, Protocol):
         self,
         transaction: object,
         payload: object,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
+        **options: Unpack[EnqueueKeywords],
     ) -> JobId:
-        """Store one job inside the caller's ``transaction``: it exists iff the caller commits (W1–W4)."""
+        """Store one job inside the caller's ``transaction``: it exists iff the caller commits (W1–W4); ``options``
+        are ``enqueue``'s."""
         ...
 
 

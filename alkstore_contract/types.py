@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import NamedTuple, TypeAlias
+from typing import NamedTuple, TypeAlias, TypedDict
 
 from alkstore_contract.errors import InvalidArgument
 from alkstore_contract.validation import (
@@ -99,6 +99,21 @@ class EnqueueCall(NamedTuple):
     expires: Duration | None = None
     max_attempts: int | None = None
     priority: int = 0
+
+
+class EnqueueKeywords(TypedDict, total=False):
+    """The keyword options of ``Queue.enqueue`` (E1–E10), for the 2.1 ops that take them as they are.
+
+    The contract writes ``enqueue_unique(payload, unique_key, **the options of enqueue)`` and the same for
+    ``enqueue_in``; this is that set, written once, so the ops cannot drift from ``enqueue``. A key left out takes
+    ``enqueue``'s default (``EnqueueCall``'s).
+    """
+
+    delay: Duration | None
+    run_at: datetime | None
+    expires: Duration | None
+    max_attempts: int | None
+    priority: int
 
 
 @dataclass(frozen=True, slots=True)

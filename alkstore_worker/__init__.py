@@ -12,23 +12,32 @@ conformance suite. docs/worker.md is its guide.
 import importlib
 import warnings
 
-from alkstore_worker.app import App, JobContext, Task, TaskOptions
+from alkstore_worker.app import App, DeferKeywords, JobContext, Task, TaskKeywords, TaskOptions
 from alkstore_worker.events import Counters, Settlement
+from alkstore_worker.periodic import PeriodicUnsupported, tick_of
 from alkstore_worker.runtime import Worker, WorkerOptions
+from alkstore_worker.schedules import Cron, Every, Schedule
 from alkstore_worker.sources import DeadJob, StoreSource, WorkerSource
 
 __all__ = [
     "App",
     "Counters",
+    "Cron",
     "DeadJob",
+    "DeferKeywords",
+    "Every",
     "JobContext",
+    "PeriodicUnsupported",
+    "Schedule",
     "Settlement",
     "StoreSource",
     "Task",
+    "TaskKeywords",
     "TaskOptions",
     "Worker",
     "WorkerOptions",
     "WorkerSource",
+    "tick_of",
 ]
 
 _MOVED_TO_ENGINES = {

@@ -24,21 +24,25 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Generic, ParamSpec, TypeVar
+from datetime import UTC, datetime, timedelta
+from typing import Any, Generic, ParamSpec, TypedDict, TypeVar, Unpack
 
 from alkstore_contract.errors import InvalidArgument, InvalidName, PayloadError
 from alkstore_contract.surface import Queue, Store
-from alkstore_contract.types import Duration, Enqueued, Job, JobId, QueueOpts
+from alkstore_contract.types import Duration, Enqueued, EnqueueKeywords, Job, JobId, QueueOpts
 from alkstore_contract.validation import (
+    UNIQUE_KEY_MAX_CHARS,
     describe_value,
     encode_payload,
     validate_max_attempts,
     validate_queue_name,
+    validate_unique_key,
 )
 from alkstore_worker.envelope import Envelope
 from alkstore_worker.events import Settlement
 from alkstore_worker.lease import Lease
+from alkstore_worker.periodic import tick_key
+from alkstore_worker.schedules import Schedule, schedule_of
 from alkstore_worker.sources import StoreSource, WorkerSource, as_source
 
 P = ParamSpec("P")
@@ -76,6 +80,28 @@ class JobContext:
         return self.lease.still_holding() if self.lease is not None else True
 
 
+class DeferKeywords(TypedDict, total=False):
+    """The keyword options of ``Task.defer``, for the calls that take them as they are (``defer_unique``,
+    ``defer_in``): written once, so those calls cannot drift from ``defer``. A key left out takes ``defer``'s
+    default."""
+
+    delay: Duration | None
+    run_at: datetime | None
+    expires: Duration | None
+    priority: int
+
+
+class TaskKeywords(TypedDict, total=False):
+    """The keyword options of ``App.task``, which ``App.periodic`` takes as they are: written once, so the two
+    cannot drift. A key left out takes ``task``'s default."""
+
+    queue: str
+    queue_opts: QueueOpts | None
+    max_attempts: int | None
+    timeout: float | None
+    fail_on: tuple[type[BaseException], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class TaskOptions:
     """A task's settings, fixed at registration."""
@@ -86,6 +112,8 @@ class TaskOptions:
     max_attempts: int | None
     timeout_s: float | None
     fail_on: tuple[type[BaseException], ...]
+    schedule: Schedule | None = None
+    """When a periodic task's ticks fall (``App.periodic``); ``None`` for a task run only when deferred."""
 
 
 class Task(Generic[P, R]):
@@ -135,11 +163,7 @@ class Task(Generic[P, R]):
         self,
         payload: object,
         unique_key: str,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        priority: int = 0,
+        **options: Unpack[DeferKeywords],
     ) -> Enqueued:
         """Enqueue one run of this task unless an unfinished job of its queue holds ``unique_key`` (contract K1–K4).
 
@@ -149,21 +173,15 @@ class Task(Generic[P, R]):
         from any number of processes, store one job. Needs an engine declaring ``unique_keys`` (SQLite, Postgres,
         mem); on another, ``NotImplementedError`` names the capability and nothing is stored.
         """
-        enqueue_unique, envelope = await self._one_through("enqueue_unique", "unique_keys", payload, delay, run_at)
-        enqueued: Enqueued = await enqueue_unique(
-            envelope, unique_key, **self._options(delay, run_at, expires, priority)
-        )
+        enqueue_unique, envelope = await self._one_through("enqueue_unique", "unique_keys", payload, options)
+        enqueued: Enqueued = await enqueue_unique(envelope, unique_key, **self._options(options))
         return enqueued
 
     async def defer_in(
         self,
         transaction: object,
         payload: object,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        priority: int = 0,
+        **options: Unpack[DeferKeywords],
     ) -> JobId:
         """Enqueue one run of this task inside the caller's open ``transaction`` (contract W1–W4): the job exists if
         and only if the caller commits, and no worker can claim it before; the store never commits, rolls back or
@@ -172,32 +190,25 @@ class Task(Generic[P, R]):
         database and schema of the app's store. Needs an engine declaring ``transactional_enqueue`` (Postgres); on
         another, ``NotImplementedError`` names the capability and nothing is stored.
         """
-        enqueue_in, envelope = await self._one_through("enqueue_in", "transactional_enqueue", payload, delay, run_at)
-        job_id: JobId = await enqueue_in(transaction, envelope, **self._options(delay, run_at, expires, priority))
+        enqueue_in, envelope = await self._one_through("enqueue_in", "transactional_enqueue", payload, options)
+        job_id: JobId = await enqueue_in(transaction, envelope, **self._options(options))
         return job_id
 
     async def _one_through(
-        self, op: str, capability: str, payload: object, delay: Duration | None, run_at: datetime | None
+        self, op: str, capability: str, payload: object, options: DeferKeywords
     ) -> tuple[Any, dict[str, object]]:
         """The queue's ``op`` (a contract 2.1 enqueue) and ``payload``'s envelope, after the app's own rules; an
         engine without ``op`` is refused naming ``capability`` before anything is stored."""
+        delay, run_at = options.get("delay"), options.get("run_at")
         (envelope,) = self.envelopes((payload,), delay=delay, run_at=run_at, single=True)
         method = getattr(await self.app.queue_for(self), op, None)
         if method is None:
             raise NotImplementedError(f"{self.app.source.description}: the engine does not declare '{capability}'")
         return method, envelope
 
-    def _options(
-        self, delay: Duration | None, run_at: datetime | None, expires: Duration | None, priority: int
-    ) -> dict[str, Any]:
+    def _options(self, options: DeferKeywords) -> EnqueueKeywords:
         """The enqueue options of one run of this task: the caller's, and the task's ``max_attempts``."""
-        return {
-            "delay": delay,
-            "run_at": run_at,
-            "expires": expires,
-            "max_attempts": self.options.max_attempts,
-            "priority": priority,
-        }
+        return {**options, "max_attempts": self.options.max_attempts}
 
     async def _enqueue(
         self,
@@ -326,6 +337,40 @@ class App:
         an exception that is an instance of ``fail_on`` dead-letters at once
         instead of retrying.
         """
+        options = TaskKeywords(
+            queue=queue, queue_opts=queue_opts, max_attempts=max_attempts, timeout=timeout, fail_on=fail_on
+        )
+        return self._register(name, None, options)
+
+    def periodic(
+        self,
+        name: str | None = None,
+        *,
+        every: float | timedelta | None = None,
+        cron: str | None = None,
+        **options: Unpack[TaskKeywords],
+    ) -> Callable[[Callable[P, Awaitable[R]]], Task[P, R]]:
+        """Register an ``async def`` as a task that the workers run on a schedule: ``every`` (seconds or a
+        ``timedelta``, ticks at its multiples since the Unix epoch) or ``cron`` (5 fields, UTC), exactly one.
+
+        Each tick is one job whose payload is ``{"tick": ISO-8601}`` (``alkstore_worker.tick_of`` reads it), stored
+        once by whichever worker serving the task's queue offers it first (docs/worker.md, "Periodic tasks", says
+        what is guaranteed). The other options are ``task``'s, with its defaults; the task can also be deferred.
+        """
+        unknown = sorted(set(options) - TaskKeywords.__optional_keys__)
+        if unknown:
+            raise TypeError(f"periodic() got an unexpected keyword argument {unknown[0]!r}")
+        return self._register(name, schedule_of(every, cron), options)
+
+    def _register(
+        self, name: str | None, schedule: Schedule | None, options: TaskKeywords
+    ) -> Callable[[Callable[P, Awaitable[R]]], Task[P, R]]:
+        """``task`` and ``periodic``: every option checked before the decorator is applied, then the name."""
+        queue = options.get("queue", "default")
+        queue_opts = options.get("queue_opts")
+        max_attempts = options.get("max_attempts")
+        timeout = options.get("timeout")
+        fail_on = options.get("fail_on", ())
         validate_queue_name(queue)
         if queue_opts is not None and not isinstance(queue_opts, QueueOpts):
             raise InvalidArgument(f"queue_opts={describe_value(queue_opts)}: must be a QueueOpts or None")
@@ -348,10 +393,18 @@ class App:
                 raise InvalidName(f"name={describe_value(task_name)}: a task name must be a non-empty str")
             if task_name in self.tasks:
                 raise InvalidName(f"name={task_name!r}: a task of that name is already registered")
-            options = TaskOptions(
-                task_name, queue, queue_opts, max_attempts, float(timeout) if timeout is not None else None, fail_on
+            if schedule is not None:
+                _check_tick_key(task_name)
+            settings = TaskOptions(
+                task_name,
+                queue,
+                queue_opts,
+                max_attempts,
+                float(timeout) if timeout is not None else None,
+                fail_on,
+                schedule,
             )
-            registered = Task(self, function, options)
+            registered = Task(self, function, settings)
             self.tasks[task_name] = registered
             return registered
 
@@ -389,3 +442,16 @@ class App:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+def _check_tick_key(task_name: str) -> None:
+    """Refuse a periodic task whose ticks' unique keys (``periodic:<name>:<tick>``) the contract would refuse (K4)."""
+    key = tick_key(task_name, datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC))
+    try:
+        validate_unique_key(key)
+    except InvalidArgument:
+        raise InvalidName(
+            f"name={describe_value(task_name)}: a periodic task's ticks are stored under the unique key "
+            f"'periodic:<name>:<tick>', which must be UTF-8 text without NUL of at most {UNIQUE_KEY_MAX_CHARS} "
+            f"characters (contract K4); with this name it is {len(key)}"
+        ) from None

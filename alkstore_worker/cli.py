@@ -3,8 +3,9 @@
 Exit codes: 0 after a graceful stop (a signal, or ``--drain`` with the
 queues empty); 1 when a second signal cut the stop short, or the store cannot
 be reached; 2 for a usage error (a bad flag value, an app that cannot be
-loaded); under ``--processes``, a child's death the parent could not restart
-from (``alkstore_worker.supervisor``). Every error is one line on stderr
+loaded, periodic tasks on an engine without ``unique_keys``); under
+``--processes``, a child's death the parent could not restart from
+(``alkstore_worker.supervisor``). Every error is one line on stderr
 saying which argument or store, what was wrong, and what to do; no traceback.
 """
 
@@ -27,6 +28,7 @@ from alkstore_worker.envelope import Envelope, EnvelopeError, open_envelope
 from alkstore_worker.events import emit
 from alkstore_worker.loading import AppNotFound, load_app
 from alkstore_worker.metrics import Metrics, missing_dependency
+from alkstore_worker.periodic import PeriodicUnsupported
 from alkstore_worker.runtime import Worker, WorkerOptions
 from alkstore_worker.supervisor import PARENT_ENV, SLOT_ENV, RestartPolicy, supervise
 
@@ -264,6 +266,9 @@ async def _serve(worker: Worker) -> int:
     watchdog = asyncio.create_task(_watch_parent(worker))
     try:
         await worker.run()
+    except PeriodicUnsupported as exc:
+        sys.stderr.write(f"alkstore: {exc}\n")
+        return 2
     except worker.app.source.unreachable_errors() as exc:
         emit(
             "store_unreachable",

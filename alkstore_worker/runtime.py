@@ -77,6 +77,7 @@ from alkstore_worker.batches import Batch
 from alkstore_worker.envelope import Envelope, EnvelopeError, open_envelope
 from alkstore_worker.events import Counters, Settlement, emit, report_progress
 from alkstore_worker.lease import HEARTBEAT_REFUSED, Lease, guarded
+from alkstore_worker.periodic import Scheduler
 from alkstore_worker.wakeup import Waker
 
 POLL_MIN_S = 0.005
@@ -217,9 +218,16 @@ class Worker:
         lock = source.sweep_lock()
         helpers: list[asyncio.Task[Any]] = []
         loops: list[asyncio.Task[None]] = []
+        ticking: asyncio.Task[None] | None = None
         try:
             await source.prepare()
             await waker.start()
+            scheduler = self._scheduler(store)
+            if scheduler is not None:
+                await scheduler.start()
+                ticking = asyncio.create_task(scheduler.run())
+                helpers.append(ticking)
+                emit("periodic_started", worker=self.worker_id, tasks=scheduler.tasks)
             served = [store.queue(name, self.app.queue_opts(name)) for name in self.queues]
             for queue in served:
                 self._batch_acks(queue)
@@ -233,6 +241,8 @@ class Worker:
             helpers.append(stopping)
             await asyncio.wait([stopping, *loops], return_when=asyncio.FIRST_COMPLETED)
             self.stop()
+            if ticking is not None:
+                ticking.cancel()  # a stopping worker offers no tick while its running jobs finish
             await asyncio.gather(*loops, return_exceptions=True)
             await self._finish_runs()
             for loop in loops:
@@ -247,6 +257,15 @@ class Worker:
             await lock.close()
             await store.close()
             emit("worker_stopped", worker=self.worker_id, **self.counters.snapshot())
+
+    def _scheduler(self, store: Store) -> Scheduler | None:
+        """The scheduler of the app's periodic tasks on the queues this worker serves, if it has any."""
+        periodic = [
+            task
+            for task in self.app.tasks.values()
+            if task.options.schedule is not None and task.options.queue in self.queues
+        ]
+        return Scheduler(store, periodic) if periodic else None
 
     def _batch_acks(self, queue: Queue) -> None:
         """Buffer ``queue``'s acks and heartbeats when its engine takes many at once (the kit's

@@ -21,14 +21,17 @@ two-core machine a Python process's start and imports alone have taken seconds (
 
 
 class WorkerProcess:
-    """One ``python -m alkstore_worker worker tests.worker_app:app`` process, in its own process group."""
+    """One ``python -m alkstore_worker worker APP`` process (``tests.worker_app:app`` unless told), in its own
+    process group."""
 
-    def __init__(self, store: str, log: Path, *args: str, lease_s: float = 2.0) -> None:
+    def __init__(
+        self, store: str, log: Path, *args: str, lease_s: float = 2.0, app: str = "tests.worker_app:app"
+    ) -> None:
         env = {**os.environ, STORE_ENV: store, LOG_ENV: str(log), LEASE_ENV: str(lease_s)}
         self.stderr_path = log.with_name(f"{log.stem}-worker-{time.monotonic_ns()}.stderr")
         self._stderr = self.stderr_path.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "alkstore_worker", "worker", "tests.worker_app:app", "--poll-max", "0.1", *args],
+            [sys.executable, "-m", "alkstore_worker", "worker", app, "--poll-max", "0.1", *args],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,
@@ -79,12 +82,14 @@ class WorkerProcess:
 
 
 @contextmanager
-def workers(store: str, log: Path, *args: str, count: int = 1, lease_s: float = 2.0) -> Iterator[list[WorkerProcess]]:
-    """``count`` worker processes, all SIGKILLed on the way out, whatever the test did."""
+def workers(
+    store: str, log: Path, *args: str, count: int = 1, lease_s: float = 2.0, app: str = "tests.worker_app:app"
+) -> Iterator[list[WorkerProcess]]:
+    """``count`` worker processes of ``app``, all SIGKILLed on the way out, whatever the test did."""
     started: list[WorkerProcess] = []
     try:
         for _ in range(count):
-            started.append(WorkerProcess(store, log, *args, lease_s=lease_s))
+            started.append(WorkerProcess(store, log, *args, lease_s=lease_s, app=app))
         for worker in started:
             worker.wait_started()
         yield started

@@ -54,6 +54,30 @@ async def spawn_worker(
     )
 
 
+async def spawn_drainers(
+    ctx: RowContext, location: object, queue: str, lease_s: float, processes: int, stores: int, **params: Any
+) -> list[asyncio.subprocess.Process]:
+    """``processes`` ``drain`` workers on ``queue`` at ``location``, ``stores`` stores each with one claiming task,
+    named ``proc<i>``: the multi-process leg of the drain rows (C4's P2, G's processes). ``batch`` may be a callable
+    of the process's index; the other ``params`` go to each worker as they are."""
+    batch = params.pop("batch", 1)
+    return [
+        await spawn_worker(
+            ctx,
+            "drain",
+            location=location,
+            queue=queue,
+            opts={"visibility_timeout_s": lease_s},
+            stores=stores,
+            tasks_per_store=1,
+            batch=batch(p) if callable(batch) else batch,
+            worker_prefix=f"proc{p}",
+            **params,
+        )
+        for p in range(processes)
+    ]
+
+
 async def read_events(process: asyncio.subprocess.Process, *, until: str | None = None) -> list[dict[str, Any]]:
     """Events the child wrote, up to and including ``until`` (or to its exit)."""
     assert process.stdout is not None

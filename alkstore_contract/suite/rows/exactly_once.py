@@ -35,7 +35,7 @@ from alkstore_contract.adapter import CAPABILITY_CLAUSES, Capability
 from alkstore_contract.suite.checks import expect, expect_equal, expect_ids, expect_nothing_handed_out
 from alkstore_contract.suite.harness import RowContext
 from alkstore_contract.suite.history import Handout, Release, check_history, handout_from_event, handout_from_job
-from alkstore_contract.suite.processes import finish, spawn_worker
+from alkstore_contract.suite.processes import finish, spawn_drainers
 from alkstore_contract.suite.row import row
 from alkstore_contract.surface import Queue
 from alkstore_contract.types import Job, JobId, JobState, QueueOpts
@@ -247,20 +247,9 @@ async def _leg_processes(ctx: RowContext) -> None:
     enqueued = await _fill(
         store.queue("exactly-once-procs", QueueOpts(visibility_timeout_s=LONG_LEASE_S)), workers * JOBS_PER_WORKER
     )
-    processes = [
-        await spawn_worker(
-            ctx,
-            "drain",
-            location=location,
-            queue="exactly-once-procs",
-            opts={"visibility_timeout_s": LONG_LEASE_S},
-            stores=STORES_PER_PROCESS,
-            tasks_per_store=1,
-            batch=1 + p % 2,
-            worker_prefix=f"proc{p}",
-        )
-        for p in range(PROCESSES)
-    ]
+    processes = await spawn_drainers(
+        ctx, location, "exactly-once-procs", LONG_LEASE_S, PROCESSES, STORES_PER_PROCESS, batch=lambda p: 1 + p % 2
+    )
     events = [event for events in await asyncio.gather(*(finish(p) for p in processes)) for event in events]
     recorder = Recorder()
     recorder.handouts, recorder.releases = _handouts_from_events(events)

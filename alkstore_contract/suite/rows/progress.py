@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from alkstore_contract.adapter import Capability
 from alkstore_contract.suite.checks import expect
 from alkstore_contract.suite.harness import RowContext
-from alkstore_contract.suite.processes import finish, spawn_worker, start_together
+from alkstore_contract.suite.processes import finish, spawn_drainers, start_together
 from alkstore_contract.suite.row import row
 from alkstore_contract.surface import Queue
 from alkstore_contract.types import JobId, QueueOpts
@@ -117,22 +117,9 @@ async def _leg_stores(ctx: RowContext) -> None:
 async def _leg_processes(ctx: RowContext) -> None:
     location = await ctx.new_location()
     await _fill((await ctx.open_store(location)).queue("progress-procs", OPTS))
-    processes = [
-        await spawn_worker(
-            ctx,
-            "drain",
-            location=location,
-            queue="progress-procs",
-            opts={"visibility_timeout_s": LONG_LEASE_S},
-            stores=STORES_PER_PROCESS,
-            tasks_per_store=1,
-            batch=1,
-            worker_prefix=f"proc{p}",
-            barrier=True,
-            count_left=True,
-        )
-        for p in range(PROCESSES)
-    ]
+    processes = await spawn_drainers(
+        ctx, location, "progress-procs", LONG_LEASE_S, PROCESSES, STORES_PER_PROCESS, barrier=True, count_left=True
+    )
     await start_together(processes)
     events = [event for events in await asyncio.gather(*(finish(p) for p in processes)) for event in events]
     leg = f"{PROCESSES} OS processes × {STORES_PER_PROCESS} stores"
