@@ -11,6 +11,7 @@ never completed is no run of its tick: the tick is missed unless another run com
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,4 +112,62 @@ def check_schedule(
             else:
                 why = f"{began}; within {skip['when']}, skipped as documented: “{skip['quote']}” ({skip['doc']})"
                 verdict.findings.append(TickFinding("tick_skipped", tick, shown, why))
+    return verdict
+
+
+def check_interval_schedule(
+    runs: list[Run],
+    window: tuple[float, float],
+    every_s: float,
+    down: dict[str, list[tuple[float, float]]],
+    skips: list[dict[str, str]],
+) -> TickVerdict:
+    """Judge an interval schedule, whose ticks are no fixed grid (Celery beat's ``schedule=1.0``: each due one
+    period after the scheduler's last send): a tick is the time the scheduler stamped on its message, so runs of
+    one message (a redelivery) share it. A tick whose runs completed more than once, or that came less than half
+    a period after the tick before it (a second scheduler's), is ``tick_twice``; a tick none of whose runs
+    completed is ``tick_missed``; and a gap of G periods between ticks (or the window's ends) holds
+    ``round(G) - 1`` ticks that no scheduler sent, each missed, or skipped when a documented skip covers it."""
+    start, end = window
+    by_tick: dict[float, list[Run]] = {}
+    verdict = TickVerdict(0)
+    for run in runs:
+        if run.tick is None:
+            continue
+        if not start <= run.tick <= end:
+            verdict.off_window += 1
+            continue
+        by_tick.setdefault(round(run.tick, 3), []).append(run)
+    previous: float | None = None
+    edges = [start]
+    for tick in sorted(by_tick):
+        mine = sorted(by_tick[tick], key=lambda run: run.start)
+        shown = [(run.worker, run.start, run.end, run.ok) for run in mine]
+        completed = [run for run in mine if run.ok]
+        verdict.ticks += 1
+        if previous is not None and tick - previous < every_s / 2:
+            why = f"sent {tick - previous:.3f} s after the tick before it: a second tick for one period"
+            verdict.findings.append(TickFinding("tick_twice", tick, shown, why))
+        elif len(completed) > 1:
+            workers = ", ".join(run.worker for run in completed)
+            verdict.findings.append(
+                TickFinding("tick_twice", tick, shown, f"{len(completed)} runs ended ok (workers {workers})")
+            )
+        elif not completed:
+            verdict.findings.append(TickFinding("tick_missed", tick, shown, f"{len(mine)} run(s) began, none ended ok"))
+        if previous is None or tick - previous >= every_s / 2:
+            edges.append(tick)
+        previous = tick
+    edges.append(end)
+    for left, right in itertools.pairwise(edges):
+        for index in range(1, round((right - left) / every_s)):
+            tick = round(left + index * every_s, 3)
+            verdict.ticks += 1
+            skip = next((skip for skip in skips if _covered(tick, down.get(skip["when"], []), every_s)), None)
+            if skip is None:
+                why = f"no tick sent between {left:.3f} and {right:.3f} ({right - left:.1f} s)"
+                verdict.findings.append(TickFinding("tick_missed", tick, [], why))
+            else:
+                why = f"no tick sent; within {skip['when']}, skipped as documented: “{skip['quote']}” ({skip['doc']})"
+                verdict.findings.append(TickFinding("tick_skipped", tick, [], why))
     return verdict

@@ -25,7 +25,7 @@ from alkstore_faults.brokers import start_broker
 from alkstore_faults.checker import FaultEvent
 from alkstore_faults.handler_records import Run, read_ledgers, runs_of
 from alkstore_faults.runner_program import Description, Runner
-from alkstore_faults.schedule_checker import TickVerdict, check_schedule, window_ticks
+from alkstore_faults.schedule_checker import TickVerdict, check_interval_schedule, check_schedule, window_ticks
 from alkstore_faults.schedule_spec import ScheduleSpec
 from alkstore_faults.worker_group import WorkerPool
 
@@ -194,8 +194,12 @@ async def run_schedule(
     if result.error is None and opened is not None and pool is not None:
         result.window = (opened, closed)
         result.down = _down(result.events, pool, offset)
-        ticks = window_ticks(opened, closed, spec.every_s)
-        result.verdict = check_schedule(result.runs, ticks, spec.every_s, result.down, list(spec.skips))
+        if spec.ticks == "interval":
+            window = (opened, closed)
+            result.verdict = check_interval_schedule(result.runs, window, spec.every_s, result.down, list(spec.skips))
+        else:
+            ticks = window_ticks(opened, closed, spec.every_s)
+            result.verdict = check_schedule(result.runs, ticks, spec.every_s, result.down, list(spec.skips))
     else:
         tails = [f"{path.name}: {path.read_text(errors='replace')[-600:]}" for path in sorted(logs.glob("*.log"))]
         result.error = (result.error or "the window never opened") + "\n" + "\n".join(tails)

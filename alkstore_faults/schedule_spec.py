@@ -29,6 +29,10 @@ SCHEDULERS = ("every", "one")
 """``every``: each worker runs the library's scheduler (a periodic task any worker may defer); ``one``: its docs
 say to run a single scheduler (Celery's beat), which the harness gives the first worker and, once that one died,
 the next worker it starts."""
+TICKS = ("aligned", "interval")
+"""``aligned``: the ticks are the whole multiples of the period since the epoch, and each run names its tick by
+that scheduled time (procrastinate's, arq's, our worker's); ``interval``: each tick is due one period after the
+scheduler's last send (Celery beat's ``schedule=1.0``), and a run names its tick by the time the scheduler sent it."""
 SKIP_WHEN = ("scheduler_down", "broker_down")
 """When a documented skip applies: while no scheduler process ran (killed, stopped, not yet replaced), or while the
 broker was down."""
@@ -64,6 +68,7 @@ class ScheduleSpec:
 
     every_s: float
     schedulers: str
+    ticks: str
     grace_s: float
     faults: tuple[str, ...]
     skips: tuple[dict[str, str], ...]
@@ -75,6 +80,7 @@ class ScheduleSpec:
         return {
             "every_s": self.every_s,
             "schedulers": self.schedulers,
+            "ticks": self.ticks,
             "grace_s": self.grace_s,
             "faults": list(self.faults),
             "skips": list(self.skips),
@@ -118,6 +124,9 @@ def parse_schedule(data: dict[str, Any]) -> ScheduleSpec:
     schedulers = str(data["schedulers"])
     if schedulers not in SCHEDULERS:
         raise ValueError(f"schedule.schedulers must be one of {', '.join(SCHEDULERS)}, got {schedulers!r}")
+    ticks = str(data.get("ticks", "aligned"))
+    if ticks not in TICKS:
+        raise ValueError(f"schedule.ticks must be one of {', '.join(TICKS)}, got {ticks!r}")
     grace = float(data.get("grace_s", 5.0))
     if not 0 < grace <= MAX_GRACE_S:
         raise ValueError(f"schedule.grace_s must be in (0, {MAX_GRACE_S:.0f}] seconds, got {grace}")
@@ -136,6 +145,7 @@ def parse_schedule(data: dict[str, Any]) -> ScheduleSpec:
     return ScheduleSpec(
         every_s=every,
         schedulers=schedulers,
+        ticks=ticks,
         grace_s=grace,
         faults=faults,
         skips=skips,

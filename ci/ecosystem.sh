@@ -71,7 +71,10 @@ reproduce() {
 for engine in $ENGINES; do
     case $engine in
     pgqueuer) reproduce pgqueuer 3 "$python" ecosystem/pgqueuer/adapter/alkstore_pgqueuer/reproduce_pause.py ;;
-    procrastinate) reproduce procrastinate 3 "$python" ecosystem/procrastinate/adapter/alkstore_procrastinate/reproduce_pause.py ;;
+    procrastinate)
+        reproduce procrastinate 3 "$python" ecosystem/procrastinate/adapter/alkstore_procrastinate/reproduce_pause.py
+        reproduce procrastinate 1 "$python" ecosystem/procrastinate/runner/reproduce_periodic.py # schedule workload
+        ;;
     pg-boss)
         reproduce pg-boss 4 node ecosystem/pgboss/adapter/reproduce_workers.js
         reproduce pg-boss 1 node ecosystem/pgboss/adapter/reproduce_restart.js # a throwaway cluster of its own

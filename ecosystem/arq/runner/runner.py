@@ -66,7 +66,8 @@ DESCRIPTION = {
             {
                 "outcome": "tick_twice",
                 "faults": ["*"],
-                "quote": "sometimes exactly once can be hard or impossible, arq favours multiple times over zero times.",
+                "quote": "sometimes exactly once can be hard or impossible, arq favours multiple times over zero "
+                "times.",
                 "doc": DOCS + "#usage",
             }
         ],
