@@ -31,10 +31,12 @@ def record(
     by: str | None = None,
     reason: str | None = None,
     tick: float | None = None,
+    library_job: str | None = None,
 ) -> None:
     """Append one ledger record: ``start``, ``end`` (with ``ok``), ``ack`` (with ``accepted``) or ``cancelled``
     (with ``by``, ``library`` or ``worker``, and the library's ``reason``); ``tick``, for a periodic run of the
-    ``schedule`` workload, the scheduled wall time of the tick it runs."""
+    ``schedule`` workload, the scheduled wall time of the tick it runs, and ``library_job`` the library's id of the
+    job running it, when the library gives one (so a second run of one job tells from a second job)."""
     line: dict[str, Any] = {
         "ev": ev,
         "job": job,
@@ -52,6 +54,8 @@ def record(
         line["by"], line["reason"] = by, reason
     if tick is not None:
         line["tick"] = tick
+    if library_job is not None:
+        line["library_job"] = library_job
     with open(os.environ["ALKSTORE_FAULTS_LEDGER"], "a", encoding="utf-8") as ledger:
         ledger.write(json.dumps(line) + "\n")
         ledger.flush()
@@ -76,23 +80,24 @@ def tick_job(tick: float) -> str:
     return f"tick-{tick:.3f}"
 
 
-def perform_tick(tick: float, attempt: int | None = None) -> None:
+def perform_tick(tick: float, attempt: int | None = None, library_job: str | None = None) -> None:
     """Run one tick's periodic handler (the ``schedule`` workload): ``start``, a real sleep, ``end``, each record
     carrying the tick's scheduled wall time, which the library gives the handler."""
-    record("start", tick_job(tick), attempt, tick=tick)
+    record("start", tick_job(tick), attempt, tick=tick, library_job=library_job)
     time.sleep(TICK_S)
-    record("end", tick_job(tick), attempt, ok=True, tick=tick)
+    record("end", tick_job(tick), attempt, ok=True, tick=tick, library_job=library_job)
 
 
-async def perform_tick_async(tick: float, attempt: int | None = None) -> None:
+async def perform_tick_async(tick: float, attempt: int | None = None, library_job: str | None = None) -> None:
     """``perform_tick`` for an asyncio runtime; a cancellation is recorded as ``perform_async`` does."""
-    record("start", tick_job(tick), attempt, tick=tick)
+    job = tick_job(tick)
+    record("start", job, attempt, tick=tick, library_job=library_job)
     try:
         await asyncio.sleep(TICK_S)
     except asyncio.CancelledError:
-        record("cancelled", tick_job(tick), attempt, by="library", reason="CancelledError", tick=tick)
+        record("cancelled", job, attempt, by="library", reason="CancelledError", tick=tick, library_job=library_job)
         raise
-    record("end", tick_job(tick), attempt, ok=True, tick=tick)
+    record("end", job, attempt, ok=True, tick=tick, library_job=library_job)
 
 
 def record_ack(job: str, attempt: int | None, accepted: bool) -> None:

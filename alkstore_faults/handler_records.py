@@ -36,6 +36,8 @@ class Record:
     """For a ``cancelled`` record: why, as ``BY: REASON`` (``library: job_timeout``)."""
     tick: float | None = None
     """For a run of the ``schedule`` workload: the scheduled wall time (epoch seconds) of the tick it runs."""
+    library_job: str | None = None
+    """For a run of the ``schedule`` workload: the library's id of the job that ran the tick, when it gives one."""
 
 
 @dataclass
@@ -60,6 +62,8 @@ class Run:
     """Why the library or its worker cancelled the run (its ``cancelled`` record), ``None`` when it did not."""
     tick: float | None = None
     """The scheduled wall time of the tick a periodic run runs (its ``start`` record's ``tick``), else ``None``."""
+    library_job: str | None = None
+    """The library's id of the job a periodic run ran (its ``start`` record's ``library_job``), when it gave one."""
 
 
 def _record(line: dict[str, Any]) -> Record:
@@ -82,6 +86,7 @@ def _record(line: dict[str, Any]) -> Record:
         accepted=line["accepted"] if ev == "ack" else None,
         reason=f"{line.get('by') or 'library'}: {line.get('reason')}" if ev == "cancelled" else None,
         tick=None if tick is None else float(tick),
+        library_job=None if line.get("library_job") is None else str(line["library_job"]),
     )
 
 
@@ -113,6 +118,7 @@ def runs_of(records: list[Record]) -> list[Run]:
         key = (record.job, record.worker, record.pid)
         if record.ev == "start":
             run = Run(record.job, record.worker, record.pid, record.attempt, record.mono, record.wall, tick=record.tick)
+            run.library_job = record.library_job
             open_runs[key] = run
             runs.append(run)
         elif record.ev in ("end", "cancelled") and key in open_runs:

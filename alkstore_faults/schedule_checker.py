@@ -71,6 +71,19 @@ def window_ticks(start_wall: float, end_wall: float, every_s: float) -> list[flo
     return [round(index * every_s, 3) for index in range(first, last + 1)]
 
 
+def _twice(completed: list[Run]) -> str:
+    """Why a tick is ``tick_twice``: its runs that ended ok, and, when the library named its jobs, whether they are
+    several jobs for one tick or one job run again (a completion cut off, a job given to another worker)."""
+    workers = ", ".join(run.worker for run in completed)
+    said = f"{len(completed)} runs ended ok (workers {workers})"
+    jobs = {run.library_job for run in completed}
+    if None in jobs:
+        return said + "; the library's job ids not recorded"
+    if len(jobs) == 1:
+        return said + f": one job ({next(iter(jobs))}) run again"
+    return said + f": {len(jobs)} jobs for one tick ({', '.join(sorted(str(job) for job in jobs))})"
+
+
 def _covered(tick: float, intervals: list[tuple[float, float]], slack: float) -> bool:
     return any(start - slack <= tick <= end + slack for start, end in intervals)
 
@@ -100,10 +113,7 @@ def check_schedule(
         shown = [(run.worker, run.start, run.end, run.ok) for run in mine]
         completed = [run for run in mine if run.ok]
         if len(completed) > 1:
-            workers = ", ".join(run.worker for run in completed)
-            verdict.findings.append(
-                TickFinding("tick_twice", tick, shown, f"{len(completed)} runs ended ok (workers {workers})")
-            )
+            verdict.findings.append(TickFinding("tick_twice", tick, shown, _twice(completed)))
         elif not completed:
             began = f"{len(mine)} run(s) began, none ended ok" if mine else "no run began"
             skip = next((skip for skip in skips if _covered(tick, down.get(skip["when"], []), every_s)), None)
@@ -149,10 +159,7 @@ def check_interval_schedule(
             why = f"sent {tick - previous:.3f} s after the tick before it: a second tick for one period"
             verdict.findings.append(TickFinding("tick_twice", tick, shown, why))
         elif len(completed) > 1:
-            workers = ", ".join(run.worker for run in completed)
-            verdict.findings.append(
-                TickFinding("tick_twice", tick, shown, f"{len(completed)} runs ended ok (workers {workers})")
-            )
+            verdict.findings.append(TickFinding("tick_twice", tick, shown, _twice(completed)))
         elif not completed:
             verdict.findings.append(TickFinding("tick_missed", tick, shown, f"{len(mine)} run(s) began, none ended ok"))
         if previous is None or tick - previous >= every_s / 2:

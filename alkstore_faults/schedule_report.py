@@ -29,7 +29,7 @@ def replay_command(runner: Runner, run: ScheduleRun) -> str:
 def tick_counts(run: ScheduleRun) -> dict[str, int | None]:
     """The run's tick counts; ``None`` each when the checker did not run."""
     keys = ("ticks", "tick_once", "tick_twice", "tick_missed", "tick_skipped")
-    return dict(run.verdict.counts()) if run.verdict else dict.fromkeys(keys)  # type: ignore[arg-type]
+    return dict(run.verdict.counts()) if run.verdict else dict.fromkeys(keys)
 
 
 def broken_tick_promises(description: Description, run: ScheduleRun) -> list[dict[str, Any]]:

@@ -7,7 +7,8 @@
 #                          the Node runners' npm packages (npm ci in ecosystem/{bullmq,pgboss,graphile_worker}/runner)
 #   ci/faults.sh short     each fault once on huey (a Redis library: a throwaway redis-server of its own) and on
 #                          our SQLite engine through `alkstore worker`, both at once (they mostly wait)
-#   ci/faults.sh full      the whole matrix, every fault three times per library, reports in reports/faults/
+#   ci/faults.sh full      the whole matrix, every fault three times per library, reports in reports/faults/;
+#                          then the schedule workload of the runners that serve it (reports/faults/schedule/)
 #
 # Needs redis-server and rabbitmq-server on the machine (short installs Debian's redis-server when missing):
 # the harness starts throwaway ones of its own and never touches the shared services.
@@ -15,6 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${ALKSTORE_VENV:-.venv}"
 CELERY_VENV=".venv-celery"
+SCHEDULES=(alkstore_sqlite alkstore_postgres arq procrastinate celery_redis)
 LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer pgboss graphile_worker)
 case "${1:-}" in
 install)
@@ -50,6 +52,10 @@ full)
     status=0
     for library in "${LIBRARIES[@]}"; do
         "$VENV/bin/alkstore" faults "$library" --report "reports/faults/$library.json" || status=1
+    done
+    for library in "${SCHEDULES[@]}"; do
+        "$VENV/bin/alkstore" faults "$library" --workload schedule --report "reports/faults/schedule/$library.json" ||
+            status=1
     done
     exit "$status"
     ;;

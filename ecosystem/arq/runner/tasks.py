@@ -29,7 +29,8 @@ class WorkerSettings:
 
 async def tick(ctx: dict[str, Any]) -> None:
     """The periodic handler: arq's cron names the job ``cron:tick:<the tick's time in ms>`` (``unique=True``)."""
-    await perform_tick_async(int(str(ctx["job_id"]).rsplit(":", 1)[1]) / 1000, ctx.get("job_try"))
+    job = str(ctx["job_id"])
+    await perform_tick_async(int(job.rsplit(":", 1)[1]) / 1000, ctx.get("job_try"), job)
 
 
 class ScheduleSettings(WorkerSettings):

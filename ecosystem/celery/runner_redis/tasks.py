@@ -66,4 +66,4 @@ def tick(self: Any, tick: float | None = None) -> None:
     """``tick`` is optional only for Celery's argument check, made before ``stamp_tick`` sets it."""
     if tick is None:
         raise ValueError("a tick's message carries no stamp: it was not sent by beat through stamp_tick")
-    perform_tick(tick, self.request.retries + 1)
+    perform_tick(tick, self.request.retries + 1, self.request.id)

@@ -45,7 +45,7 @@ def worker(dsn: str, schema: str, log: str) -> None:
 
     @app.periodic(cron="* * * * * *")
     @app.task(name="tick", queue="repro")
-    async def tick(timestamp: int) -> None:
+    def tick(timestamp: int) -> None:
         with open(log, "a", encoding="utf-8") as out:
             out.write(f"{os.getpid()} {timestamp}\n")
 
@@ -70,6 +70,12 @@ def _runs(log: Path) -> list[tuple[int, int]]:
     return [(int(pid), int(timestamp)) for pid, timestamp in (line.split() for line in lines)]
 
 
+def _wait_for_runs(log: Path, count: int) -> None:
+    deadline = time.monotonic() + 30
+    while len(_runs(log)) < count and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 async def scenario(dsn: str, schema: str, log: Path) -> bool:
     app = _app(dsn, schema)
     procs: list[subprocess.Popen[bytes]] = []
@@ -79,9 +85,7 @@ async def scenario(dsn: str, schema: str, log: Path) -> bool:
             await app.schema_manager.apply_schema_async()
             a, b = _start(dsn, schema, log), _start(dsn, schema, log)
             procs += [a, b]
-            deadline = time.monotonic() + 30
-            while len(_runs(log)) < 3 and time.monotonic() < deadline:
-                await asyncio.sleep(0.2)
+            await asyncio.to_thread(_wait_for_runs, log, 3)
             os.killpg(a.pid, signal.SIGSTOP)
             await asyncio.sleep(PAUSE_S)
             os.killpg(a.pid, signal.SIGCONT)

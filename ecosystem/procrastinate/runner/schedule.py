@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from procrastinate import JobContext
 from recovery import app
 
 from alkstore_faults.handler import perform_tick
@@ -17,9 +18,10 @@ CRON = "* * * * * *"
 
 
 @app.periodic(cron=CRON)
-@app.task(name="tick", queue=os.environ.get("ALKSTORE_FAULTS_QUEUE", "default"))
-def tick(timestamp: int) -> None:
-    perform_tick(float(timestamp))
+@app.task(name="tick", queue=os.environ.get("ALKSTORE_FAULTS_QUEUE", "default"), pass_context=True)
+def tick(context: JobContext, timestamp: int) -> None:
+    job = context.job
+    perform_tick(float(timestamp), job.attempts, None if job.id is None else str(job.id))
 
 
 __all__ = ["app", "tick"]
