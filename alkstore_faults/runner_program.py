@@ -19,6 +19,7 @@ from typing import Any
 
 from alkstore_contract.hazards import PROMISABLE
 from alkstore_faults import PROTOCOLS
+from alkstore_faults.promises import Promise
 from alkstore_faults.schedule_spec import ScheduleSpec, parse_workloads
 
 ECOSYSTEM = Path(__file__).resolve().parents[1] / "ecosystem"
@@ -57,29 +58,6 @@ error of a runner that imports its library before either could say so."""
 
 class RunnerError(Exception):
     """A runner that cannot be found, or that broke the protocol: the message says which and how."""
-
-
-@dataclass(frozen=True)
-class Promise:
-    """What a library's docs say about an outcome under some faults; ``limit`` is ``None`` for a caveat."""
-
-    outcome: str
-    faults: tuple[str, ...]
-    limit: int | None
-    quote: str
-    doc: str
-
-    def covers(self, fault: str) -> bool:
-        return "*" in self.faults or fault in self.faults
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "outcome": self.outcome,
-            "faults": list(self.faults),
-            "max": self.limit,
-            "quote": self.quote,
-            "doc": self.doc,
-        }
 
 
 @dataclass(frozen=True)

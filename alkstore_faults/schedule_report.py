@@ -9,10 +9,9 @@ every finding (tick, its runs), the fault, the workers that exited, and the comm
 
 from __future__ import annotations
 
-import platform
-from datetime import UTC, datetime
 from typing import Any
 
+from alkstore_faults.fault_report import event_json, report_head
 from alkstore_faults.runner_program import Description, Runner
 from alkstore_faults.schedule_run import ScheduleRun
 
@@ -57,10 +56,7 @@ def run_json(runner: Runner, description: Description, run: ScheduleRun) -> dict
         "off_window_runs": run.verdict.off_window if run.verdict else None,
         "runs": len(run.runs),
         "down": {when: [[round(a, 3), round(b, 3)] for a, b in spans] for when, spans in run.down.items()},
-        "events": [
-            {"kind": e.kind, "at": round(e.at, 3), "until": round(e.until, 3), "worker": e.worker, "detail": e.detail}
-            for e in run.events
-        ],
+        "events": [event_json(event) for event in run.events],
         "restarts": run.restarts,
         "skipped_ledger_lines": run.skipped_lines,
         "broken_promises": broken_tick_promises(description, run),
@@ -73,17 +69,7 @@ def build_report(runner: Runner, description: Description, runs: list[ScheduleRu
     return {
         "kind": KIND,
         "version": VERSION,
-        "library": description.library,
-        "library_version": description.version,
-        "runner": runner.name,
-        "language": runner.language,
-        "broker": runner.broker,
-        "seed": seed,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"python": platform.python_version(), "system": platform.platform()},
-        "settings": description.settings,
-        "lease_s": description.lease_s,
-        "recovery_window_s": description.recovery_window_s,
+        **report_head(runner, description, seed),
         "schedule": description.schedule.as_json(),
         "runs": [run_json(runner, description, run) for run in runs],
     }

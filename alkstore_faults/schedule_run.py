@@ -25,6 +25,7 @@ from alkstore_faults.brokers import start_broker
 from alkstore_faults.checker import FaultEvent
 from alkstore_faults.handler_records import Run, read_ledgers, runs_of
 from alkstore_faults.runner_program import Description, Runner
+from alkstore_faults.scenario import proxy_for
 from alkstore_faults.schedule_checker import TickVerdict, check_interval_schedule, check_schedule, window_ticks
 from alkstore_faults.schedule_spec import ScheduleSpec
 from alkstore_faults.worker_group import WorkerPool
@@ -154,11 +155,7 @@ async def run_schedule(
     opened: float | None = None
     try:
         broker = await start_broker(runner.broker, aof=fault == "broker_restart_aof")
-        address = broker.address
-        if fault == "net_cut":
-            proxy = FaultProxy("127.0.0.1", broker.port)
-            await proxy.start()
-            address = address.replace(f":{broker.port}", f":{proxy.address[1]}")
+        proxy, address = await proxy_for(broker, fault)
         # No job to enqueue: the call lets a library over a database create its schema before any worker.
         await asyncio.to_thread(runner.enqueue, broker.address, queue, jobs_file, state)
         pool = WorkerPool(

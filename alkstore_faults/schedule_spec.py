@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from alkstore_faults.promises import Promise
+
 WORKLOADS = ("jobs", "schedule")
 SCHEDULE_FAULTS = (
     "kill9",
@@ -40,29 +42,6 @@ MAX_GRACE_S = 60.0
 
 
 @dataclass(frozen=True)
-class TickPromise:
-    """What a library's docs say about ticks under some faults; ``limit`` is ``None`` for a caveat."""
-
-    outcome: str
-    faults: tuple[str, ...]
-    limit: int | None
-    quote: str
-    doc: str
-
-    def covers(self, fault: str) -> bool:
-        return "*" in self.faults or fault in self.faults
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "outcome": self.outcome,
-            "faults": list(self.faults),
-            "max": self.limit,
-            "quote": self.quote,
-            "doc": self.doc,
-        }
-
-
-@dataclass(frozen=True)
 class ScheduleSpec:
     """``describe``'s ``schedule`` object, checked."""
 
@@ -72,8 +51,8 @@ class ScheduleSpec:
     grace_s: float
     faults: tuple[str, ...]
     skips: tuple[dict[str, str], ...]
-    promises: tuple[TickPromise, ...]
-    caveats: tuple[TickPromise, ...]
+    promises: tuple[Promise, ...]
+    caveats: tuple[Promise, ...]
     settings: tuple[dict[str, Any], ...]
 
     def as_json(self) -> dict[str, Any]:
@@ -90,7 +69,7 @@ class ScheduleSpec:
         }
 
 
-def _tick_promise(entry: dict[str, Any], faults: tuple[str, ...], *, caveat: bool) -> TickPromise:
+def _tick_promise(entry: dict[str, Any], faults: tuple[str, ...], *, caveat: bool) -> Promise:
     outcome = entry["outcome"]
     if outcome not in PROMISABLE_TICKS:
         raise ValueError(f"a schedule promise's outcome must be one of {', '.join(PROMISABLE_TICKS)}, got {outcome!r}")
@@ -100,7 +79,7 @@ def _tick_promise(entry: dict[str, Any], faults: tuple[str, ...], *, caveat: boo
         raise ValueError(f"a schedule promise names faults {unknown} the schedule does not take ({', '.join(faults)})")
     if not str(entry["quote"]).strip() or not str(entry["doc"]).strip():
         raise ValueError(f"a schedule promise about {outcome!r} must quote its doc and name it")
-    return TickPromise(outcome, named, None if caveat else int(entry["max"]), str(entry["quote"]), str(entry["doc"]))
+    return Promise(outcome, named, None if caveat else int(entry["max"]), str(entry["quote"]), str(entry["doc"]))
 
 
 def parse_workloads(data: dict[str, Any]) -> tuple[tuple[str, ...], ScheduleSpec | None]:

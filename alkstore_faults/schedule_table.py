@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from alkstore_faults.schedule_spec import SCHEDULE_FAULTS
-from alkstore_faults.table import PAGE, write_or_check
+from alkstore_faults.table import rewrite_block
 
 REPORTS = Path(__file__).resolve().parents[1] / "docs" / "runtime-faults" / "schedule"
 START, END = "<!-- schedule:start -->", "<!-- schedule:end -->"
@@ -88,15 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the page is stale")
     args = parser.parse_args(argv)
-    page = PAGE.read_text(encoding="utf-8")
-    head, rest = page.split(START, 1)
-    _, tail = rest.split(END, 1)
-    fresh = f"{head}{START}\n{render(load())}\n{END}{tail}"
     stale = (
         "docs/runtime-faults.md disagrees with docs/runtime-faults/schedule/*.json: rerun "
         "python -m alkstore_faults.schedule_table"
     )
-    return write_or_check(PAGE, page, fresh, check=args.check, stale=stale)
+    return rewrite_block(START, END, render(load()), check=args.check, stale=stale)
 
 
 if __name__ == "__main__":
