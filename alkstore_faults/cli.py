@@ -7,7 +7,7 @@ recovery delays, and the promises of the library's docs that a run broke or coul
 each run's scratch directory (jobs, ledgers, worker logs, the runner's state) and prints where. Exit code: 0
 every fault reached a job and every promise was judged and kept; 1 a promise was broken or not judged, or a fault
 reached no job or could not be run (a check that did not run is no pass); 2 the runner cannot be found or does
-not describe itself.
+not describe itself. ``--workload schedule`` runs the schedule workload instead (``alkstore_faults.schedule_cli``).
 """
 
 from __future__ import annotations
