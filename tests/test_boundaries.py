@@ -82,9 +82,9 @@ SOURCES = {
     "alkstore_sqlite": ROOT / "reference_engine" / "alkstore_sqlite",
     "alkstore_mem": ROOT / "engines_under_test" / "alkstore_mem",
     "alkstore_postgres": ROOT / "engines_under_test" / "alkstore_postgres",
-    "alkstore_ecosystem_kit": ROOT / "ecosystem" / "alkstore_ecosystem_kit",
-    "alkstore_pgqueuer": ROOT / "ecosystem" / "alkstore_pgqueuer",
-    "alkstore_procrastinate": ROOT / "ecosystem" / "alkstore_procrastinate",
+    "alkstore_ecosystem_kit": ROOT / "ecosystem" / "kit" / "alkstore_ecosystem_kit",
+    "alkstore_pgqueuer": ROOT / "ecosystem" / "pgqueuer" / "adapter" / "alkstore_pgqueuer",
+    "alkstore_procrastinate": ROOT / "ecosystem" / "procrastinate" / "adapter" / "alkstore_procrastinate",
 }
 """Every package the wheel ships (tests/test_layout.py), where its source lives."""
 
@@ -111,8 +111,10 @@ def layer_violations(module: str, source: str) -> list[str]:
 
 
 def shipped_modules() -> Iterator[tuple[str, Path]]:
-    """Every module of every shipped package: its dotted name and its file."""
+    """Every module of every shipped package: its dotted name and its file (a package moved without this list
+    following it fails here, rather than leaving its imports unchecked)."""
     for package, root in SOURCES.items():
+        assert (root / "__init__.py").is_file(), f"{package}: no package at {root}: update SOURCES"
         for path in sorted(root.rglob("*.py")):
             parts = path.relative_to(root).with_suffix("").parts
             yield ".".join([package, *(parts[:-1] if parts[-1] == "__init__" else parts)]), path

@@ -5,8 +5,11 @@ Part of the suite.
 The adapter opens a transaction as the application would
 (``TransactionalAdapter.begin_transaction``), outside every store. Legs: a job
 ``enqueue_in`` that transaction is invisible to claims and ``get_job`` of a
-store until the caller commits (W1), then stored as ``enqueue`` stores it —
-ready, its payload, priority and stamps — and claimable (W3); after the
+store until the caller commits (W1), then stored as ``enqueue`` stores it at
+the op's clock read — ready, its payload, priority, attempts and stamps,
+``enqueued_at`` during the ``enqueue_in`` although the caller's transaction
+began earlier, ``run_at`` and ``expires_at`` from it — and claimable once due
+(W3); after the
 caller's rollback it is gone (W2); other ops of the store run between the
 ``enqueue_in`` and the rollback (an enqueue, a claim and its ack, a sweep)
 leave the rollback whole: the store committed nothing of the caller's (W4).
@@ -15,12 +18,17 @@ An engine that declares the capability while its adapter has no
 certified.
 
 When it fails, check that ``enqueue_in`` runs its INSERT on the caller's own
-connection (not on one of the store's, which commits by itself), issues no
-COMMIT, and that no other op of the store touches the caller's connection.
+connection (not on one of the store's, which commits by itself, nor in a
+transaction of the store's committed when the caller's ends, whichever way),
+issues no COMMIT, and that no other op of the store touches the caller's
+connection; and that it reads the op's time as ``enqueue`` does, not the
+caller's transaction start (Postgres: ``statement_timestamp()``, not
+``now()``).
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import cast
 
 from alkstore_contract.adapter import CallerTransaction, Capability, TransactionalAdapter
@@ -31,6 +39,11 @@ from alkstore_contract.surface import Queue, TransactionalQueue
 from alkstore_contract.types import JobState, QueueOpts
 
 OPTS = QueueOpts(visibility_timeout_s=3600.0)
+WORK_UNITS = 3
+"""Ticks the caller works in its transaction before it enqueues: on the system clock more than the tolerance,
+so a job stamped when the caller's transaction began, not at the enqueue's clock read, stands out."""
+EXPIRES_S = 3600.0
+MAX_ATTEMPTS = 7
 
 
 async def _begin(ctx: RowContext) -> CallerTransaction:
@@ -49,11 +62,22 @@ def _transactional(queue: Queue) -> TransactionalQueue:
 
 
 async def _leg_commit(ctx: RowContext) -> None:
-    """W1 then W3: invisible until the caller commits, then stored as enqueue stores it, and claimable."""
+    """W1 then W3: invisible until the caller commits, then stored as enqueue stores it at the op's clock read."""
     queue = _transactional((await ctx.open_store()).queue("tx-commit", OPTS))
+    delay_s = ctx.unit_s
     caller = await _begin(ctx)
     try:
-        job_id = await queue.enqueue_in(caller.transaction, {"order": 17}, priority=3)
+        await ctx.advance(WORK_UNITS * ctx.unit_s)
+        job_id, before, after = await ctx.timed(
+            queue.enqueue_in(
+                caller.transaction,
+                {"order": 17},
+                priority=3,
+                delay=delay_s,
+                expires=EXPIRES_S,
+                max_attempts=MAX_ATTEMPTS,
+            )
+        )
         expect(
             await queue.get_job(job_id) is None,
             "W1",
@@ -72,12 +96,29 @@ async def _leg_commit(ctx: RowContext) -> None:
     await caller.commit()
     job = await expect_stored(queue, job_id, "W3")
     expect(
-        (job.state, job.payload, job.priority, job.attempts, job.visibility_timeout_s)
-        == (JobState.READY, {"order": 17}, 3, 0, OPTS.visibility_timeout_s),
+        (job.state, job.payload, job.priority, job.attempts, job.max_attempts, job.visibility_timeout_s)
+        == (JobState.READY, {"order": 17}, 3, 0, MAX_ATTEMPTS, OPTS.visibility_timeout_s),
         "W3",
         did=f"stored job {job_id!r} as {job!r} once the caller committed",
-        demands="the job as enqueue stores it: ready, its payload, priority 3, no attempt, the queue's stamps",
+        demands=f"the job as enqueue stores it: ready, its payload, priority 3, no attempt, max_attempts "
+        f"{MAX_ATTEMPTS}, the queue's stamps",
     )
+    ctx.expect_during(
+        job.enqueued_at,
+        before,
+        after,
+        "W3",
+        f"enqueued_at of job {job_id!r}, enqueued {WORK_UNITS * ctx.unit_s:g} s into the caller's transaction",
+    )
+    expect(
+        job.run_at == job.enqueued_at + timedelta(seconds=delay_s)
+        and job.expires_at == job.enqueued_at + timedelta(seconds=EXPIRES_S),
+        "W3",
+        did=f"stored enqueued_at={job.enqueued_at!r}, run_at={job.run_at!r}, expires_at={job.expires_at!r}",
+        demands=f"run_at = enqueued_at + {delay_s:g} s (the delay) and expires_at = enqueued_at + {EXPIRES_S:g} s, "
+        "from the op's one clock read",
+    )
+    await ctx.wait_until(job.run_at)
     handle = await queue.claim_one("after-commit")
     expect_equal(None if handle is None else handle.job.id, job_id, "W3", "the job claimed after the commit")
 

@@ -93,6 +93,6 @@ test('E7 C3 H2 B2: through graphile-worker, a job is added, claimed held in its 
 
 test('unavailable_reason: without its npm packages the adapter says why it cannot run, and what to run', () => {
   const stub = require('../src/adapter').notInstalled('graphile-worker');
-  assert.match(stub.unavailableReason(), /^npm package graphile-worker is not installed: run npm ci in .*alkstore_graphile \(pins graphile-worker 0\.17\.3\)$/);
+  assert.match(stub.unavailableReason(), /^npm package graphile-worker is not installed: run npm ci in .*graphile_worker\/adapter \(pins graphile-worker 0\.17\.3\)$/);
   assert.deepEqual(stub.emulates, adapter.emulates);
 });
