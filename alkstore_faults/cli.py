@@ -7,7 +7,7 @@ recovery delays, and the promises of the library's docs that a run broke or coul
 each run's scratch directory (jobs, ledgers, worker logs, the runner's state) and prints where. Exit code: 0
 every fault reached a job and every promise was judged and kept; 1 a promise was broken or not judged, or a fault
 reached no job or could not be run (a check that did not run is no pass); 2 the runner cannot be found or does
-not describe itself.
+not describe itself. ``--workload schedule`` runs the schedule workload instead (``alkstore_faults.schedule_cli``).
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ from alkstore_faults.fault_report import (
     write_report,
 )
 from alkstore_faults.promises import judged
-from alkstore_faults.runner_program import FAULTS, RunnerError, find_runner
+from alkstore_faults.runner_program import FAULTS, Description, Runner, RunnerError, find_runner
 from alkstore_faults.scenario import FaultRun, run_fault
+from alkstore_faults.schedule_cli import run_schedules
+from alkstore_faults.schedule_spec import WORKLOADS
 from alkstore_faults.table import LABELS
 
 ROUNDS = 3
@@ -52,6 +54,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="the run's seed (default: a random one, printed)")
     parser.add_argument("--round", type=int, dest="round_", help="only this round (with --seed: a replay)")
     parser.add_argument("--report", type=Path, help="where to write the JSON report (default: reports/faults-LIB.json)")
+    parser.add_argument(
+        "--workload",
+        choices=WORKLOADS,
+        default="jobs",
+        help="jobs (default): the jobs workload; schedule: three workers running the library's one-second schedule "
+        "(a runner that declares it in describe's workloads)",
+    )
     parser.add_argument(
         "--keep", action="store_true", help="keep each run's scratch directory (ledgers, worker logs) and print where"
     )
@@ -80,7 +89,20 @@ async def _run_all(args: argparse.Namespace) -> int:
     except RunnerError as exc:
         _say(f"alkstore faults: {exc}", sys.stderr)
         return 2
+    if args.workload not in description.workloads:
+        _say(
+            f"alkstore faults: runner {runner.name!r} serves the workloads {', '.join(description.workloads)}, "
+            f"not {args.workload!r} (describe's workloads)",
+            sys.stderr,
+        )
+        return 2
     seed = args.seed if args.seed is not None else random.randrange(1 << 31)
+    if args.workload == "schedule":
+        return await run_schedules(runner, description, args, seed, _say)
+    return await _run_jobs(runner, description, args, seed)
+
+
+async def _run_jobs(runner: Runner, description: Description, args: argparse.Namespace, seed: int) -> int:
     faults = [fault for fault in description.faults if not args.fault or fault in args.fault]
     if args.fault and not faults:
         _say(

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from alkstore_faults.checker import OUTCOMES, distribution
+from alkstore_faults.checker import OUTCOMES, FaultEvent, distribution
 from alkstore_faults.promises import judged
 from alkstore_faults.runner_program import Description, Runner
 from alkstore_faults.scenario import FaultRun
@@ -91,17 +91,7 @@ def run_json(runner: Runner, description: Description, run: FaultRun) -> dict[st
         "findings": [finding.as_json() for finding in verdict.findings] if verdict else [],
         "recovery_delay_s": distribution(verdict.recovery_delays if verdict else []),
         "unrecovered": verdict.unrecovered if verdict else [],
-        "events": [
-            {
-                "kind": e.kind,
-                "at": round(e.at, 3),
-                "until": round(e.until, 3),
-                "worker": e.worker,
-                "jobs": e.jobs,
-                "detail": e.detail,
-            }
-            for e in run.events
-        ],
+        "events": [event_json(event) for event in run.events],
         "library_states": run.states,
         "skipped_ledger_lines": run.skipped_lines,
         "restarts": run.restarts,
@@ -111,11 +101,22 @@ def run_json(runner: Runner, description: Description, run: FaultRun) -> dict[st
     }
 
 
-def build_report(runner: Runner, description: Description, runs: list[FaultRun], seed: int) -> dict[str, Any]:
+def event_json(event: FaultEvent) -> dict[str, Any]:
+    """A fault as the reports keep it: its kind, when (monotonic), its worker, the jobs it hit, what was done."""
     return {
-        "kind": "alkstore-runtime-faults",
-        "version": VERSION,
-        "protocol": runner.protocol,
+        "kind": event.kind,
+        "at": round(event.at, 3),
+        "until": round(event.until, 3),
+        "worker": event.worker,
+        "jobs": event.jobs,
+        "detail": event.detail,
+    }
+
+
+def report_head(runner: Runner, description: Description, seed: int) -> dict[str, Any]:
+    """What every report of a run of ``alkstore faults`` starts with, whatever its workload: the library, the
+    runner, the seed, when and where, and the settings."""
+    return {
         "library": description.library,
         "library_version": description.version,
         "runner": runner.name,
@@ -127,6 +128,15 @@ def build_report(runner: Runner, description: Description, runs: list[FaultRun],
         "settings": description.settings,
         "lease_s": description.lease_s,
         "recovery_window_s": description.recovery_window_s,
+    }
+
+
+def build_report(runner: Runner, description: Description, runs: list[FaultRun], seed: int) -> dict[str, Any]:
+    return {
+        "kind": "alkstore-runtime-faults",
+        "version": VERSION,
+        "protocol": runner.protocol,
+        **report_head(runner, description, seed),
         "promises": [promise.as_json() for promise in description.promises],
         "caveats": [caveat.as_json() for caveat in description.caveats],
         "policies": list(description.policies),

@@ -30,9 +30,13 @@ def record(
     accepted: bool | None = None,
     by: str | None = None,
     reason: str | None = None,
+    tick: float | None = None,
+    library_job: str | None = None,
 ) -> None:
     """Append one ledger record: ``start``, ``end`` (with ``ok``), ``ack`` (with ``accepted``) or ``cancelled``
-    (with ``by``, ``library`` or ``worker``, and the library's ``reason``)."""
+    (with ``by``, ``library`` or ``worker``, and the library's ``reason``); ``tick``, for a periodic run of the
+    ``schedule`` workload, the scheduled wall time of the tick it runs, and ``library_job`` the library's id of the
+    job running it, when the library gives one (so a second run of one job tells from a second job)."""
     line: dict[str, Any] = {
         "ev": ev,
         "job": job,
@@ -48,6 +52,10 @@ def record(
         line["accepted"] = accepted
     if ev == "cancelled":
         line["by"], line["reason"] = by, reason
+    if tick is not None:
+        line["tick"] = tick
+    if library_job is not None:
+        line["library_job"] = library_job
     with open(os.environ["ALKSTORE_FAULTS_LEDGER"], "a", encoding="utf-8") as ledger:
         ledger.write(json.dumps(line) + "\n")
         ledger.flush()
@@ -61,6 +69,35 @@ def perform(job: str, duration_s: float, fail: bool, attempt: int | None = None)
     if fail:
         raise JobFailed(f"job {job} was told to fail")
     return job
+
+
+TICK_S = 0.5
+"""How long a periodic run of the ``schedule`` workload sleeps: long enough that a fault finds one in flight."""
+
+
+def tick_job(tick: float) -> str:
+    """The ledger's job name for the run of the tick scheduled at ``tick`` (epoch seconds)."""
+    return f"tick-{tick:.3f}"
+
+
+def perform_tick(tick: float, attempt: int | None = None, library_job: str | None = None) -> None:
+    """Run one tick's periodic handler (the ``schedule`` workload): ``start``, a real sleep, ``end``, each record
+    carrying the tick's scheduled wall time, which the library gives the handler."""
+    record("start", tick_job(tick), attempt, tick=tick, library_job=library_job)
+    time.sleep(TICK_S)
+    record("end", tick_job(tick), attempt, ok=True, tick=tick, library_job=library_job)
+
+
+async def perform_tick_async(tick: float, attempt: int | None = None, library_job: str | None = None) -> None:
+    """``perform_tick`` for an asyncio runtime; a cancellation is recorded as ``perform_async`` does."""
+    job = tick_job(tick)
+    record("start", job, attempt, tick=tick, library_job=library_job)
+    try:
+        await asyncio.sleep(TICK_S)
+    except asyncio.CancelledError:
+        record("cancelled", job, attempt, by="library", reason="CancelledError", tick=tick, library_job=library_job)
+        raise
+    record("end", job, attempt, ok=True, tick=tick, library_job=library_job)
 
 
 def record_ack(job: str, attempt: int | None, accepted: bool) -> None:

@@ -34,6 +34,10 @@ class Record:
     """For an ``ack`` record: whether the library took the completion (``None`` for the other records)."""
     reason: str | None = None
     """For a ``cancelled`` record: why, as ``BY: REASON`` (``library: job_timeout``)."""
+    tick: float | None = None
+    """For a run of the ``schedule`` workload: the scheduled wall time (epoch seconds) of the tick it runs."""
+    library_job: str | None = None
+    """For a run of the ``schedule`` workload: the library's id of the job that ran the tick, when it gives one."""
 
 
 @dataclass
@@ -56,6 +60,10 @@ class Run:
     accepted: bool | None = None
     cancelled: str | None = None
     """Why the library or its worker cancelled the run (its ``cancelled`` record), ``None`` when it did not."""
+    tick: float | None = None
+    """The scheduled wall time of the tick a periodic run runs (its ``start`` record's ``tick``), else ``None``."""
+    library_job: str | None = None
+    """The library's id of the job a periodic run ran (its ``start`` record's ``library_job``), when it gave one."""
 
 
 def _record(line: dict[str, Any]) -> Record:
@@ -65,6 +73,7 @@ def _record(line: dict[str, Any]) -> Record:
     if ev == "ack" and not isinstance(line["accepted"], bool):
         raise ValueError(f"an ack record's accepted must be true or false, got {line['accepted']!r}")
     attempt = line.get("attempt")
+    tick = line.get("tick")
     return Record(
         ev=ev,
         job=str(line["job"]),
@@ -76,6 +85,8 @@ def _record(line: dict[str, Any]) -> Record:
         ok=bool(line["ok"]) if ev == "end" else None,
         accepted=line["accepted"] if ev == "ack" else None,
         reason=f"{line.get('by') or 'library'}: {line.get('reason')}" if ev == "cancelled" else None,
+        tick=None if tick is None else float(tick),
+        library_job=None if line.get("library_job") is None else str(line["library_job"]),
     )
 
 
@@ -106,7 +117,8 @@ def runs_of(records: list[Record]) -> list[Run]:
     for record in records:
         key = (record.job, record.worker, record.pid)
         if record.ev == "start":
-            run = Run(record.job, record.worker, record.pid, record.attempt, record.mono, record.wall)
+            run = Run(record.job, record.worker, record.pid, record.attempt, record.mono, record.wall, tick=record.tick)
+            run.library_job = record.library_job
             open_runs[key] = run
             runs.append(run)
         elif record.ev in ("end", "cancelled") and key in open_runs:

@@ -11,6 +11,10 @@ the claim's token, so a run that ends after its lease lapsed is refused (``accep
 server down, a connection cut) settles nothing the worker can tell, so it writes none, and that run stays
 unobserved. Its ``inspect`` (protocol 2) reads each job through the store's public ``Queue.get_job`` (contract
 B3), by the store's own job id, which ``enqueue`` keeps in ``$ALKSTORE_FAULTS_STATE/ids.json``.
+
+For the schedule workload the app also has a periodic task, ``tick``, every second (``@app.periodic(every=1)``,
+docs/worker.md "Periodic tasks"), on a queue of its own (the run's queue + ``-schedule``): only the ``schedule``
+subcommand's workers serve that queue, so only they run its scheduler, and the jobs workload sees no tick.
 """
 
 from __future__ import annotations
@@ -25,15 +29,18 @@ from typing import Any
 from alkstore_contract import Job as StoredJob
 from alkstore_contract import JobState, QueueOpts
 from alkstore_faults import runner_cli
-from alkstore_faults.handler import perform_async, record_ack
+from alkstore_faults.handler import perform_async, perform_tick_async, record_ack
 from alkstore_faults.runner_cli import Job, State, exec_console_script
-from alkstore_worker import App, JobContext, Settlement, StoreSource, Task, WorkerSource
+from alkstore_worker import App, JobContext, Settlement, StoreSource, Task, WorkerSource, tick_of
 
 VISIBILITY_TIMEOUT_S = 3.0
 WORKER_DOC = "docs/worker.md"
 CONTRACT_DOC = "docs/contract.md"
 FENCED_FAULTS = ["kill9", "startup", "pause", "slow_handler"]
 """The faults under which every ack reaches the store, so its fence is judged (the ``stale`` promise)."""
+SCHEDULE_SUFFIX = "-schedule"
+"""The schedule workload's queue: the run's queue with this suffix."""
+PERIODIC_DOC = WORKER_DOC + "#periodic-tasks"
 
 
 def app_over(source: StoreSource | WorkerSource) -> tuple[App, Task[[dict[str, Any], JobContext], None]]:
@@ -44,6 +51,15 @@ def app_over(source: StoreSource | WorkerSource) -> tuple[App, Task[[dict[str, A
     @app.task(name="run_job", queue=queue, queue_opts=QueueOpts(visibility_timeout_s=VISIBILITY_TIMEOUT_S))
     async def run_job(payload: dict[str, Any], context: JobContext) -> None:
         await perform_async(str(payload["id"]), float(payload["duration_s"]), bool(payload["fail"]), context.attempt)
+
+    @app.periodic(
+        name="tick",
+        every=1,
+        queue=queue + SCHEDULE_SUFFIX,
+        queue_opts=QueueOpts(visibility_timeout_s=VISIBILITY_TIMEOUT_S),
+    )
+    async def tick(payload: dict[str, str], context: JobContext) -> None:
+        await perform_tick_async(tick_of(payload).timestamp(), context.attempt, str(context.job.id))
 
     @app.on_settled
     def ledger_ack(settlement: Settlement) -> None:
@@ -60,6 +76,7 @@ def describe(
     faults: list[str],
     recovery_window_s: float,
     caveats: list[dict[str, Any]],
+    schedule_faults: list[str],
 ) -> dict[str, Any]:
     """The description of our worker over ``engine``: the queue's and the worker's settings, and what docs/worker.md
     and docs/contract.md promise under every fault the engine takes (no loss, no second holder of a live lease) and
@@ -116,6 +133,57 @@ def describe(
             },
         ],
         "caveats": caveats,
+        "workloads": ["jobs", "schedule"],
+        "schedule": schedule(schedule_faults),
+    }
+
+
+def schedule(faults: list[str]) -> dict[str, Any]:
+    """The schedule workload: ``@app.periodic(every=1)`` in every worker, and what docs/worker.md says of its ticks."""
+    return {
+        "every_s": 1,
+        "schedulers": "every",
+        "grace_s": 5,
+        "faults": faults,
+        "settings": [
+            {"name": "@app.periodic(every=...)", "value": 1, "doc": PERIODIC_DOC},
+            {"name": "alkstore worker --queue", "value": "the tick's queue, in every worker", "doc": PERIODIC_DOC},
+        ],
+        "skips": [
+            {
+                "when": when,
+                "quote": "Ticks whose windows passed while no worker ran (all stopped, or all stalled, or the store "
+                "unreachable) run once, at the next start, not once each",
+                "doc": WORKER_DOC + "#missed-ticks",
+            }
+            for when in ("scheduler_down", "broker_down")
+        ],
+        "promises": [
+            {  # under a server restart or a cut an ack may be lost and the tick's job run again (the caveat)
+                "outcome": "tick_twice",
+                "faults": [fault for fault in faults if fault in FENCED_FAULTS],
+                "max": 0,
+                "quote": "No tick is stored twice, provided no worker's clock runs behind the store's clock",
+                "doc": WORKER_DOC + "#each-tick-once",
+            },
+            {
+                "outcome": "tick_missed",
+                "faults": [fault for fault in faults if fault in ("kill9", "pause")],
+                "max": 0,
+                "quote": "every worker serving the task's queue (`--queue`), in each of its processes; none is special "
+                "and none is elected.",
+                "doc": PERIODIC_DOC,
+            },
+        ],
+        "caveats": [
+            {
+                "outcome": "tick_twice",
+                "faults": ["*"],
+                "quote": "runs at least once like any (a crash re-runs it): a handler must tolerate a second run of "
+                "one tick's job.",
+                "doc": PERIODIC_DOC,
+            }
+        ],
     }
 
 
@@ -178,8 +246,15 @@ def serve(description: dict[str, Any], app: App, task: Task[[dict[str, Any], Job
             now = datetime.now(UTC)
             return [state_of(str(job["id"]), await queue.get_job(ids[str(job["id"])]), now) for job in jobs]
 
-    def worker() -> None:
-        options = ["--concurrency", "1", "--sweep-interval", "1", "--queue", os.environ["ALKSTORE_FAULTS_QUEUE"]]
+    def worker(queue: str) -> None:
+        options = ["--concurrency", "1", "--sweep-interval", "1", "--queue", queue]
         exec_console_script("alkstore", "worker", "tasks:app", *options)
 
-    return runner_cli.serve(description, enqueue, worker, inspect=inspect)
+    queue = os.environ.get("ALKSTORE_FAULTS_QUEUE", "")
+    return runner_cli.serve(
+        description,
+        enqueue,
+        lambda: worker(queue),
+        inspect=inspect,
+        schedule=lambda: worker(queue + SCHEDULE_SUFFIX),
+    )

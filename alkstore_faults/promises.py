@@ -29,6 +29,8 @@ version 1 never read the library's state, so its ``lost`` reads as ``unread``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from alkstore_faults.checker import CONCURRENT, NOT_COMPLETED, OUTCOMES, STALE
 
@@ -84,3 +86,26 @@ def judged(
     if promise:
         return accepted, unobserved
     return accepted + unobserved, 0
+
+
+@dataclass(frozen=True)
+class Promise:
+    """What a library's docs say about an outcome under some faults; ``limit`` is ``None`` for a caveat."""
+
+    outcome: str
+    faults: tuple[str, ...]
+    limit: int | None
+    quote: str
+    doc: str
+
+    def covers(self, fault: str) -> bool:
+        return "*" in self.faults or fault in self.faults
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "faults": list(self.faults),
+            "max": self.limit,
+            "quote": self.quote,
+            "doc": self.doc,
+        }

@@ -38,7 +38,7 @@ NO_STATE: State = dict.fromkeys(("library_state", "reason", "until", "held_by", 
 """A state's fields but ``state`` and ``job``, all null: what a runner's ``inspect`` fills in for each job."""
 Inspect = Callable[[list[Job]], Coroutine[Any, Any, list[State]] | list[State]]
 """Asks the library what it holds for each job, through its documented API; a coroutine function for asyncio."""
-USAGE = "describe, enqueue JOBS_FILE, worker or inspect JOBS_FILE"
+USAGE = "describe, enqueue JOBS_FILE, worker, inspect JOBS_FILE or schedule"
 
 
 def serve(
@@ -47,14 +47,17 @@ def serve(
     worker: Callable[[], None],
     argv: Sequence[str] | None = None,
     inspect: Inspect | None = None,
+    schedule: Callable[[], None] | None = None,
 ) -> int:
     """Run the subcommand in ``argv`` (default: this process's arguments); the exit status.
 
     ``describe`` prints ``description`` as one line of JSON; ``enqueue JOBS_FILE`` hands the file's jobs to
     ``enqueue`` (running it to its end when it is a coroutine function); ``worker`` calls ``worker``, which starts
     one worker in the foreground, most often by replacing this process (``exec_console_script``); ``inspect
-    JOBS_FILE`` (protocol 2) hands the jobs to ``inspect`` and prints each state it returns as one line of JSON.
-    Anything else, and ``inspect`` of a runner that gave none, is refused with status 2 and the usage on stderr.
+    JOBS_FILE`` (protocol 2) hands the jobs to ``inspect`` and prints each state it returns as one line of JSON;
+    ``schedule`` (the schedule workload) calls ``schedule``, which starts one worker running the library's
+    scheduler in the foreground. Anything else, and ``inspect`` or ``schedule`` of a runner that gave none, is
+    refused with status 2 and the usage on stderr.
     """
     arguments = list(sys.argv[1:] if argv is None else argv)
     command = arguments[0] if arguments else ""
@@ -71,8 +74,13 @@ def serve(
         if not isinstance(states, list):
             states = asyncio.run(states)
         sys.stdout.write("".join(json.dumps(state) + "\n" for state in states))
+    elif command == "schedule" and len(arguments) == 1 and schedule is not None:
+        schedule()
     else:
-        missing = " (this runner has no inspect: protocol 1)" if command == "inspect" else ""
+        missing = {
+            "inspect": " (this runner has no inspect: protocol 1)",
+            "schedule": " (this runner declares no schedule workload)",
+        }.get(command, "")
         sys.stderr.write(f"unknown command {' '.join(arguments)!r}{missing}: {USAGE}\n")
         return 2
     return 0

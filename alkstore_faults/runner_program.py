@@ -19,6 +19,8 @@ from typing import Any
 
 from alkstore_contract.hazards import PROMISABLE
 from alkstore_faults import PROTOCOLS
+from alkstore_faults.promises import Promise
+from alkstore_faults.schedule_spec import ScheduleSpec, parse_workloads
 
 ECOSYSTEM = Path(__file__).resolve().parents[1] / "ecosystem"
 """Where the libraries the project judges live, one folder each (``ecosystem/<library>/``): a library's runners
@@ -61,29 +63,6 @@ class RunnerError(Exception):
 
 
 @dataclass(frozen=True)
-class Promise:
-    """What a library's docs say about an outcome under some faults; ``limit`` is ``None`` for a caveat."""
-
-    outcome: str
-    faults: tuple[str, ...]
-    limit: int | None
-    quote: str
-    doc: str
-
-    def covers(self, fault: str) -> bool:
-        return "*" in self.faults or fault in self.faults
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "outcome": self.outcome,
-            "faults": list(self.faults),
-            "max": self.limit,
-            "quote": self.quote,
-            "doc": self.doc,
-        }
-
-
-@dataclass(frozen=True)
 class Description:
     """What ``describe`` printed, checked."""
 
@@ -104,6 +83,10 @@ class Description:
     """The runner's documented warm-up: how long after start a worker may take before the harness strikes."""
     extra: dict[str, Any] | None = None
     """What else describe said that the report keeps as it is: ``inspect_doc``, ``variant_of``, ``left_out``."""
+    workloads: tuple[str, ...] = ("jobs",)
+    """The workloads the runner serves (``jobs``, ``schedule``); a runner that names none serves ``jobs``."""
+    schedule: ScheduleSpec | None = None
+    """Its library's scheduler for the ``schedule`` workload, when it serves it (``alkstore_faults.schedule_spec``)."""
 
 
 @dataclass(frozen=True)
@@ -280,6 +263,7 @@ def parse_description(data: dict[str, Any]) -> Description:
             )
         if after is not None and not (isinstance(after, int | float) and after >= 0):
             raise ValueError(f"a recovery rule's after_s must be seconds (a number ≥ 0) or null, got {after!r}")
+    workloads, schedule = parse_workloads(data)
     warmup = float(data.get("warmup_s", 0.0))
     if not 0 <= warmup <= 60:
         raise ValueError(f"warmup_s must be in [0, 60] seconds, got {warmup}")
@@ -296,6 +280,8 @@ def parse_description(data: dict[str, Any]) -> Description:
         recovery_rules=rules,
         warmup_s=warmup,
         extra={key: data[key] for key in ("inspect_doc", "variant_of", "left_out") if key in data},
+        workloads=workloads,
+        schedule=schedule,
     )
 
 

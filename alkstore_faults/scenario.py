@@ -239,6 +239,16 @@ async def _strike(
     )
 
 
+async def proxy_for(broker: Any, fault: str) -> tuple[FaultProxy | None, str]:
+    """The fault proxy in front of ``broker`` under ``net_cut`` (``None`` otherwise), and the address the workers
+    get: the proxy's under ``net_cut``, the broker's own otherwise."""
+    if fault != "net_cut":
+        return None, broker.address
+    proxy = FaultProxy("127.0.0.1", broker.port)
+    await proxy.start()
+    return proxy, str(broker.address).replace(f":{broker.port}", f":{proxy.address[1]}")
+
+
 async def run_fault(
     runner: Runner, description: Description, fault: str, seed: int, round_: int, keep: bool = False
 ) -> FaultRun:
@@ -261,11 +271,7 @@ async def run_fault(
     pool: WorkerPool | None = None
     try:
         broker = await start_broker(runner.broker, aof=fault == "broker_restart_aof")
-        address = broker.address
-        if fault == "net_cut":
-            proxy = FaultProxy("127.0.0.1", broker.port)
-            await proxy.start()
-            address = address.replace(f":{broker.port}", f":{proxy.address[1]}")
+        proxy, address = await proxy_for(broker, fault)
         # Enqueue first: a library over a database creates its schema with its client, before any worker.
         await asyncio.to_thread(runner.enqueue, broker.address, queue, jobs_file, state)
         pool = WorkerPool(runner, address, queue, ledgers, logs, state)

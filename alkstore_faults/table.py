@@ -148,12 +148,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the page is stale")
     args = parser.parse_args(argv)
-    page = PAGE.read_text(encoding="utf-8")
-    head, rest = page.split(START, 1)
-    _, tail = rest.split(END, 1)
-    fresh = f"{head}{START}\n{render(load())}\n{END}{tail}"
     stale = "docs/runtime-faults.md disagrees with docs/runtime-faults/*.json: rerun python -m alkstore_faults.table"
-    return write_or_check(PAGE, page, fresh, check=args.check, stale=stale)
+    return rewrite_block(START, END, render(load()), check=args.check, stale=stale)
+
+
+def rewrite_block(start: str, end: str, rendered: str, *, check: bool, stale: str) -> int:
+    """Put ``rendered`` between the page's ``start`` and ``end`` markers (``write_or_check``)."""
+    page = PAGE.read_text(encoding="utf-8")
+    head, rest = page.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return write_or_check(PAGE, page, f"{head}{start}\n{rendered}\n{end}{tail}", check=check, stale=stale)
 
 
 def write_or_check(path: Path, page: str, fresh: str, *, check: bool, stale: str) -> int:

@@ -29,9 +29,23 @@ class WorkerPool:
     """The workers of one run, by id; ``ledgers`` holds one JSON-lines file per worker."""
 
     def __init__(
-        self, runner: Runner, broker: str, queue: str, ledgers: Path, logs: Path, state: Path | None = None
+        self,
+        runner: Runner,
+        broker: str,
+        queue: str,
+        ledgers: Path,
+        logs: Path,
+        state: Path | None = None,
+        subcommand: str = "worker",
+        one_scheduler: bool = False,
     ) -> None:
         self.runner = runner
+        self.subcommand = subcommand
+        """``worker`` (the jobs workload) or ``schedule`` (the schedule workload: a worker running the scheduler)."""
+        self.one_scheduler = one_scheduler
+        """The schedule workload of a library whose docs say to run one scheduler: only ``scheduler`` runs it."""
+        self.scheduler: str | None = None
+        """The worker that runs the one scheduler (``ALKSTORE_FAULTS_SCHEDULER=1``); the others get ``0``."""
         self.state = state
         """The run's ``ALKSTORE_FAULTS_STATE`` directory, the same for every worker (protocol 2)."""
         self.broker = broker
@@ -54,9 +68,14 @@ class WorkerPool:
         ledger = self.ledgers / f"{worker}.jsonl"
         ledger.touch()
         extra = {} if self.state is None else {"ALKSTORE_FAULTS_STATE": str(self.state)}
+        if self.subcommand == "schedule":
+            runs_it = not self.one_scheduler or self.scheduler is None or not self.alive(self.scheduler)
+            if runs_it and self.one_scheduler:
+                self.scheduler = worker
+            extra["ALKSTORE_FAULTS_SCHEDULER"] = "1" if runs_it else "0"
         with open(self.logs / f"{worker}.log", "ab") as log:
             process = subprocess.Popen(
-                self.runner.argv("worker"),
+                self.runner.argv(self.subcommand),
                 cwd=self.runner.directory,
                 env=self.runner.env(
                     self.broker, self.queue, ALKSTORE_FAULTS_WORKER=worker, ALKSTORE_FAULTS_LEDGER=str(ledger), **extra

@@ -77,6 +77,7 @@ for engine in $ENGINES; do
     procrastinate)
         reproduce procrastinate 3 "$python" ecosystem/procrastinate/adapter/alkstore_procrastinate/reproduce_pause.py
         reproduce procrastinate 1 "$python" ecosystem/procrastinate/adapter/alkstore_procrastinate/reproduce_queueing_lock.py
+        reproduce procrastinate 1 "$python" ecosystem/procrastinate/runner/reproduce_periodic.py # schedule workload
         ;;
     pg-boss)
         reproduce pg-boss 4 node ecosystem/pgboss/adapter/reproduce_workers.js

@@ -14,7 +14,8 @@
 #                          reached), then its classes compiled with javac (ecosystem/quartz/runner/build.sh)
 #   ci/faults.sh short     each fault once on huey (a Redis library: a throwaway redis-server of its own) and on
 #                          our SQLite engine through `alkstore worker`, both at once (they mostly wait)
-#   ci/faults.sh full      the whole matrix, every fault three times per library, reports in reports/faults/
+#   ci/faults.sh full      the whole matrix, every fault three times per library, reports in reports/faults/;
+#                          then the schedule workload of the runners that serve it (reports/faults/schedule/)
 #
 # Needs redis-server and rabbitmq-server on the machine (short installs Debian's redis-server when missing):
 # the harness starts throwaway ones of its own and never touches the shared services.
@@ -22,6 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${ALKSTORE_VENV:-.venv}"
 CELERY_VENV=".venv-celery"
+SCHEDULES=(alkstore_sqlite alkstore_postgres arq procrastinate celery_redis)
 LIBRARIES=(alkstore_sqlite alkstore_postgres huey rq dramatiq arq celery_redis celery_rabbitmq bullmq procrastinate pgqueuer pgboss graphile_worker
     sidekiq sidekiq_reliable_fetch delayed_job chancy oban quartz beanstalkd saq taskiq)
 RUBY_PACKAGES=(ruby ruby-sidekiq ruby-gitlab-sidekiq-fetcher ruby-delayed-job ruby-delayed-job-active-record ruby-activerecord
@@ -100,6 +102,10 @@ full)
     status=0
     for library in "${LIBRARIES[@]}"; do
         "$VENV/bin/alkstore" faults "$library" --report "reports/faults/$library.json" || status=1
+    done
+    for library in "${SCHEDULES[@]}"; do
+        "$VENV/bin/alkstore" faults "$library" --workload schedule --report "reports/faults/schedule/$library.json" ||
+            status=1
     done
     # The broken copies of runners whose check is a whole kill9 run (tests/full_matrix.py): the test command skips them.
     ALKSTORE_FAULTS_FULL=1 "$VENV/bin/pytest" -q -p no:cacheprovider tests/test_faults_ruby_runners.py \

@@ -32,6 +32,18 @@ ADAPTER_SOURCES = sorted(
 """The adapters' saved excerpts: a Node adapter's beside its package.json, a Python adapter's in its package."""
 KINDS = ("promises", "caveats", "policies", "recovery_rules")
 """The members of a runner's description that quote a doc (protocol v2 adds the last two)."""
+SCHEDULE_KINDS = ("promises", "caveats", "skips")
+"""The members of a runner's ``schedule`` (the schedule workload) that quote a doc."""
+
+
+def _quoting(described: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every entry of a description (or a report) that quotes a doc, its ``schedule``'s included."""
+    schedule = described.get("schedule") or {}
+    return [entry for kind in KINDS for entry in described.get(kind, [])] + [
+        entry for kind in SCHEDULE_KINDS for entry in schedule.get(kind, [])
+    ]
+
+
 FIELDS = {"url", "taken", "how", "excerpt"}
 
 RUNNERS_WITHOUT_SOURCES: dict[str, str] = {}
@@ -192,12 +204,13 @@ def _runners() -> list[tuple[str, Path]]:
 
 
 def _published(name: str) -> list[dict[str, Any]]:
-    """Every promise, caveat, policy and recovery rule of the runner's committed report: what the page shows."""
-    report = FAULT_REPORTS / f"{name}.json"
-    if not report.is_file():
-        return []
-    published: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
-    return [entry for kind in KINDS for entry in published.get(kind, [])]
+    """Every promise, caveat, policy and recovery rule of the runner's committed reports (its schedule report's
+    promises, caveats and skips too): what the page shows."""
+    quoted: list[dict[str, Any]] = []
+    for report in (FAULT_REPORTS / f"{name}.json", FAULT_REPORTS / "schedule" / f"{name}.json"):
+        if report.is_file():
+            quoted += _quoting(json.loads(report.read_text(encoding="utf-8")))
+    return quoted
 
 
 @pytest.mark.parametrize(("name", "runner"), _runners(), ids=[name for name, _ in _runners()])
@@ -212,7 +225,7 @@ def test_every_quote_of_a_runner_is_verbatim_on_the_page_it_names(name: str, run
         assert name in RUNNERS_WITHOUT_SOURCES, f"{name}: no sources.json and not listed as missing"
         pytest.skip(f"KNOWN MISSING: {name}: {RUNNERS_WITHOUT_SOURCES[name]}")
     described = _description(name, runner)
-    said = [] if isinstance(described, str) else [entry for kind in KINDS for entry in described.get(kind, [])]
+    said = [] if isinstance(described, str) else _quoting(described)
     quoted = _published(name) + said
     sources = _this_projects_pages(quoted) + (_sources(sources_path) if sources_path.is_file() else [])
     assert quoted, f"{name}: no quote to check"

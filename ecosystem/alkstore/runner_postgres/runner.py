@@ -33,6 +33,7 @@ DESCRIPTION = describe(
             "doc": WORKER_DOC + "#how-a-job-runs",
         }
     ],
+    schedule_faults=["kill9", "pause", "broker_restart", "net_cut"],
 )
 
 

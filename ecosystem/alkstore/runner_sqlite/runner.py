@@ -20,6 +20,7 @@ DESCRIPTION = describe(
     faults=["kill9", "startup", "pause", "slow_handler"],
     recovery_window_s=10.0,
     caveats=[],
+    schedule_faults=["kill9", "pause"],
 )
 
 

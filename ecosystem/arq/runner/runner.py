@@ -10,6 +10,10 @@ handler cannot outlive its job timeout on a live worker: arq cancels it and reco
 ``inspect`` asks arq's own ``Job(job_id, redis).status()`` and ``.info()`` (its result or its queued definition)
 for each job; the one thing it reads beyond that API is the in-progress key's remaining life, which is the
 ``until`` of a held job.
+
+``schedule`` (the schedule workload) is the same ``arq`` command with ``tasks.ScheduleSettings``: a cron job every
+second, at the whole second, which every worker runs; arq's ``unique`` cron (its default) names each tick's job
+after the tick, so that one job runs per tick however many workers enqueue it.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ JOBS = DOCS + "#arq.jobs.Job"
 JOB_TIMEOUT_S = 5
 IN_PROGRESS_S = JOB_TIMEOUT_S + 10
 """arq's in-progress key lasts the longest job timeout + 10 s (arq/worker.py, ``in_progress_timeout_s``)."""
+CRON = DOCS + "#arq.cron.cron"
+UNIQUE = "If ``unique`` is true (the default) the job will only be run once even if multiple workers are running."
 RERUN = (
     "If the worker shuts down, the job will be cancelled immediately and will remain in the queue to be run again "
     "when the worker starts up again (or run by another worker which is still running)."
@@ -44,6 +50,28 @@ DESCRIPTION = {
     "recovery_window_s": IN_PROGRESS_S + 10.0,
     "faults": ["kill9", "startup", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
     "inspect_doc": JOBS,
+    "workloads": ["jobs", "schedule"],
+    "schedule": {
+        "every_s": 1,
+        "schedulers": "every",
+        "grace_s": 5,
+        "faults": ["kill9", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut"],
+        "settings": [
+            {"name": "cron(tick, second=set(range(60)), microsecond=0)", "value": "every second", "doc": CRON},
+            {"name": "cron(unique=...)", "value": True, "doc": CRON},
+            {"name": "WorkerSettings.cron_jobs", "value": "in every worker", "doc": CRON},
+        ],
+        "promises": [{"outcome": "tick_twice", "faults": ["*"], "max": 0, "quote": UNIQUE, "doc": CRON}],
+        "caveats": [
+            {
+                "outcome": "tick_twice",
+                "faults": ["*"],
+                "quote": "sometimes exactly once can be hard or impossible, arq favours multiple times over zero "
+                "times.",
+                "doc": DOCS + "#usage",
+            }
+        ],
+    },
     "promises": [
         {
             "outcome": "lost",
@@ -152,5 +180,9 @@ def worker() -> None:
     exec_console_script("arq", "tasks.WorkerSettings")
 
 
+def schedule() -> None:
+    exec_console_script("arq", "tasks.ScheduleSettings")
+
+
 if __name__ == "__main__":
-    sys.exit(serve(DESCRIPTION, enqueue, worker, inspect=inspect))
+    sys.exit(serve(DESCRIPTION, enqueue, worker, inspect=inspect, schedule=schedule))

@@ -1,13 +1,16 @@
-"""arq's side of the arq runner: the job coroutine and ``WorkerSettings``, as an arq user writes them."""
+"""arq's side of the arq runner: the job coroutine and ``WorkerSettings``, as an arq user writes them; for
+the schedule workload a cron job every second (``ScheduleSettings``), which every worker runs, as arq's docs have it.
+"""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
+from arq import cron
 from arq.connections import RedisSettings
 
-from alkstore_faults.handler import perform_async
+from alkstore_faults.handler import perform_async, perform_tick_async
 
 JOB_TIMEOUT_S = 5
 
@@ -22,3 +25,14 @@ class WorkerSettings:
     queue_name = os.environ.get("ALKSTORE_FAULTS_QUEUE", "arq:queue")
     job_timeout = JOB_TIMEOUT_S
     max_jobs = 1
+
+
+async def tick(ctx: dict[str, Any]) -> None:
+    """The periodic handler: arq's cron names the job ``cron:tick:<the tick's time in ms>`` (``unique=True``)."""
+    job = str(ctx["job_id"])
+    await perform_tick_async(int(job.rsplit(":", 1)[1]) / 1000, ctx.get("job_try"), job)
+
+
+class ScheduleSettings(WorkerSettings):
+    functions = []  # noqa: RUF012 - arq reads these class attributes
+    cron_jobs = [cron(tick, second=set(range(60)), microsecond=0)]  # noqa: RUF012

@@ -10,12 +10,19 @@ transport holds its message: the queue's list, or the ``unacked`` hash whose ind
 (the transport options ``unacked_key``, ``unacked_index_key``, ``visibility_timeout``), which gives the hold's end.
 On RabbitMQ there is no result backend and a queue's messages cannot be read without taking them: every job is
 ``unknown``, with that reason.
+
+``schedule`` (the schedule workload, on Redis) runs the same worker and, in the one worker the harness names the
+scheduler (``ALKSTORE_FAULTS_SCHEDULER=1``), a ``celery -A tasks beat`` process beside it in its process group:
+Celery's periodic-tasks guide says to run a single beat, so one runs, and its replacement after it died. Its
+schedule is ``beat_schedule`` with a tick every second, kept in the run's state directory (``--schedule``), where
+a replacement finds when the tick last ran.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -27,6 +34,25 @@ REDIS = "https://docs.celeryq.dev/en/stable/getting-started/backends-and-brokers
 KOMBU_REDIS = "https://docs.celeryq.dev/projects/kombu/en/stable/reference/kombu.transport.redis.html"
 TASKS = "https://docs.celeryq.dev/en/stable/userguide/tasks.html"
 RESULT = "https://docs.celeryq.dev/en/stable/reference/celery.result.html#celery.result.AsyncResult"
+PERIODIC = "https://docs.celeryq.dev/en/stable/userguide/periodic-tasks.html"
+SINGLE_BEAT = (
+    "You have to ensure only a single scheduler is running for a schedule at a time, otherwise you’d end up "
+    "with duplicate tasks."
+)
+SCHEDULE = {
+    "every_s": 1,
+    "schedulers": "one",
+    "ticks": "interval",
+    "grace_s": 5,
+    "faults": ["kill9", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut"],
+    "settings": [
+        {"name": "beat_schedule", "value": "{'tick': {'task': 'tasks.tick', 'schedule': 1.0}}", "doc": PERIODIC},
+        {"name": "celery beat", "value": "one process (and its replacement after it died)", "doc": PERIODIC},
+        {"name": "celery beat --schedule", "value": "a file in the run's state directory", "doc": PERIODIC},
+    ],
+    "caveats": [{"outcome": "tick_twice", "faults": ["*"], "quote": SINGLE_BEAT, "doc": PERIODIC}],
+}
+"""The schedule workload on Redis: one beat, as the periodic-tasks guide says; Celery promises nothing of a tick."""
 VISIBILITY_TIMEOUT_S = 10
 RESTORE_INTERVAL_S = 1
 HEARTBEAT_S = 5
@@ -126,6 +152,7 @@ def describe(transport: str) -> dict[str, object]:
         "inspect_doc": RESULT,
         "policies": [],
         "recovery_rules": [recovery],
+        **({"workloads": ["jobs", "schedule"], "schedule": SCHEDULE} if transport == "redis" else {}),
     }
 
 
@@ -190,13 +217,29 @@ def worker() -> None:
     exec_console_script("celery", "-A", "tasks", "worker", *options, "--without-gossip", "--without-mingle")
 
 
+def schedule() -> None:
+    """The worker, and in the scheduler's worker a beat process beside it, in its process group."""
+    if os.environ.get("ALKSTORE_FAULTS_SCHEDULER") == "1":
+        beat = Path(sys.executable).parent / "celery"
+        state = Path(os.environ["ALKSTORE_FAULTS_STATE"]) / "celerybeat-schedule"
+        subprocess.Popen([str(beat), "-A", "tasks", "beat", "--schedule", str(state), "--loglevel", "INFO"])
+    worker()
+
+
 def main() -> int:
     os.chdir(Path(__file__).resolve().parent)  # the celery_rabbitmq runner runs this file from its own directory
     arguments = sys.argv[1:]
     transport = "redis"
     if arguments[:2] == ["--transport", "amqp"]:
         transport, arguments = "amqp", arguments[2:]
-    return serve(describe(transport), enqueue, worker, arguments, inspect=inspect)
+    return serve(
+        describe(transport),
+        enqueue,
+        worker,
+        arguments,
+        inspect=inspect,
+        schedule=schedule if transport == "redis" else None,
+    )
 
 
 if __name__ == "__main__":

@@ -15,11 +15,13 @@ reads through ``AsyncResult``. Celery's RabbitMQ setup documents no result backe
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from celery import Celery
+from celery.signals import before_task_publish
 
-from alkstore_faults.handler import perform
+from alkstore_faults.handler import perform, perform_tick
 
 VISIBILITY_TIMEOUT_S = 10
 
@@ -45,3 +47,23 @@ app.conf.update(
 @app.task(bind=True)
 def run_job(self: Any, job: str, duration_s: float, fail: bool) -> str:
     return perform(job, duration_s, fail, self.request.retries + 1)
+
+
+# The schedule workload: one beat process (celery -A tasks beat), a tick every second, as Celery's periodic-tasks
+# guide configures beat_schedule. Beat gives a task no scheduled time, so the runner stamps, in the beat process,
+# the time beat sends each tick's message (before_task_publish): a redelivered message keeps its stamp.
+app.conf.beat_schedule = {"tick": {"task": "tasks.tick", "schedule": 1.0}}
+
+
+@before_task_publish.connect
+def stamp_tick(sender: str | None = None, body: Any = None, **_: Any) -> None:
+    if sender == "tasks.tick" and isinstance(body, tuple | list) and isinstance(body[1], dict):
+        body[1]["tick"] = time.time()
+
+
+@app.task(bind=True, name="tasks.tick")
+def tick(self: Any, tick: float | None = None) -> None:
+    """``tick`` is optional only for Celery's argument check, made before ``stamp_tick`` sets it."""
+    if tick is None:
+        raise ValueError("a tick's message carries no stamp: it was not sent by beat through stamp_tick")
+    perform_tick(tick, self.request.retries + 1, self.request.id)

@@ -6,6 +6,10 @@ that retries the jobs of workers whose heartbeat is older than 30 s. ``--no-reco
 the ``procrastinate-no-recovery`` variant (its own runner directory): the same runner without the recipe, what the
 how-to says happens then. ``inspect`` reads each job through ``JobManager.list_jobs_async`` and, for a job in
 ``doing``, its worker's heartbeat in ``procrastinate_workers`` (the heartbeat the how-to describes).
+
+``schedule`` (the schedule workload, the recipe runner only) is the same worker command on ``schedule.app``: the
+recipe's app with a periodic task every second (``schedule.py``), which every worker defers, as the cron how-to
+says to run periodic tasks.
 """
 
 from __future__ import annotations
@@ -29,6 +33,26 @@ MANAGER = "procrastinate/manager.py (procrastinate 3.10.0), JobManager.get_stall
 SECONDS_SINCE_HEARTBEAT = 30.0  # get_stalled_jobs' default, the how-to's "(by default) 30 seconds"
 PERIOD_S = 5  # recovery.PERIOD_S: recovery.py imports the app, which needs a broker, so describe cannot import it
 NO_RECOVERY = "--no-recovery"
+CRON_DOC = "https://github.com/procrastinate-org/procrastinate/blob/main/docs/howto/cron.md"
+ONCE = "the database is responsible for making sure deferring only happens once per period, even with multiple workers."
+UP = "as long as at least one worker is up, the tasks will be deferred."
+NO_WORKER = "If there is no worker running, then periodic tasks will not get scheduled."
+SCHEDULE = {
+    "every_s": 1,
+    "schedulers": "every",
+    "grace_s": 5,
+    "faults": ["kill9", "pause", "broker_restart", "net_cut"],
+    "settings": [
+        {"name": "@app.periodic(cron=...)", "value": "* * * * * * (every second)", "doc": CRON_DOC},
+        {"name": "procrastinate worker", "value": "three, each deferring the periodic task", "doc": CRON_DOC},
+    ],
+    "skips": [{"when": "scheduler_down", "quote": NO_WORKER, "doc": CRON_DOC}],
+    "promises": [
+        {"outcome": "tick_twice", "faults": ["*"], "max": 0, "quote": ONCE, "doc": CRON_DOC},
+        {"outcome": "tick_missed", "faults": ["kill9", "pause"], "max": 0, "quote": UP, "doc": CRON_DOC},
+    ],
+}
+"""The schedule workload: what the cron how-to says of periodic tasks under several workers."""
 LIBRARY_STATES = {"succeeded": "completed", "failed": "failed", "cancelled": "dead", "aborted": "failed"}
 
 
@@ -99,7 +123,10 @@ def description(recipe: bool) -> dict[str, Any]:
         "policies": [],
         "recovery_rules": rules,
     }
-    if not recipe:
+    if recipe:
+        described["workloads"] = ["jobs", "schedule"]
+        described["schedule"] = SCHEDULE
+    else:
         described["variant_of"] = "procrastinate"
         described["left_out"] = (
             "the stalled-jobs recipe of procrastinate's production how-to (Retry stalled jobs): no periodic task "
@@ -124,6 +151,15 @@ def worker(recipe: bool) -> None:
     queue = os.environ["ALKSTORE_FAULTS_QUEUE"]
     app = "--app=recovery.app" if recipe else "--app=tasks.app"
     exec_console_script("procrastinate", app, "worker", "--concurrency", "1", "--queues", queue, env=env)
+
+
+def schedule() -> None:
+    path = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
+    queue = os.environ["ALKSTORE_FAULTS_QUEUE"]
+    exec_console_script(
+        "procrastinate", "--app=schedule.app", "worker", "--concurrency", "1", "--queues", queue, env=env
+    )
 
 
 def state_of(job: Any, beats: dict[int, float], recipe: bool, now: float) -> State:
@@ -178,6 +214,7 @@ def main(argv: list[str]) -> int:
         lambda: worker(recipe),
         argv=arguments,
         inspect=lambda jobs: inspect(jobs, recipe),
+        schedule=schedule if recipe else None,
     )
 
 

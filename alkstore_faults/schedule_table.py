@@ -1,0 +1,99 @@
+"""The schedule workload's table on docs/runtime-faults.md, rebuilt from the committed reports
+(docs/runtime-faults/schedule/*.json): one row per fault, one column per runner, each cell the ticks fired twice
+and the ticks missed in every run of that fault (``twice 0·0·0, missed 1·0·0``; ``skipped`` when a documented
+skip explained some), of how many ticks; below it, per runner, what its docs say beside what was observed.
+
+``python -m alkstore_faults.schedule_table`` rewrites the part of the page between its markers; ``--check``
+writes nothing and exits 1 when the page disagrees with the reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from alkstore_faults.schedule_spec import SCHEDULE_FAULTS
+from alkstore_faults.table import rewrite_block
+
+REPORTS = Path(__file__).resolve().parents[1] / "docs" / "runtime-faults" / "schedule"
+START, END = "<!-- schedule:start -->", "<!-- schedule:end -->"
+
+
+def _cell(runs: list[dict[str, Any]]) -> str:
+    if not runs:
+        return "not taken"
+    if any(run["counts"]["ticks"] is None for run in runs):
+        return f"NOT RUN in {sum(run['counts']['ticks'] is None for run in runs)} of {len(runs)}"
+    counts = [run["counts"] for run in runs]
+    parts = [
+        f"{label} {'·'.join(str(count[key]) for count in counts)}"
+        for key, label in (("tick_twice", "twice"), ("tick_missed", "missed"), ("tick_skipped", "skipped"))
+        if key != "tick_skipped" or any(count[key] for count in counts)
+    ]
+    exits = [len(run.get("restarts", [])) for run in runs]
+    exited = f"; workers exited {'·'.join(map(str, exits))}" if any(exits) else ""
+    return ", ".join(parts) + f" (of {'·'.join(str(count['ticks']) for count in counts)} ticks){exited}"
+
+
+def _promise_line(promise: dict[str, Any], runs: list[dict[str, Any]]) -> str:
+    mine = [run for run in runs if run["counts"]["ticks"] is not None]
+    mine = [run for run in mine if "*" in promise["faults"] or run["fault"] in promise["faults"]]
+    observed = sum(run["counts"][promise["outcome"]] for run in mine)
+    kind = f"promise (≤ {promise['max']})" if promise["max"] is not None else "caveat"
+    what = promise["outcome"].replace("tick_", "ticks ")
+    return (
+        f"- {kind}, {what} under {', '.join(promise['faults'])}: observed {observed} in {len(mine)} runs. "
+        f"The docs: “{promise['quote']}” ({promise['doc']})"
+    )
+
+
+def render(reports: list[dict[str, Any]]) -> str:
+    reports = sorted(reports, key=lambda report: str(report["runner"]))
+    lines = [
+        "| fault | " + " | ".join(f"{r['runner']} ({r['schedule']['schedulers']} scheduler)" for r in reports) + " |",
+        "|---|" + "---|" * len(reports),
+    ]
+    for fault in SCHEDULE_FAULTS:
+        cells = [_cell([run for run in r["runs"] if run["fault"] == fault]) for r in reports]
+        if any(cell != "not taken" for cell in cells):
+            lines.append(f"| {fault} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Versions and seeds: "
+        + "; ".join(
+            f"{r['runner']}: {r['library_version']}, seed {r['seed']} "
+            f"([report](runtime-faults/schedule/{r['runner']}.json))"
+            for r in reports
+        )
+        + ".",
+    ]
+    for report in reports:
+        spec = report["schedule"]
+        lines += ["", f"**{report['runner']}** ({spec['ticks']} ticks, {spec['schedulers']} scheduler)"]
+        for promise in [*spec["promises"], *spec["caveats"]]:
+            lines.append(_promise_line(promise, report["runs"]))
+        for skip in spec["skips"]:
+            lines.append(f"- documented skip, while {skip['when']}: “{skip['quote']}” ({skip['doc']})")
+    return "\n".join(lines)
+
+
+def load(directory: Path = REPORTS) -> list[dict[str, Any]]:
+    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(directory.glob("*.json"))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the page is stale")
+    args = parser.parse_args(argv)
+    stale = (
+        "docs/runtime-faults.md disagrees with docs/runtime-faults/schedule/*.json: rerun "
+        "python -m alkstore_faults.schedule_table"
+    )
+    return rewrite_block(START, END, render(load()), check=args.check, stale=stale)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
