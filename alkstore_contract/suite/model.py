@@ -91,6 +91,8 @@ class ModelJob:
     claimed_by: str | None = None
     last_error: str | None = None
     died_at: datetime | None = None
+    unique_key: str | None = None
+    """The key the job was enqueued with by ``enqueue_unique`` (K1); ``None`` for a plain enqueue, which holds none."""
     claim: int | None = None
     """The model claim id (the engine's token) of the claim holding the job; ``None`` unless processing."""
     changed_by: str = "E1"
@@ -213,6 +215,30 @@ class Model:
         self.jobs[job.id] = job
         self._next_job += 1
         return job.id
+
+    def holder(self, queue: str, unique_key: str) -> ModelJob | None:
+        """K1, K2: the job of ``queue`` holding ``unique_key``, if any: stored, with that key, and not dead.
+
+        Acked and cancelled jobs are no longer stored (H2, B1, B2), so only dead ones need
+        excluding (R4, D1, X2). Nothing else frees a key: a claim, a retry, a release or a
+        lapsed lease leaves the job unfinished, and an expired job holds its key until a
+        sweep moves it to dead (DEC-key-until-swept).
+        """
+        for job in self.jobs.values():
+            if job.queue == queue and job.unique_key == unique_key and job.state is not JobState.DEAD:
+                return job
+        return None
+
+    def enqueue_unique(
+        self, queue: str, opts: QueueOpts, payload: object, unique_key: str, now: datetime, call: EnqueueCall
+    ) -> tuple[int, bool]:
+        """K1: the holder's id and ``created=False``, storing and changing nothing; else (K2) a new job, ``True``."""
+        held = self.holder(queue, unique_key)
+        if held is not None:
+            return held.id, False
+        job_id = self.enqueue(queue, opts, payload, now, call)
+        self.jobs[job_id].unique_key = unique_key
+        return job_id, True
 
     def enqueue_many(
         self, queue: str, opts: QueueOpts, payloads: Sequence[object], now: datetime, call: EnqueueCall

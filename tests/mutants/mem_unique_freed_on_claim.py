@@ -2,7 +2,7 @@
 
 A claim frees the key (as a queueing lock held "while queued" would), so a
 second ``enqueue_unique`` made while the first job runs stores a duplicate
-that a worker then runs beside it. The ``unique_keys`` row catches it.
+that a worker then runs beside it. The ``unique_keys`` and ``model_based`` rows catch it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,6 @@ class FreedOnClaimDriver(MemDriver):
 adapter = mem_mutant("mut-mem-unique-freed-on-claim", driver=FreedOnClaimDriver)
 MUTANT = Mutant(
     clause="K1",
-    rows=("unique_keys",),
+    rows=("unique_keys", "model_based"),
     what="mem enqueue_unique lets a claim free the key: only a ready job holds it",
 )

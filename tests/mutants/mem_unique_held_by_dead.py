@@ -3,7 +3,7 @@
 contract K2: a job's key is free again once the job is acked, dead or
 cancelled. Here a dead letter goes on holding it, so after one failure the key
 can never be enqueued again until someone deletes the dead job. The
-``unique_keys`` row catches it.
+``unique_keys`` and ``model_based`` rows catch it.
 """
 
 from __future__ import annotations
@@ -21,4 +21,6 @@ class HeldByDeadDriver(MemDriver):
 
 
 adapter = mem_mutant("mut-mem-unique-held-by-dead", driver=HeldByDeadDriver)
-MUTANT = Mutant(clause="K2", rows=("unique_keys",), what="mem enqueue_unique: a dead job keeps holding its key")
+MUTANT = Mutant(
+    clause="K2", rows=("unique_keys", "model_based"), what="mem enqueue_unique: a dead job keeps holding its key"
+)

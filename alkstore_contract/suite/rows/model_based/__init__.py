@@ -5,7 +5,8 @@ Part of the suite.
 A Hypothesis ``RuleBasedStateMachine`` applies the same random program to the
 engine and to ``alkstore_contract.suite.model``: enqueues with every option (delay,
 past and future ``run_at``, expiry, per-call ``max_attempts``, priorities,
-``enqueue_many``), claims (``n`` ≤ 0 included), ack/retry/fail/heartbeat (and release, where declared) on
+``enqueue_many``; ``enqueue_unique`` with one of two keys, where declared),
+claims (``n`` ≤ 0 included), ack/retry/fail/heartbeat (and release, where declared) on
 fresh, lapsed, reclaimed, dead and spent handles, batch acks with foreign,
 unknown and duplicate ids, cancels, reads and sweeps, over three queues and
 two workers, and clock moves from a millisecond to two hours — often to
@@ -46,7 +47,10 @@ lease, or drops the old ``last_error``; a heartbeat that adds to the old
 deadline), a fence with a condition too many or too few (a handle op refused
 because the job expired under a live lease; an old handle acking after a
 reclaim), claims that take reclaims and fresh jobs in two passes instead of
-one C2 order, or an index (a heap, a cache) that misses a change. A count
+one C2 order, or an index (a heap, a cache) that misses a change. An
+``enqueue_unique`` that stores a second job while the first still runs, or
+refuses a key whose job was acked, cancelled or went dead: the key's holder
+test (K1, K2) looks at the wrong states. A count
 that differs while every job reads back right: rows an op hid (moved, flagged)
 instead of deleting, or wrote twice.
 
@@ -102,6 +106,7 @@ ROW = row(
         "B1", "B2", "B3",
         "S4",
         "L1", "L2",
+        "K1", "K2",
     ),
     requires=(Capability.INJECTABLE_CLOCK,),
     manual_clock_only=True,

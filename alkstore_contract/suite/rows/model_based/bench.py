@@ -63,6 +63,8 @@ class Bench:
     """How far from the exact instant the engine may keep one (``Model.slack``)."""
     releases: bool = False
     """The engine declares ``release`` (L1–L4): programs then draw ``release`` among the handle ops."""
+    unique_keys: bool = False
+    """The engine declares ``unique_keys`` (K1–K4): programs then draw ``enqueue_unique`` among the enqueues."""
 
     def shared_store(self) -> Store:
         """The store the programs share until one fails (opening a store per program costs Postgres dearly).

@@ -32,6 +32,7 @@ from alkstore_contract.suite.rows.model_based.strategies import (
     BURN_MAX_ATTEMPTS,
     DURATIONS,
     ENQUEUE_ARGS,
+    ENQUEUES,
     ERRORS,
     EXTENDS,
     HANDLE_OPS,
@@ -47,12 +48,14 @@ from alkstore_contract.suite.rows.model_based.strategies import (
     RELEASING_HANDLE_OPS,
     ROUNDS,
     STEP_KINDS,
+    UNIQUE_ENQUEUES,
+    UNIQUE_KEYS,
     WORKERS,
     ZERO,
     EnqueueArgs,
 )
-from alkstore_contract.surface import JobHandle, Queue, ReleasableJobHandle
-from alkstore_contract.types import Duration, EnqueueCall, Job, JobId, JobState, QueueOpts
+from alkstore_contract.surface import JobHandle, Queue, ReleasableJobHandle, UniqueQueue
+from alkstore_contract.types import Duration, EnqueueCall, Enqueued, Job, JobId, JobState, QueueOpts
 
 T = TypeVar("T")
 
@@ -126,6 +129,8 @@ class ModelMachine(RuleBasedStateMachine):
         """The oracle's count before this program: the jobs earlier programs left at the location."""
         self.removals_compared = 0
         """How many of the model's removals the last whole-state comparison had seen."""
+        self.keyed: dict[tuple[str, str], list[int]] = {}
+        """Every job ``enqueue_unique`` stored, by queue and key, oldest first: what a K1/K2 failure recounts."""
 
     # --- plumbing ---
 
@@ -393,6 +398,83 @@ class ModelMachine(RuleBasedStateMachine):
             self._violation("E11", f"step {self.steps}: enqueue_many raised {got!r} on valid input")
         self._adopt(got if isinstance(got, list) else [got], model_ids, "E11", "enqueue_many")
         self._check_stored(model_ids)
+
+    def _enqueue_unique(self, q: int, o: int, payload: object, key: str, args: EnqueueArgs) -> None:
+        """``enqueue_unique``: the model's ``Enqueued`` (holder and ``False``, or a new job and ``True``) must match."""
+        self.steps += 1
+        queue, var = self._queue(q, o)
+        now = self._now()
+        kwargs = args.resolve(now)
+        op = f"{var}.enqueue_unique({call_src([src(payload), src(key)], kwargs)})"
+        story = self._key_story(queue.name, key, now)
+        model_id, created = self.model.enqueue_unique(
+            queue.name, self.opts[o], payload, key, now, EnqueueCall(**kwargs)
+        )
+        if created:
+            self.queue_of[model_id] = queue.name
+            self.keyed.setdefault((queue.name, key), []).append(model_id)
+            self.script.add(f"e = await {op}")
+            self.script.add("assert e.created is True")
+            self.script.add(f"j{model_id} = e.id")
+        else:
+            self.script.add(f"assert await {op} == Enqueued(id={self.refs[model_id].var}, created=False)")
+        ok, got = self._outcome(cast(UniqueQueue, queue).enqueue_unique(payload, key, **kwargs))
+        clause = "K2" if created and story else "K1"
+        count_check(clause)
+        if not ok or not isinstance(got, Enqueued):
+            self._violation(clause, f"step {self.steps}: {op} raised or returned {got!r} on valid input")
+        if created and got.created is True:
+            self._adopt([got.id], [model_id], "E10", "enqueue_unique")
+        elif created or got != Enqueued(id=self.refs[model_id].engine, created=False):
+            self._violation(clause, self._key_mismatch(op, got, model_id, created, story))
+        self._check_stored([model_id])
+
+    def _key_story(self, queue: str, key: str, now: datetime) -> list[str]:
+        """What became of each job that ``enqueue_unique`` stored with ``key`` on ``queue``, oldest first."""
+        story = []
+        for model_id in self.keyed.get((queue, key), []):
+            job = self.model.jobs.get(model_id)
+            if job is None:
+                fate = self.model.removed[model_id]
+            elif job.state is JobState.DEAD:
+                fate = f"dead ({job.changed_by}: {job.last_error!r})"
+            else:
+                fate = f"{job.state.value}, last changed by {job.changed_by}"
+                if job.expires_at is not None and job.expires_at <= now:
+                    fate += f", expired at {job.expires_at.isoformat()} but not swept yet"
+                if job.lease_expires_at is not None and job.lease_expires_at <= now:
+                    fate += f", its lease lapsed at {job.lease_expires_at.isoformat()}"
+            story.append(f"{self.refs[model_id].var}: {fate}")
+        return story
+
+    def _key_mismatch(self, op: str, got: Enqueued, model_id: int, created: bool, story: list[str]) -> str:
+        """The text of a K1/K2 failure: what the engine answered, what the model did, and where to look."""
+        held = "; ".join(story) if story else "none"
+        if not created:
+            want = f"Enqueued(id={self.refs[model_id].var}, created=False)"
+            hint = (
+                f"{self.refs[model_id].var} is unfinished, so it holds the key (K1: ready, waiting a retry, "
+                "processing, or a lapsed lease; expired, until a sweep moves it to dead). If this fails, check "
+                "that a claim, a retry, a release or a lapsed lease does not free the key, that the key is "
+                "looked up on this queue only, and that a held key stores nothing"
+            )
+        elif story:
+            want = "a new job with created=True"
+            hint = (
+                "Every job that held the key is finished, so K2 frees it. If this fails, check that an ack, "
+                "a batch ack, a cancel and every way to dead (fail, a retry past max_attempts, a sweep of an "
+                "expired job or of a lapsed lease with no attempt left) free the key"
+            )
+        else:
+            want = "a new job with created=True"
+            hint = (
+                "No job of this queue ever held the key. If this fails, check that the key is looked up on "
+                "this queue only (the same key on another queue is another key) and that a plain enqueue holds none"
+            )
+        return (
+            f"step {self.steps}: {op} returned {got!r}; the model says {want}. Jobs enqueued with this key "
+            f"on this queue: {held}. {hint}"
+        )
 
     # --- rules: claims ---
 
@@ -750,12 +832,15 @@ class ModelMachine(RuleBasedStateMachine):
             self._retry(0, None, zero if round_ < rounds else None)
 
     def _add_step(self, data: st.DataObject) -> None:
-        """``enqueue(payload)``, or ``enqueue_many(payloads)``."""
-        single = data.draw(st.booleans())
+        """``enqueue(payload)``, ``enqueue_many(payloads)``, or ``enqueue_unique(payload, key)`` where declared."""
+        kind = data.draw(UNIQUE_ENQUEUES if self.bench.unique_keys else ENQUEUES)
         q, o = data.draw(QUEUE), data.draw(OPTS_INDEX)
-        payloads = [data.draw(PAYLOADS)] if single else data.draw(st.lists(PAYLOADS, max_size=3))
+        payloads = data.draw(st.lists(PAYLOADS, max_size=3)) if kind == "many" else [data.draw(PAYLOADS)]
+        key = data.draw(UNIQUE_KEYS) if kind == "unique" else None
         args = data.draw(ENQUEUE_ARGS)
-        if single:
+        if key is not None:
+            self._enqueue_unique(q, o, payloads[0], key, args)
+        elif kind == "one":
             self._enqueue(q, o, payloads[0], args)
         else:
             self._enqueue_many(q, o, payloads, args)

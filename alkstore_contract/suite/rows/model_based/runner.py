@@ -83,8 +83,17 @@ def run_programs(
     synchronously, so the engine runs on an event loop this function opens.
     """
     with asyncio.Runner() as runner:
-        releases = Capability.RELEASE in adapter.capabilities
-        bench = Bench(adapter, engine_spec, location, clock, seed_, runner, slack=slack, releases=releases)
+        bench = Bench(
+            adapter,
+            engine_spec,
+            location,
+            clock,
+            seed_,
+            runner,
+            slack=slack,
+            releases=Capability.RELEASE in adapter.capabilities,
+            unique_keys=Capability.UNIQUE_KEYS in adapter.capabilities,
+        )
         try:
             with _hypothesis_home_outside_cwd():
                 _run_programs(bench, examples)

@@ -55,7 +55,7 @@ class Script:
             "from alkstore_contract.clock import ManualClock\n"
             "from alkstore_contract.errors import HandleSpent\n"
             "from alkstore_contract.suite.registry import load_adapter\n"
-            "from alkstore_contract.types import Job, JobState, QueueOpts\n\n\n"
+            "from alkstore_contract.types import Enqueued, Job, JobState, QueueOpts\n\n\n"
             "async def spent(op):\n"
             '    """H4: an op on a spent handle raises HandleSpent."""\n'
             "    try:\n"

@@ -106,6 +106,11 @@ PAYLOADS = st.one_of(
     ),
 )
 """Small JSON values (E8's edge cases are ``validation_and_closed_store``'s business)."""
+UNIQUE_KEYS = st.sampled_from(["k1", "k2"])
+"""The keys ``enqueue_unique`` draws: two, so a key is often held when it comes again (K1) and freed between (K2)."""
+ENQUEUES = st.sampled_from(["one", "many"])
+UNIQUE_ENQUEUES = st.sampled_from(["one", "many", "unique", "unique"])
+"""The enqueues of an engine declaring ``unique_keys``: half of them ``enqueue_unique`` (contract 2.1, K1, K2)."""
 ERRORS = st.sampled_from([None, "boom", "é ✓"])
 HANDLE_OPS = st.sampled_from(["ack", "retry", "fail", "heartbeat"])
 RELEASING_HANDLE_OPS = st.sampled_from(["ack", "retry", "fail", "heartbeat", "release"])
