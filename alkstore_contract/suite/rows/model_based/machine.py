@@ -35,6 +35,7 @@ from alkstore_contract.suite.rows.model_based.strategies import (
     ENQUEUES,
     ERRORS,
     EXTENDS,
+    FIRST_KEY,
     HANDLE_OPS,
     HOT_PRIORITY,
     LONG_HAUL,
@@ -364,10 +365,16 @@ class ModelMachine(RuleBasedStateMachine):
         """Every program draws its long-haul queue options and starts with a few jobs ready on the first queue.
 
         The jobs let claims find work at once; their expiry, when drawn, often falls inside the
-        first lease: a job that expires while held.
+        first lease: a job that expires while held. Where the engine declares ``unique_keys`` the
+        first of them comes by ``enqueue_unique`` with the first key: the job the first claim takes,
+        so the program's later ``enqueue_unique`` calls meet its key held while it runs (K1), and
+        freed once it is acked, dead or cancelled (K2).
         """
         self.opts.append(long_haul)
-        self._enqueue_many(0, o, payloads, EnqueueArgs("now", 0, 0, UTC, expires, None, 0))
+        args = EnqueueArgs("now", 0, 0, UTC, expires, None, 0)
+        if self.bench.unique_keys:
+            self._enqueue_unique(0, o, payloads.pop(0), FIRST_KEY, args)
+        self._enqueue_many(0, o, payloads, args)
 
     def _enqueue(self, q: int, o: int, payload: object, args: EnqueueArgs) -> None:
         self.steps += 1

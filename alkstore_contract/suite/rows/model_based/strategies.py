@@ -106,7 +106,8 @@ PAYLOADS = st.one_of(
     ),
 )
 """Small JSON values (E8's edge cases are ``validation_and_closed_store``'s business)."""
-UNIQUE_KEYS = st.sampled_from(["k1", "k2"])
+FIRST_KEY = "k1"
+UNIQUE_KEYS = st.sampled_from([FIRST_KEY, "k2"])
 """The keys ``enqueue_unique`` draws: two, so a key is often held when it comes again (K1) and freed between (K2)."""
 ENQUEUES = st.sampled_from(["one", "many"])
 UNIQUE_ENQUEUES = st.sampled_from(["one", "many", "unique", "unique"])
