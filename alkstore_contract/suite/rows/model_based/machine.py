@@ -373,7 +373,8 @@ class ModelMachine(RuleBasedStateMachine):
         self.opts.append(long_haul)
         args = EnqueueArgs("now", 0, 0, UTC, expires, None, 0)
         if self.bench.unique_keys:
-            self._enqueue_unique(0, o, payloads.pop(0), FIRST_KEY, args)
+            first, *payloads = payloads
+            self._enqueue_unique(0, o, first, FIRST_KEY, args)
         self._enqueue_many(0, o, payloads, args)
 
     def _enqueue(self, q: int, o: int, payload: object, args: EnqueueArgs) -> None:
