@@ -223,7 +223,7 @@ class Worker:
         self._running = 0
         """Handlers holding a slot: at most ``concurrency``."""
         self._waiting: collections.deque[_Run] = collections.deque()
-        """Runs claimed ahead, waiting for a slot in claim order (a cancelled one is skipped when reached)."""
+        """Runs claimed ahead, waiting for a slot in claim order: empty whenever a slot is free (but in a stop)."""
         self._run_s: float | None = None
         """The handlers' recent mean run time in seconds (``None`` before the first ended): whether to claim ahead."""
         self._acks: dict[str, Batch] = {}
@@ -409,7 +409,12 @@ class Worker:
             return True
         run.slot = asyncio.get_running_loop().create_future()
         self._waiting.append(run)
-        await run.slot
+        try:
+            await run.slot
+        except asyncio.CancelledError:
+            if run in self._waiting:  # not granted: leave no stale place, so a free slot is never kept from others
+                self._waiting.remove(run)
+            raise
         return True
 
     def _ran_for(self, seconds: float) -> None:
@@ -421,12 +426,11 @@ class Worker:
         its place in the capacity, so the loops claim again while its settle is still out."""
         if run.has_slot:
             run.has_slot = False
-            while self._waiting and not self._stopping.is_set():
+            if self._waiting and not self._stopping.is_set():
                 waiting = self._waiting.popleft()
-                if waiting.slot is not None and not waiting.slot.done():
-                    waiting.has_slot = True
+                waiting.has_slot = True
+                if waiting.slot is not None:
                     waiting.slot.set_result(None)
-                    break
             else:
                 self._running -= 1
         if run.holds:
