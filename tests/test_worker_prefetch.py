@@ -19,7 +19,7 @@ from alkstore_sqlite import SqliteSource
 from alkstore_contract import InvalidArgument, JobState, QueueOpts
 from alkstore_contract.surface import JobHandle, Queue, Store
 from alkstore_contract.types import Job, JobId
-from alkstore_worker import App, Settlement, StoreSource, Worker, WorkerOptions
+from alkstore_worker import App, JobContext, Settlement, StoreSource, Worker, WorkerOptions
 from alkstore_worker.runtime import PREFETCH_BELOW_S
 from tests.worker_app import QUEUE as APP_QUEUE
 from tests.worker_app import source_from
@@ -38,6 +38,8 @@ class Watch:
         self.acks_open = asyncio.Event()
         self.acks_open.set()
         self.acks_waiting = asyncio.Event()
+        self.refuse_beats: set[JobId] = set()
+        """Jobs whose heartbeats at their first attempt are answered False, as if another claim held them."""
 
 
 class WatchedQueue:
@@ -57,6 +59,13 @@ class WatchedQueue:
     async def claim_batch(self, worker_id: str, count: int) -> list[JobHandle]:
         self._watch.claims.append((count, self._watch.running))
         return await self._inner.claim_batch(worker_id, count)
+
+    async def heartbeat_handles(self, handles: Sequence[JobHandle]) -> list[bool]:
+        answers: list[bool] = await self._inner.heartbeat_handles(handles)  # type: ignore[attr-defined]
+        refused = self._watch.refuse_beats
+        return [
+            ok and not (h.job.id in refused and h.job.attempts == 1) for h, ok in zip(handles, answers, strict=True)
+        ]
 
     async def ack_handles(self, handles: Sequence[JobHandle]) -> list[bool]:
         self._watch.acks_waiting.set()
@@ -85,7 +94,8 @@ def watched_app(path: Path, watch: Watch) -> App:
     return App(StoreSource(open_store, f"watched sqlite {path}"))
 
 
-KILL_LEASE_S = 1.0
+KILL_LEASE_S = 3.0
+"""Long enough that a loaded machine keeps the leases alive until the kill; the re-run waits one lease."""
 
 
 async def in_store(spec: str, call: Any) -> Any:
@@ -328,7 +338,9 @@ def test_a_kill_leaves_a_job_claimed_ahead_to_its_lease_and_it_runs_again(tmp_pa
     finally:
         worker.kill()
     assert ahead not in {e["job"] for e in handler_events(log, "finished")}, "it never ran before the kill"
-    assert state_of_ahead() == (JobState.PROCESSING, 1), "left claimed: its lease brings it back, as after a crash"
+    left = state_of_ahead()
+    assert left is not None
+    assert left[0] is JobState.PROCESSING, "left claimed: its lease brings it back, as after a crash"
     again = WorkerProcess(store_spec, log, "--concurrency", "2", lease_s=KILL_LEASE_S)
     try:
         again.until(
@@ -337,5 +349,54 @@ def test_a_kill_leaves_a_job_claimed_ahead_to_its_lease_and_it_runs_again(tmp_pa
     finally:
         again.kill()
     (finished,) = [e for e in handler_events(log, "finished") if e["job"] == ahead]
-    assert finished["attempt"] == 2, "the kill cost the claim's attempt: a re-run, never a loss"
+    assert finished["attempt"] == left[1] + 1, "the kill cost the claim's attempt: a re-run, never a loss"
     wait_until(lambda: state_of_ahead() is None, "its ack removed it")
+
+
+@pytest.mark.asyncio
+async def test_a_job_claimed_ahead_whose_lease_is_lost_never_starts_and_comes_back(tmp_path: Path) -> None:
+    watch = Watch()
+    app = watched_app(tmp_path / "jobs.sqlite3", watch)
+    release_block = asyncio.Event()
+    ran: list[tuple[str, int]] = []
+    settled: list[Settlement] = []
+    app.on_settled(settled.append)
+    opts = QueueOpts(visibility_timeout_s=0.6, backoff_base_s=0.05)
+
+    @app.task(queue=QUEUE, queue_opts=opts)
+    async def quick(payload: str, context: JobContext) -> None:
+        ran.append((payload, context.attempt))
+
+    @app.task(queue=QUEUE, queue_opts=opts)
+    async def block(payload: str, context: JobContext) -> None:
+        await release_block.wait()
+        ran.append((payload, context.attempt))
+
+    queue = (await app.store()).queue(QUEUE, opts)
+    for n in range(3):
+        await queue.enqueue({"task": "quick", "payload": f"warm {n}"})  # short runs: the worker claims ahead
+    await queue.enqueue({"task": "block", "payload": "held"})
+    ahead = await queue.enqueue({"task": "quick", "payload": "ahead"})
+    watch.refuse_beats.add(ahead)
+    worker = Worker(app, WorkerOptions(concurrency=1, prefetch=1, sweep_interval_s=0, poll_max_s=0.05))
+    serving = asyncio.create_task(worker.run())
+    try:
+
+        async def lost_while_waiting() -> bool:
+            return worker.counters.cancelled == 1
+
+        await until(lost_while_waiting, "the job claimed ahead lost its lease (a refused heartbeat) while waiting")
+        assert ("ahead", 1) not in ran, "it never started"
+        release_block.set()
+
+        async def ran_again() -> bool:
+            return ("ahead", 2) in ran
+
+        await until(ran_again, "it ran at its next attempt once its lease lapsed in the store")
+    finally:
+        release_block.set()
+        worker.stop()
+        await asyncio.wait_for(serving, 30)
+        await app.close()
+    assert [p for p, _ in ran].count("ahead") == 1
+    assert [(s.action, s.accepted) for s in settled if s.job.id == ahead] == [("cancelled", False), ("ack", True)]
