@@ -17,7 +17,7 @@ import pytest
 from alkstore_sqlite import SqliteSource
 
 from alkstore_contract import InvalidArgument, JobState, QueueOpts
-from alkstore_contract.surface import JobHandle, Queue, Store
+from alkstore_contract.surface import JobHandle, Store
 from alkstore_contract.types import Job, JobId
 from alkstore_worker import App, JobContext, Settlement, StoreSource, Worker, WorkerOptions
 from alkstore_worker.runtime import PREFETCH_BELOW_S
@@ -42,26 +42,32 @@ class Watch:
         """Jobs whose heartbeats at their first attempt are answered False, as if another claim held them."""
 
 
-class WatchedQueue:
-    """The engine's queue, every call passed on; claims are recorded and ack batches wait for the gate."""
+class Wrapped:
+    """An engine's object with every call passed on, but those a subclass watches."""
 
-    def __init__(self, inner: Queue, watch: Watch) -> None:
+    def __init__(self, inner: Any, watch: Watch) -> None:
         self._inner = inner
         self._watch = watch
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
+
+class WatchedQueue(Wrapped):
+    """The engine's queue: claims are recorded, ack batches wait for the gate, chosen heartbeats are refused."""
+
     async def claim_one(self, worker_id: str) -> JobHandle | None:
         self._watch.claims.append((1, self._watch.running))
-        return await self._inner.claim_one(worker_id)
+        handle: JobHandle | None = await self._inner.claim_one(worker_id)
+        return handle
 
     async def claim_batch(self, worker_id: str, count: int) -> list[JobHandle]:
         self._watch.claims.append((count, self._watch.running))
-        return await self._inner.claim_batch(worker_id, count)
+        handles: list[JobHandle] = await self._inner.claim_batch(worker_id, count)
+        return handles
 
     async def heartbeat_handles(self, handles: Sequence[JobHandle]) -> list[bool]:
-        answers: list[bool] = await self._inner.heartbeat_handles(handles)  # type: ignore[attr-defined]
+        answers: list[bool] = await self._inner.heartbeat_handles(handles)
         refused = self._watch.refuse_beats
         return [
             ok and not (h.job.id in refused and h.job.attempts == 1) for h, ok in zip(handles, answers, strict=True)
@@ -70,17 +76,12 @@ class WatchedQueue:
     async def ack_handles(self, handles: Sequence[JobHandle]) -> list[bool]:
         self._watch.acks_waiting.set()
         await self._watch.acks_open.wait()
-        answers: list[bool] = await self._inner.ack_handles(handles)  # type: ignore[attr-defined]
+        answers: list[bool] = await self._inner.ack_handles(handles)
         return answers
 
 
-class WatchedStore:
-    def __init__(self, inner: Store, watch: Watch) -> None:
-        self._inner = inner
-        self._watch = watch
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+class WatchedStore(Wrapped):
+    """The engine's store, its queues watched."""
 
     def queue(self, name: str, opts: QueueOpts | None = None) -> Any:
         return WatchedQueue(self._inner.queue(name, opts), self._watch)
