@@ -19,7 +19,7 @@ from typing import Any
 
 from alkstore_contract.hazards import PROMISABLE
 from alkstore_faults import PROTOCOLS
-from alkstore_faults.promises import Promise
+from alkstore_faults.promises import Promise, parse_promises
 from alkstore_faults.schedule_spec import ScheduleSpec, parse_workloads
 
 ECOSYSTEM = Path(__file__).resolve().parents[1] / "ecosystem"
@@ -210,20 +210,6 @@ def missing_package(stderr: str) -> str | None:
     return None
 
 
-def _promise(entry: dict[str, Any], *, caveat: bool) -> Promise:
-    outcome = entry["outcome"]
-    if outcome not in PROMISE_OUTCOMES:
-        raise ValueError(f"a promise's outcome must be one of {', '.join(PROMISE_OUTCOMES)}, got {outcome!r}")
-    faults = tuple(entry["faults"])
-    unknown = [fault for fault in faults if fault != "*" and fault not in FAULTS]
-    if unknown:
-        raise ValueError(f"a promise names unknown faults {unknown}; known: {', '.join(FAULTS)}")
-    if not str(entry["quote"]).strip() or not str(entry["doc"]).strip():
-        raise ValueError(f"a promise about {outcome!r} must quote its doc and name it")
-    limit = None if caveat else int(entry["max"])
-    return Promise(outcome, faults, limit, str(entry["quote"]), str(entry["doc"]))
-
-
 def parse_description(data: dict[str, Any]) -> Description:
     """Check a runner's ``describe`` output against docs/runtime-faults.md; a ``ValueError`` names what is wrong."""
     lease = float(data["lease_s"])
@@ -274,8 +260,8 @@ def parse_description(data: dict[str, Any]) -> Description:
         lease_s=lease,
         recovery_window_s=window,
         faults=faults,
-        promises=tuple(_promise(entry, caveat=False) for entry in data.get("promises", [])),
-        caveats=tuple(_promise(entry, caveat=True) for entry in data.get("caveats", [])),
+        promises=parse_promises(data.get("promises", []), PROMISE_OUTCOMES, FAULTS, caveat=False, subject="a promise"),
+        caveats=parse_promises(data.get("caveats", []), PROMISE_OUTCOMES, FAULTS, caveat=True, subject="a promise"),
         policies=policies,
         recovery_rules=rules,
         warmup_s=warmup,
