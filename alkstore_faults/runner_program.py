@@ -108,8 +108,9 @@ class Runner:
     def env(self, broker: str, queue: str, **extra: str) -> dict[str, str]:
         return {**os.environ, "ALKSTORE_FAULTS_BROKER": broker, "ALKSTORE_FAULTS_QUEUE": queue, **extra}
 
-    def _call(self, arguments: list[str], timeout: float, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-        """Run one subcommand in the runner's directory, its output captured, bounded by ``timeout``."""
+    def call(self, arguments: list[str], timeout: float, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        """Run one subcommand in the runner's directory, its output captured, bounded by ``timeout``: the one way
+        the harness, and the tests that run a runner as the harness does, start a subcommand."""
         return subprocess.run(
             self.argv(*arguments),
             cwd=self.directory,
@@ -122,7 +123,7 @@ class Runner:
 
     def describe(self) -> Description:
         try:
-            done = self._call(["describe"], DESCRIBE_TIMEOUT_S, self.env("", ""))
+            done = self.call(["describe"], DESCRIBE_TIMEOUT_S, self.env("", ""))
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RunnerError(f"runner {self.name!r}: describe could not run: {exc}") from exc
         if done.returncode != 0:
@@ -138,7 +139,7 @@ class Runner:
     def enqueue(self, broker: str, queue: str, jobs_file: Path, state: Path | None = None) -> None:
         extra = {} if state is None else {"ALKSTORE_FAULTS_STATE": str(state)}
         try:
-            done = self._call(["enqueue", str(jobs_file)], ENQUEUE_TIMEOUT_S, self.env(broker, queue, **extra))
+            done = self.call(["enqueue", str(jobs_file)], ENQUEUE_TIMEOUT_S, self.env(broker, queue, **extra))
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RunnerError(f"runner {self.name!r}: enqueue could not finish: {exc}") from exc
         if done.returncode != 0:
@@ -149,7 +150,7 @@ class Runner:
         or prints garbage gets ``unknown`` for every job it did not answer, with the reason."""
         env = self.env(broker, queue, ALKSTORE_FAULTS_STATE=str(state))
         try:
-            done = self._call(["inspect", str(jobs_file)], INSPECT_TIMEOUT_S, env)
+            done = self.call(["inspect", str(jobs_file)], INSPECT_TIMEOUT_S, env)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return [unknown(job, f"inspect could not finish: {exc}") for job in jobs]
         if done.returncode != 0:
