@@ -27,7 +27,6 @@ from alkstore_faults.fault_report import (
     counts,
     replay_command,
     unjudged_promises,
-    write_report,
 )
 from alkstore_faults.promises import judged
 from alkstore_faults.runner_program import FAULTS, Description, Runner, RunnerError, find_runner
@@ -115,14 +114,10 @@ async def _run_jobs(runner: Runner, description: Description, args: argparse.Nam
         f"{runner.broker}); lease {description.lease_s} s, recovery window {description.recovery_window_s} s; "
         f"seed {seed}",
     )
-    runs = await run_rounds(run_fault, runner, description, args, faults, seed, _say, _line)
-    report = build_report(runner, description, runs, seed)
-    path = args.report or Path("reports") / f"faults-{runner.name}.json"
-    write_report(report, path)
-    status = 0
+    runs, path, status = await run_rounds(
+        run_fault, build_report, runner.name, runner, description, args, faults, seed, _say, _line
+    )
     for run in runs:
-        if run.verdict is None:
-            status = 1
         for promise in broken_promises(description, run):
             status = 1
             _say(broken_promise_line(run.fault, run.round, promise))

@@ -10,10 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TextIO
 
-from alkstore_faults.fault_report import write_report
 from alkstore_faults.runner_program import Description, Runner
 from alkstore_faults.schedule_report import broken_tick_promises, build_report, replay_command, tick_counts
 from alkstore_faults.schedule_run import ScheduleRun, run_schedule
@@ -48,13 +46,10 @@ async def run_schedules(runner: Runner, description: Description, args: argparse
         f"{description.library} {description.version} through runner {runner.name!r}: schedule workload, every "
         f"{spec.every_s} s, scheduler(s): {spec.schedulers}; seed {seed}"
     )
-    runs = await run_rounds(run_schedule, runner, description, args, faults, seed, say, line)
-    path = args.report or Path("reports") / f"faults-{runner.name}-schedule.json"
-    write_report(build_report(runner, description, runs, seed), path)
-    status = 0
+    runs, path, status = await run_rounds(
+        run_schedule, build_report, f"{runner.name}-schedule", runner, description, args, faults, seed, say, line
+    )
     for run in runs:
-        if run.verdict is None:
-            status = 1
         for promise in broken_tick_promises(description, run):
             status = 1
             say(f"{broken_promise_line(run.fault, run.round, promise)}; replay: {replay_command(runner, run)}")
