@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from alkstore_faults.schedule_spec import SCHEDULE_FAULTS
-from alkstore_faults.table import rewrite_block
+from alkstore_faults.table import fault_grid, promise_sentence, rewrite_block
 
 REPORTS = Path(__file__).resolve().parents[1] / "docs" / "runtime-faults" / "schedule"
 START, END = "<!-- schedule:start -->", "<!-- schedule:end -->"
@@ -42,24 +42,17 @@ def _promise_line(promise: dict[str, Any], runs: list[dict[str, Any]]) -> str:
     mine = [run for run in runs if run["counts"]["ticks"] is not None]
     mine = [run for run in mine if "*" in promise["faults"] or run["fault"] in promise["faults"]]
     observed = sum(run["counts"][promise["outcome"]] for run in mine)
-    kind = f"promise (≤ {promise['max']})" if promise["max"] is not None else "caveat"
-    what = promise["outcome"].replace("tick_", "ticks ")
-    return (
-        f"- {kind}, {what} under {', '.join(promise['faults'])}: observed {observed} in {len(mine)} runs. "
-        f"The docs: “{promise['quote']}” ({promise['doc']})"
-    )
+    return promise_sentence(promise, promise["outcome"].replace("tick_", "ticks "), str(observed), len(mine))
 
 
 def render(reports: list[dict[str, Any]]) -> str:
     reports = sorted(reports, key=lambda report: str(report["runner"]))
-    lines = [
-        "| fault | " + " | ".join(f"{r['runner']} ({r['schedule']['schedulers']} scheduler)" for r in reports) + " |",
-        "|---|" + "---|" * len(reports),
-    ]
-    for fault in SCHEDULE_FAULTS:
-        cells = [_cell([run for run in r["runs"] if run["fault"] == fault]) for r in reports]
-        if any(cell != "not taken" for cell in cells):
-            lines.append(f"| {fault} | " + " | ".join(cells) + " |")
+    lines = fault_grid(
+        reports,
+        SCHEDULE_FAULTS,
+        lambda r: f"{r['runner']} ({r['schedule']['schedulers']} scheduler)",
+        lambda _, runs: _cell(runs),
+    )
     lines += [
         "",
         "Versions and seeds: "
