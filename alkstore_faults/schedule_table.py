@@ -9,14 +9,12 @@ writes nothing and exits 1 when the page disagrees with the reports.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from alkstore_faults.schedule_spec import SCHEDULE_FAULTS
-from alkstore_faults.table import fault_grid, promise_sentence, rewrite_block
+from alkstore_faults.table import fault_grid, promise_sentence, table_main
 
 REPORTS = Path(__file__).resolve().parents[1] / "docs" / "runtime-faults" / "schedule"
 START, END = "<!-- schedule:start -->", "<!-- schedule:end -->"
@@ -73,19 +71,12 @@ def render(reports: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def load(directory: Path = REPORTS) -> list[dict[str, Any]]:
-    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(directory.glob("*.json"))]
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the page is stale")
-    args = parser.parse_args(argv)
     stale = (
         "docs/runtime-faults.md disagrees with docs/runtime-faults/schedule/*.json: rerun "
         "python -m alkstore_faults.schedule_table"
     )
-    return rewrite_block(START, END, render(load()), check=args.check, stale=stale)
+    return table_main(argv, __doc__, (START, END), render, REPORTS, stale)
 
 
 if __name__ == "__main__":

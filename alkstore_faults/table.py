@@ -163,11 +163,25 @@ def load(directory: Path = REPORTS) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    stale = "docs/runtime-faults.md disagrees with docs/runtime-faults/*.json: rerun python -m alkstore_faults.table"
+    return table_main(argv, __doc__, (START, END), render, REPORTS, stale)
+
+
+def table_main(
+    argv: list[str] | None,
+    doc: str | None,
+    markers: tuple[str, str],
+    render: Callable[[list[dict[str, Any]]], str],
+    directory: Path,
+    stale: str,
+) -> int:
+    """The command of a table on docs/runtime-faults.md (the jobs table, the schedule table): ``render`` the
+    reports in ``directory`` between the page's ``markers``, or with ``--check`` write nothing and exit 1 saying
+    ``stale`` when the page disagrees."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the page is stale")
     args = parser.parse_args(argv)
-    stale = "docs/runtime-faults.md disagrees with docs/runtime-faults/*.json: rerun python -m alkstore_faults.table"
-    return rewrite_block(START, END, render(load()), check=args.check, stale=stale)
+    return rewrite_block(*markers, render(load(directory)), check=args.check, stale=stale)
 
 
 def rewrite_block(start: str, end: str, rendered: str, *, check: bool, stale: str) -> int:
