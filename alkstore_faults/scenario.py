@@ -286,6 +286,21 @@ def make_scratch(prefix: str, jobs_text: str) -> tuple[Path, Path, Path, Path, P
     return scratch, ledgers, logs, state, jobs_file
 
 
+def with_log_tails(error: str, logs: Path) -> str:
+    """``error`` followed by the tail of each worker's log in ``logs``: a run that could not be made says why in
+    the workers' own words."""
+    tails = [f"{path.name}: {path.read_text(errors='replace')[-600:]}" for path in sorted(logs.glob("*.log"))]
+    return error + "\n" + "\n".join(tails)
+
+
+def put_away(scratch: Path, keep: bool) -> Path | None:
+    """``scratch`` when ``keep`` (``--keep``: it stays for a look), else ``None`` once it is removed."""
+    if keep:
+        return scratch
+    shutil.rmtree(scratch, ignore_errors=True)
+    return None
+
+
 async def run_fault(
     runner: Runner, description: Description, fault: str, seed: int, round_: int, keep: bool = False
 ) -> FaultRun:
@@ -342,12 +357,9 @@ async def run_fault(
         )
         result.verdict = check(jobs, result.runs, result.events, pool.deaths if pool else {}, finished, library)
     if result.error is not None or not result.reached:
-        tails = [f"{path.name}: {path.read_text(errors='replace')[-600:]}" for path in sorted(logs.glob("*.log"))]
-        missed = "the fault reached no job: none was in flight when it struck"
-        result.error = (result.error or missed) + "\n" + "\n".join(tails)
-    if keep:
-        result.kept = scratch
-    else:
-        shutil.rmtree(scratch, ignore_errors=True)
+        result.error = with_log_tails(
+            result.error or "the fault reached no job: none was in flight when it struck", logs
+        )
+    result.kept = put_away(scratch, keep)
     result.seconds = time.monotonic() - started
     return result

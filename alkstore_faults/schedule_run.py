@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from alkstore_contract.suite.fault_proxy import FaultProxy
 from alkstore_faults.checker import FaultEvent
 from alkstore_faults.handler_records import Run, read_ledgers, runs_of
 from alkstore_faults.runner_program import Description, Runner
-from alkstore_faults.scenario import Servers, make_scratch
+from alkstore_faults.scenario import Servers, make_scratch, put_away, with_log_tails
 from alkstore_faults.schedule_checker import TickVerdict, check_interval_schedule, check_schedule, window_ticks
 from alkstore_faults.schedule_spec import ScheduleSpec
 from alkstore_faults.worker_group import WorkerPool
@@ -191,11 +190,7 @@ async def run_schedule(
             ticks = window_ticks(opened, closed, spec.every_s)
             result.verdict = check_schedule(result.runs, ticks, spec.every_s, result.down, list(spec.skips))
     else:
-        tails = [f"{path.name}: {path.read_text(errors='replace')[-600:]}" for path in sorted(logs.glob("*.log"))]
-        result.error = (result.error or "the window never opened") + "\n" + "\n".join(tails)
-    if keep:
-        result.kept = scratch
-    else:
-        shutil.rmtree(scratch, ignore_errors=True)
+        result.error = with_log_tails(result.error or "the window never opened", logs)
+    result.kept = put_away(scratch, keep)
     result.seconds = time.monotonic() - started
     return result
