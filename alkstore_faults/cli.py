@@ -27,7 +27,6 @@ from alkstore_faults.fault_report import (
     counts,
     replay_command,
     unjudged_promises,
-    write_report,
 )
 from alkstore_faults.promises import judged
 from alkstore_faults.runner_program import FAULTS, Description, Runner, RunnerError, find_runner
@@ -35,8 +34,7 @@ from alkstore_faults.scenario import FaultRun, run_fault
 from alkstore_faults.schedule_cli import run_schedules
 from alkstore_faults.schedule_spec import WORKLOADS
 from alkstore_faults.table import LABELS
-
-ROUNDS = 3
+from alkstore_faults.workload_cli import broken_promise_line, run_rounds
 
 
 def _say(text: str, stream: TextIO = sys.stdout) -> None:
@@ -111,31 +109,18 @@ async def _run_jobs(runner: Runner, description: Description, args: argparse.Nam
             sys.stderr,
         )
         return 2
-    rounds = [args.round_] if args.round_ is not None else range(1 if args.short else ROUNDS)
     _say(
         f"{description.library} {description.version} through runner {runner.name!r} ({runner.language}, "
         f"{runner.broker}); lease {description.lease_s} s, recovery window {description.recovery_window_s} s; "
         f"seed {seed}",
     )
-    runs: list[FaultRun] = []
-    for round_ in rounds:
-        for fault in faults:
-            run = await run_fault(runner, description, fault, seed, round_, keep=args.keep)
-            runs.append(run)
-            _say(_line(run))
-    report = build_report(runner, description, runs, seed)
-    path = args.report or Path("reports") / f"faults-{runner.name}.json"
-    write_report(report, path)
-    status = 0
+    runs, path, status = await run_rounds(
+        run_fault, build_report, runner.name, runner, description, args, faults, seed, _say, _line
+    )
     for run in runs:
-        if run.verdict is None:
-            status = 1
         for promise in broken_promises(description, run):
             status = 1
-            _say(
-                f"BROKEN PROMISE under {run.fault} (round {run.round}): {promise['outcome']} "
-                f'{promise["observed"]} > {promise["max"]}; the docs say: "{promise["quote"]}" ({promise["doc"]})'
-            )
+            _say(broken_promise_line(run.fault, run.round, promise))
             for finding in run.verdict.findings if run.verdict else []:
                 if finding.outcome.startswith(promise["outcome"]):
                     _say(f"    {finding.outcome} {finding.job} workers {', '.join(finding.workers)}: {finding.detail}")

@@ -109,3 +109,28 @@ class Promise:
             "quote": self.quote,
             "doc": self.doc,
         }
+
+
+def parse_promises(
+    entries: list[Mapping[str, Any]], outcomes: tuple[str, ...], faults: tuple[str, ...], *, caveat: bool, subject: str
+) -> tuple[Promise, ...]:
+    """A description's ``promises`` (or, with ``caveat``, its ``caveats``) as ``Promise``s, or a ``ValueError``
+    naming the first entry's fault. The jobs workload and the schedule workload read their entries by this one
+    rule and differ only in the ``outcomes`` they may name, the ``faults`` they take and the ``subject`` their
+    messages say (``a promise``, ``a schedule promise``)."""
+    return tuple(_promise(entry, outcomes, faults, caveat=caveat, subject=subject) for entry in entries)
+
+
+def _promise(
+    entry: Mapping[str, Any], outcomes: tuple[str, ...], faults: tuple[str, ...], *, caveat: bool, subject: str
+) -> Promise:
+    outcome = entry["outcome"]
+    if outcome not in outcomes:
+        raise ValueError(f"{subject}'s outcome must be one of {', '.join(outcomes)}, got {outcome!r}")
+    named = tuple(entry["faults"])
+    unknown = [fault for fault in named if fault != "*" and fault not in faults]
+    if unknown:
+        raise ValueError(f"{subject} names unknown faults {unknown}; known: {', '.join(faults)}")
+    if not str(entry["quote"]).strip() or not str(entry["doc"]).strip():
+        raise ValueError(f"{subject} about {outcome!r} must quote its doc and name it")
+    return Promise(outcome, named, None if caveat else int(entry["max"]), str(entry["quote"]), str(entry["doc"]))

@@ -23,7 +23,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError
 from pathlib import Path
 from types import TracebackType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from alkstore_faults.handler import read_jobs
 
@@ -38,7 +38,23 @@ NO_STATE: State = dict.fromkeys(("library_state", "reason", "until", "held_by", 
 """A state's fields but ``state`` and ``job``, all null: what a runner's ``inspect`` fills in for each job."""
 Inspect = Callable[[list[Job]], Coroutine[Any, Any, list[State]] | list[State]]
 """Asks the library what it holds for each job, through its documented API; a coroutine function for asyncio."""
+Held = TypeVar("Held")
+"""A library's own record of one job, as its client returns it."""
 USAGE = "describe, enqueue JOBS_FILE, worker, inspect JOBS_FILE or schedule"
+
+
+def states_of(jobs: list[Job], found: Mapping[str, Held], state_of: Callable[[Held], State]) -> list[State]:
+    """What ``inspect`` prints for each of ``jobs``: ``state_of`` the library's record of it in ``found`` (keyed by
+    the harness's job id), or ``absent`` where the library holds none, so a runner writes only the mapping from
+    its library's record to a state."""
+    states: list[State] = []
+    for job in jobs:
+        held = found.get(job["id"])
+        if held is None:
+            states.append({"job": job["id"], **NO_STATE, "state": "absent"})
+        else:
+            states.append({"job": job["id"], **state_of(held)})
+    return states
 
 
 def serve(

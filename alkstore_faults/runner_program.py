@@ -19,7 +19,7 @@ from typing import Any
 
 from alkstore_contract.hazards import PROMISABLE
 from alkstore_faults import PROTOCOLS
-from alkstore_faults.promises import Promise
+from alkstore_faults.promises import Promise, parse_promises
 from alkstore_faults.schedule_spec import ScheduleSpec, parse_workloads
 
 ECOSYSTEM = Path(__file__).resolve().parents[1] / "ecosystem"
@@ -108,8 +108,9 @@ class Runner:
     def env(self, broker: str, queue: str, **extra: str) -> dict[str, str]:
         return {**os.environ, "ALKSTORE_FAULTS_BROKER": broker, "ALKSTORE_FAULTS_QUEUE": queue, **extra}
 
-    def _call(self, arguments: list[str], timeout: float, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-        """Run one subcommand in the runner's directory, its output captured, bounded by ``timeout``."""
+    def call(self, arguments: list[str], timeout: float, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        """Run one subcommand in the runner's directory, its output captured, bounded by ``timeout``: the one way
+        the harness, and the tests that run a runner as the harness does, start a subcommand."""
         return subprocess.run(
             self.argv(*arguments),
             cwd=self.directory,
@@ -122,7 +123,7 @@ class Runner:
 
     def describe(self) -> Description:
         try:
-            done = self._call(["describe"], DESCRIBE_TIMEOUT_S, self.env("", ""))
+            done = self.call(["describe"], DESCRIBE_TIMEOUT_S, self.env("", ""))
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RunnerError(f"runner {self.name!r}: describe could not run: {exc}") from exc
         if done.returncode != 0:
@@ -138,7 +139,7 @@ class Runner:
     def enqueue(self, broker: str, queue: str, jobs_file: Path, state: Path | None = None) -> None:
         extra = {} if state is None else {"ALKSTORE_FAULTS_STATE": str(state)}
         try:
-            done = self._call(["enqueue", str(jobs_file)], ENQUEUE_TIMEOUT_S, self.env(broker, queue, **extra))
+            done = self.call(["enqueue", str(jobs_file)], ENQUEUE_TIMEOUT_S, self.env(broker, queue, **extra))
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RunnerError(f"runner {self.name!r}: enqueue could not finish: {exc}") from exc
         if done.returncode != 0:
@@ -149,7 +150,7 @@ class Runner:
         or prints garbage gets ``unknown`` for every job it did not answer, with the reason."""
         env = self.env(broker, queue, ALKSTORE_FAULTS_STATE=str(state))
         try:
-            done = self._call(["inspect", str(jobs_file)], INSPECT_TIMEOUT_S, env)
+            done = self.call(["inspect", str(jobs_file)], INSPECT_TIMEOUT_S, env)
         except (OSError, subprocess.TimeoutExpired) as exc:
             return [unknown(job, f"inspect could not finish: {exc}") for job in jobs]
         if done.returncode != 0:
@@ -210,20 +211,6 @@ def missing_package(stderr: str) -> str | None:
     return None
 
 
-def _promise(entry: dict[str, Any], *, caveat: bool) -> Promise:
-    outcome = entry["outcome"]
-    if outcome not in PROMISE_OUTCOMES:
-        raise ValueError(f"a promise's outcome must be one of {', '.join(PROMISE_OUTCOMES)}, got {outcome!r}")
-    faults = tuple(entry["faults"])
-    unknown = [fault for fault in faults if fault != "*" and fault not in FAULTS]
-    if unknown:
-        raise ValueError(f"a promise names unknown faults {unknown}; known: {', '.join(FAULTS)}")
-    if not str(entry["quote"]).strip() or not str(entry["doc"]).strip():
-        raise ValueError(f"a promise about {outcome!r} must quote its doc and name it")
-    limit = None if caveat else int(entry["max"])
-    return Promise(outcome, faults, limit, str(entry["quote"]), str(entry["doc"]))
-
-
 def parse_description(data: dict[str, Any]) -> Description:
     """Check a runner's ``describe`` output against docs/runtime-faults.md; a ``ValueError`` names what is wrong."""
     lease = float(data["lease_s"])
@@ -274,8 +261,8 @@ def parse_description(data: dict[str, Any]) -> Description:
         lease_s=lease,
         recovery_window_s=window,
         faults=faults,
-        promises=tuple(_promise(entry, caveat=False) for entry in data.get("promises", [])),
-        caveats=tuple(_promise(entry, caveat=True) for entry in data.get("caveats", [])),
+        promises=parse_promises(data.get("promises", []), PROMISE_OUTCOMES, FAULTS, caveat=False, subject="a promise"),
+        caveats=parse_promises(data.get("caveats", []), PROMISE_OUTCOMES, FAULTS, caveat=True, subject="a promise"),
         policies=policies,
         recovery_rules=rules,
         warmup_s=warmup,

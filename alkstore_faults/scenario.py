@@ -249,6 +249,58 @@ async def proxy_for(broker: Any, fault: str) -> tuple[FaultProxy | None, str]:
     return proxy, str(broker.address).replace(f":{broker.port}", f":{proxy.address[1]}")
 
 
+@dataclass
+class Servers:
+    """A run's throwaway broker and, under ``net_cut``, the fault proxy the workers reach it through; what
+    ``close`` closes, whichever of them had started."""
+
+    broker: Any = None
+    proxy: FaultProxy | None = None
+    address: str = ""
+    """The address the workers get: the proxy's under ``net_cut``, the broker's own otherwise."""
+
+    async def start(self, runner: Runner, fault: str, queue: str, jobs_file: Path, state: Path) -> None:
+        """Start the broker (with AOF for ``broker_restart_aof``) and its proxy, then call the runner's
+        ``enqueue`` before any worker starts: a library over a database creates its schema with its client."""
+        self.broker = await start_broker(runner.broker, aof=fault == "broker_restart_aof")
+        self.proxy, self.address = await proxy_for(self.broker, fault)
+        await asyncio.to_thread(runner.enqueue, self.broker.address, queue, jobs_file, state)
+
+    async def close(self) -> None:
+        if self.proxy is not None:
+            await self.proxy.close()
+        if self.broker is not None:
+            await self.broker.close()
+
+
+def make_scratch(prefix: str, jobs_text: str) -> tuple[Path, Path, Path, Path, Path]:
+    """A run's scratch directory (named from ``prefix``) and, in it, the workers' ledgers, their logs, the
+    runner's state and the jobs file holding ``jobs_text``: the same layout for the jobs and the schedule workload,
+    so ``--keep`` leaves both in one shape."""
+    scratch = Path(tempfile.mkdtemp(prefix=prefix))
+    ledgers, logs, state = scratch / "ledgers", scratch / "logs", scratch / "state"
+    for directory in (ledgers, logs, state):
+        directory.mkdir()
+    jobs_file = scratch / "jobs.jsonl"
+    jobs_file.write_text(jobs_text, encoding="utf-8")
+    return scratch, ledgers, logs, state, jobs_file
+
+
+def with_log_tails(error: str, logs: Path) -> str:
+    """``error`` followed by the tail of each worker's log in ``logs``: a run that could not be made says why in
+    the workers' own words."""
+    tails = [f"{path.name}: {path.read_text(errors='replace')[-600:]}" for path in sorted(logs.glob("*.log"))]
+    return error + "\n" + "\n".join(tails)
+
+
+def put_away(scratch: Path, keep: bool) -> Path | None:
+    """``scratch`` when ``keep`` (``--keep``: it stays for a look), else ``None`` once it is removed."""
+    if keep:
+        return scratch
+    shutil.rmtree(scratch, ignore_errors=True)
+    return None
+
+
 async def run_fault(
     runner: Runner, description: Description, fault: str, seed: int, round_: int, keep: bool = False
 ) -> FaultRun:
@@ -258,26 +310,18 @@ async def run_fault(
     jobs = workload(rng, fault, description)
     result = FaultRun(fault, round_, seed, jobs)
     started = time.monotonic()
-    scratch = Path(tempfile.mkdtemp(prefix=f"alkstore-faults-{runner.name}-{fault}."))
-    ledgers, logs, state = scratch / "ledgers", scratch / "logs", scratch / "state"
-    ledgers.mkdir()
-    logs.mkdir()
-    state.mkdir()
-    jobs_file = scratch / "jobs.jsonl"
-    jobs_file.write_text("".join(json.dumps(job.__dict__) + "\n" for job in jobs), encoding="utf-8")
+    scratch, ledgers, logs, state, jobs_file = make_scratch(
+        f"alkstore-faults-{runner.name}-{fault}.", "".join(json.dumps(job.__dict__) + "\n" for job in jobs)
+    )
     queue = f"alkf-{seed}-{fault}-{round_}-{random.randrange(1 << 30):x}"
-    broker: Any = None
-    proxy: FaultProxy | None = None
+    servers = Servers()
     pool: WorkerPool | None = None
     try:
-        broker = await start_broker(runner.broker, aof=fault == "broker_restart_aof")
-        proxy, address = await proxy_for(broker, fault)
-        # Enqueue first: a library over a database creates its schema with its client, before any worker.
-        await asyncio.to_thread(runner.enqueue, broker.address, queue, jobs_file, state)
-        pool = WorkerPool(runner, address, queue, ledgers, logs, state)
+        await servers.start(runner, fault, queue, jobs_file, state)
+        pool = WorkerPool(runner, servers.address, queue, ledgers, logs, state)
         for _ in range(WORKERS):
             pool.start()
-        event = await _inject(fault, rng, description, pool, ledgers, jobs, broker, proxy)
+        event = await _inject(fault, rng, description, pool, ledgers, jobs, servers.broker, servers.proxy)
         if event is not None:
             result.reached = True
             result.events.append(event)
@@ -292,14 +336,13 @@ async def run_fault(
             await asyncio.to_thread(pool.stop_all)
             result.pids = [process.pid for process in pool.processes.values()]
             result.restarts = pool.restarts
-        if runner.protocol >= 2 and broker is not None and result.reached:
+        if runner.protocol >= 2 and servers.broker is not None and result.reached:
             # After every worker stopped, before the broker does: what the library itself holds for each job.
             ids = [job.id for job in jobs]
-            result.states = await asyncio.to_thread(runner.inspect, broker.address, queue, jobs_file, state, ids)
-        if proxy is not None:
-            await proxy.close()
-        if broker is not None:
-            await broker.close()
+            result.states = await asyncio.to_thread(
+                runner.inspect, servers.broker.address, queue, jobs_file, state, ids
+            )
+        await servers.close()
     records, result.skipped_lines = read_ledgers(ledgers)
     result.runs = runs_of(records)
     for event in result.events:
@@ -314,12 +357,9 @@ async def run_fault(
         )
         result.verdict = check(jobs, result.runs, result.events, pool.deaths if pool else {}, finished, library)
     if result.error is not None or not result.reached:
-        tails = [f"{path.name}: {path.read_text(errors='replace')[-600:]}" for path in sorted(logs.glob("*.log"))]
-        missed = "the fault reached no job: none was in flight when it struck"
-        result.error = (result.error or missed) + "\n" + "\n".join(tails)
-    if keep:
-        result.kept = scratch
-    else:
-        shutil.rmtree(scratch, ignore_errors=True)
+        result.error = with_log_tails(
+            result.error or "the fault reached no job: none was in flight when it struck", logs
+        )
+    result.kept = put_away(scratch, keep)
     result.seconds = time.monotonic() - started
     return result

@@ -10,15 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TextIO
 
-from alkstore_faults.fault_report import write_report
 from alkstore_faults.runner_program import Description, Runner
 from alkstore_faults.schedule_report import broken_tick_promises, build_report, replay_command, tick_counts
 from alkstore_faults.schedule_run import ScheduleRun, run_schedule
+from alkstore_faults.workload_cli import broken_promise_line, run_rounds
 
-ROUNDS = 3
 Say = Callable[..., None]
 
 
@@ -44,30 +42,17 @@ async def run_schedules(runner: Runner, description: Description, args: argparse
             err,
         )
         return 2
-    rounds = [args.round_] if args.round_ is not None else range(1 if args.short else ROUNDS)
     say(
         f"{description.library} {description.version} through runner {runner.name!r}: schedule workload, every "
         f"{spec.every_s} s, scheduler(s): {spec.schedulers}; seed {seed}"
     )
-    runs: list[ScheduleRun] = []
-    for round_ in rounds:
-        for fault in faults:
-            run = await run_schedule(runner, description, fault, seed, round_, keep=args.keep)
-            runs.append(run)
-            say(line(run))
-    path = args.report or Path("reports") / f"faults-{runner.name}-schedule.json"
-    write_report(build_report(runner, description, runs, seed), path)
-    status = 0
+    runs, path, status = await run_rounds(
+        run_schedule, build_report, f"{runner.name}-schedule", runner, description, args, faults, seed, say, line
+    )
     for run in runs:
-        if run.verdict is None:
-            status = 1
         for promise in broken_tick_promises(description, run):
             status = 1
-            say(
-                f"BROKEN PROMISE under {run.fault} (round {run.round}): {promise['outcome']} {promise['observed']} > "
-                f'{promise["max"]}; the docs say: "{promise["quote"]}" ({promise["doc"]}); replay: '
-                f"{replay_command(runner, run)}"
-            )
+            say(f"{broken_promise_line(run.fault, run.round, promise)}; replay: {replay_command(runner, run)}")
     for caveat in spec.caveats:
         seen = sum(run.verdict.count(caveat.outcome) for run in runs if run.verdict and caveat.covers(run.fault))
         say(f'documented caveat: {caveat.outcome} observed {seen}; the docs say: "{caveat.quote}" ({caveat.doc})')

@@ -13,19 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import random
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from alkstore_contract.suite.fault_proxy import FaultProxy
-from alkstore_faults.brokers import start_broker
 from alkstore_faults.checker import FaultEvent
 from alkstore_faults.handler_records import Run, read_ledgers, runs_of
 from alkstore_faults.runner_program import Description, Runner
-from alkstore_faults.scenario import proxy_for
+from alkstore_faults.scenario import Servers, make_scratch, put_away, with_log_tails
 from alkstore_faults.schedule_checker import TickVerdict, check_interval_schedule, check_schedule, window_ticks
 from alkstore_faults.schedule_spec import ScheduleSpec
 from alkstore_faults.worker_group import WorkerPool
@@ -142,24 +139,22 @@ async def run_schedule(
     result = ScheduleRun(fault, round_, seed)
     started = time.monotonic()
     offset = time.time() - time.monotonic()
-    scratch = Path(tempfile.mkdtemp(prefix=f"alkstore-schedule-{runner.name}-{fault}."))
-    ledgers, logs, state = scratch / "ledgers", scratch / "logs", scratch / "state"
-    for directory in (ledgers, logs, state):
-        directory.mkdir()
-    jobs_file = scratch / "jobs.jsonl"
-    jobs_file.write_text("", encoding="utf-8")
+    scratch, ledgers, logs, state, jobs_file = make_scratch(f"alkstore-schedule-{runner.name}-{fault}.", "")
     queue = f"alks-{seed}-{fault}-{round_}-{random.randrange(1 << 30):x}"
-    broker: Any = None
-    proxy: FaultProxy | None = None
+    servers = Servers()
     pool: WorkerPool | None = None
     opened: float | None = None
     try:
-        broker = await start_broker(runner.broker, aof=fault == "broker_restart_aof")
-        proxy, address = await proxy_for(broker, fault)
-        # No job to enqueue: the call lets a library over a database create its schema before any worker.
-        await asyncio.to_thread(runner.enqueue, broker.address, queue, jobs_file, state)
+        await servers.start(runner, fault, queue, jobs_file, state)  # no job: the enqueue only makes the schema
         pool = WorkerPool(
-            runner, address, queue, ledgers, logs, state, subcommand="schedule", one_scheduler=spec.schedulers == "one"
+            runner,
+            servers.address,
+            queue,
+            ledgers,
+            logs,
+            state,
+            subcommand="schedule",
+            one_scheduler=spec.schedulers == "one",
         )
         for _ in range(WORKERS):
             pool.start()
@@ -168,7 +163,7 @@ async def run_schedule(
         opened = time.time()
         await asyncio.sleep(LEAD_S)
         victim = await _victim(ledgers, pool, rng) if fault in ("kill9", "pause") else ""
-        event = await _strike(fault, description, pool, victim, broker, proxy)
+        event = await _strike(fault, description, pool, victim, servers.broker, servers.proxy)
         result.events.append(event)
         deadline = event.until + tail_s(description, spec)
         while time.monotonic() < deadline:
@@ -182,10 +177,7 @@ async def run_schedule(
             await asyncio.to_thread(pool.stop_all)
             result.pids = [process.pid for process in pool.processes.values()]
             result.restarts = pool.restarts
-        if proxy is not None:
-            await proxy.close()
-        if broker is not None:
-            await broker.close()
+        await servers.close()
     records, result.skipped_lines = read_ledgers(ledgers)
     result.runs = runs_of(records)
     if result.error is None and opened is not None and pool is not None:
@@ -198,11 +190,7 @@ async def run_schedule(
             ticks = window_ticks(opened, closed, spec.every_s)
             result.verdict = check_schedule(result.runs, ticks, spec.every_s, result.down, list(spec.skips))
     else:
-        tails = [f"{path.name}: {path.read_text(errors='replace')[-600:]}" for path in sorted(logs.glob("*.log"))]
-        result.error = (result.error or "the window never opened") + "\n" + "\n".join(tails)
-    if keep:
-        result.kept = scratch
-    else:
-        shutil.rmtree(scratch, ignore_errors=True)
+        result.error = with_log_tails(result.error or "the window never opened", logs)
+    result.kept = put_away(scratch, keep)
     result.seconds = time.monotonic() - started
     return result

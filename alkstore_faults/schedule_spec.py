@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from alkstore_faults.promises import Promise
+from alkstore_faults.promises import Promise, parse_promises
 
 WORKLOADS = ("jobs", "schedule")
 SCHEDULE_FAULTS = (
@@ -69,19 +69,6 @@ class ScheduleSpec:
         }
 
 
-def _tick_promise(entry: dict[str, Any], faults: tuple[str, ...], *, caveat: bool) -> Promise:
-    outcome = entry["outcome"]
-    if outcome not in PROMISABLE_TICKS:
-        raise ValueError(f"a schedule promise's outcome must be one of {', '.join(PROMISABLE_TICKS)}, got {outcome!r}")
-    named = tuple(entry["faults"])
-    unknown = [fault for fault in named if fault != "*" and fault not in faults]
-    if unknown:
-        raise ValueError(f"a schedule promise names faults {unknown} the schedule does not take ({', '.join(faults)})")
-    if not str(entry["quote"]).strip() or not str(entry["doc"]).strip():
-        raise ValueError(f"a schedule promise about {outcome!r} must quote its doc and name it")
-    return Promise(outcome, named, None if caveat else int(entry["max"]), str(entry["quote"]), str(entry["doc"]))
-
-
 def parse_workloads(data: dict[str, Any]) -> tuple[tuple[str, ...], ScheduleSpec | None]:
     """``describe``'s ``workloads`` (default ``["jobs"]``: every runner written before the schedule workload) and
     its ``schedule`` object, required when ``schedule`` is one of them; a ``ValueError`` names what is wrong."""
@@ -128,7 +115,11 @@ def parse_schedule(data: dict[str, Any]) -> ScheduleSpec:
         grace_s=grace,
         faults=faults,
         skips=skips,
-        promises=tuple(_tick_promise(entry, faults, caveat=False) for entry in data.get("promises", [])),
-        caveats=tuple(_tick_promise(entry, faults, caveat=True) for entry in data.get("caveats", [])),
+        promises=parse_promises(
+            data.get("promises", []), PROMISABLE_TICKS, faults, caveat=False, subject="a schedule promise"
+        ),
+        caveats=parse_promises(
+            data.get("caveats", []), PROMISABLE_TICKS, faults, caveat=True, subject="a schedule promise"
+        ),
         settings=settings,
     )

@@ -9,14 +9,12 @@ writes nothing and exits 1 when the page disagrees with the reports.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from alkstore_faults.schedule_spec import SCHEDULE_FAULTS
-from alkstore_faults.table import rewrite_block
+from alkstore_faults.table import fault_grid, promise_sentence, table_main
 
 REPORTS = Path(__file__).resolve().parents[1] / "docs" / "runtime-faults" / "schedule"
 START, END = "<!-- schedule:start -->", "<!-- schedule:end -->"
@@ -42,24 +40,17 @@ def _promise_line(promise: dict[str, Any], runs: list[dict[str, Any]]) -> str:
     mine = [run for run in runs if run["counts"]["ticks"] is not None]
     mine = [run for run in mine if "*" in promise["faults"] or run["fault"] in promise["faults"]]
     observed = sum(run["counts"][promise["outcome"]] for run in mine)
-    kind = f"promise (≤ {promise['max']})" if promise["max"] is not None else "caveat"
-    what = promise["outcome"].replace("tick_", "ticks ")
-    return (
-        f"- {kind}, {what} under {', '.join(promise['faults'])}: observed {observed} in {len(mine)} runs. "
-        f"The docs: “{promise['quote']}” ({promise['doc']})"
-    )
+    return promise_sentence(promise, promise["outcome"].replace("tick_", "ticks "), str(observed), len(mine))
 
 
 def render(reports: list[dict[str, Any]]) -> str:
     reports = sorted(reports, key=lambda report: str(report["runner"]))
-    lines = [
-        "| fault | " + " | ".join(f"{r['runner']} ({r['schedule']['schedulers']} scheduler)" for r in reports) + " |",
-        "|---|" + "---|" * len(reports),
-    ]
-    for fault in SCHEDULE_FAULTS:
-        cells = [_cell([run for run in r["runs"] if run["fault"] == fault]) for r in reports]
-        if any(cell != "not taken" for cell in cells):
-            lines.append(f"| {fault} | " + " | ".join(cells) + " |")
+    lines = fault_grid(
+        reports,
+        SCHEDULE_FAULTS,
+        lambda r: f"{r['runner']} ({r['schedule']['schedulers']} scheduler)",
+        lambda _, runs: _cell(runs),
+    )
     lines += [
         "",
         "Versions and seeds: "
@@ -80,19 +71,12 @@ def render(reports: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def load(directory: Path = REPORTS) -> list[dict[str, Any]]:
-    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(directory.glob("*.json"))]
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the page is stale")
-    args = parser.parse_args(argv)
     stale = (
         "docs/runtime-faults.md disagrees with docs/runtime-faults/schedule/*.json: rerun "
         "python -m alkstore_faults.schedule_table"
     )
-    return rewrite_block(START, END, render(load()), check=args.check, stale=stale)
+    return table_main(argv, __doc__, (START, END), render, REPORTS, stale)
 
 
 if __name__ == "__main__":

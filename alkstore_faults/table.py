@@ -15,6 +15,7 @@ import argparse
 import json
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,6 @@ def _promise_line(promise: dict[str, Any], all_runs: list[dict[str, Any]], versi
     held = [judged(promise["outcome"], run["counts"], promise=is_promise, version=version) for run in runs]
     observed = sum(count or 0 for count, _ in held)
     unjudged = sum(unseen for _, unseen in held)
-    kind = f"promise (≤ {promise['max']})" if is_promise else "caveat"
     what = promise["outcome"]
     if what == "stale":
         refused = sum(normalised(run["counts"], version)["stale_refused"] or 0 for run in runs)
@@ -94,23 +94,41 @@ def _promise_line(promise: dict[str, Any], all_runs: list[dict[str, Any]], versi
         observed_text = f"{observed} ({'both executing' if is_promise else 'executing or with one stopped'})"
     else:
         observed_text = str(observed)
+    return promise_sentence(promise, what, observed_text, len(runs))
+
+
+def promise_sentence(promise: dict[str, Any], what: str, observed: str, runs: int) -> str:
+    """A promise's or caveat's line of the page: its limit, ``what`` it is about, what ``runs`` runs showed
+    (``observed``), and the docs' words. The jobs and the schedule tables say each the same way."""
+    kind = f"promise (≤ {promise['max']})" if promise["max"] is not None else "caveat"
     return (
-        f"- {kind}, {what} under {', '.join(promise['faults'])}: observed {observed_text} in {len(runs)} runs. "
+        f"- {kind}, {what} under {', '.join(promise['faults'])}: observed {observed} in {runs} runs. "
         f"The docs: “{promise['quote']}” ({promise['doc']})"
     )
+
+
+def fault_grid(
+    reports: list[dict[str, Any]],
+    faults: tuple[str, ...],
+    heading: Callable[[dict[str, Any]], str],
+    cell: Callable[[dict[str, Any], list[dict[str, Any]]], str],
+) -> list[str]:
+    """The table's lines: a column per report (``heading`` it), a row per fault some report took, each cell what
+    ``cell`` says of that report's runs of the fault ("not taken" where it has none)."""
+    lines = ["| fault | " + " | ".join(heading(r) for r in reports) + " |", "|---|" + "---|" * len(reports)]
+    for fault in faults:
+        cells = [cell(r, [run for run in r["runs"] if run["fault"] == fault]) for r in reports]
+        if any(text != "not taken" for text in cells):
+            lines.append(f"| {fault} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def render(reports: list[dict[str, Any]]) -> str:
     """The Markdown between the page's markers, from ``reports`` (one per library)."""
     reports = sorted(reports, key=lambda report: str(report["runner"]))
-    lines = [
-        "| fault | " + " | ".join(f"{r['runner']} ({r['language']})" for r in reports) + " |",
-        "|---|" + "---|" * len(reports),
-    ]
-    for fault in FAULTS:
-        cells = [_cell([run for run in r["runs"] if run["fault"] == fault], r["version"]) for r in reports]
-        if any(cell != "not taken" for cell in cells):
-            lines.append(f"| {fault} | " + " | ".join(cells) + " |")
+    lines = fault_grid(
+        reports, FAULTS, lambda r: f"{r['runner']} ({r['language']})", lambda r, runs: _cell(runs, r["version"])
+    )
     lines += [
         "",
         "Versions, settings and seeds: "
@@ -145,11 +163,25 @@ def load(directory: Path = REPORTS) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    stale = "docs/runtime-faults.md disagrees with docs/runtime-faults/*.json: rerun python -m alkstore_faults.table"
+    return table_main(argv, __doc__, (START, END), render, REPORTS, stale)
+
+
+def table_main(
+    argv: list[str] | None,
+    doc: str | None,
+    markers: tuple[str, str],
+    render: Callable[[list[dict[str, Any]]], str],
+    directory: Path,
+    stale: str,
+) -> int:
+    """The command of a table on docs/runtime-faults.md (the jobs table, the schedule table): ``render`` the
+    reports in ``directory`` between the page's ``markers``, or with ``--check`` write nothing and exit 1 saying
+    ``stale`` when the page disagrees."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the page is stale")
     args = parser.parse_args(argv)
-    stale = "docs/runtime-faults.md disagrees with docs/runtime-faults/*.json: rerun python -m alkstore_faults.table"
-    return rewrite_block(START, END, render(load()), check=args.check, stale=stale)
+    return rewrite_block(*markers, render(load(directory)), check=args.check, stale=stale)
 
 
 def rewrite_block(start: str, end: str, rendered: str, *, check: bool, stale: str) -> int:

@@ -5,12 +5,14 @@ them, and a hundred long jobs a heartbeat statement each. An engine whose
 queue offers ``ack_handles`` and ``heartbeat_handles`` (every engine on the
 kit: one statement each on Postgres, one shared transaction on SQLite) takes
 them at once, each still fenced by its own claim (contract H1). A run's
-request waits in its ``Batch`` until every run of the queue still in flight is
-waiting too (a drain: nothing else will come sooner), or ``window_s`` passes,
+request waits in its ``Batch`` until every run of the queue that may send one
+soon is waiting too (a drain: nothing else will come sooner; for acks, runs
+claimed ahead and not started are not counted), or ``window_s`` passes,
 whichever is first; ``flush`` sends what waits at once (a stop calls it).
 
 Nothing is reported done before the store said so: a run awaits its own
-answer from the statement that carried its ack. A crash before the flush
+answer from the statement that carried its ack (its slot is already free for
+the next job meanwhile). A crash before the flush
 leaves the job claimed, so it runs again after its lease: a re-run, never a
 loss. A batch that raises ``StoreUnavailable`` leaves every handle in it
 unspent (N6); each run repeats its own ack, which joins the next batch.

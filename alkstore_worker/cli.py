@@ -86,6 +86,9 @@ def _parser() -> argparse.ArgumentParser:
     worker.add_argument("--poll-max", type=float, default=None, metavar="S", help="longest idle wait between claims")
     worker.add_argument("--max-batch", type=int, default=100, metavar="N", help="largest batch claim")
     worker.add_argument(
+        "--prefetch", type=int, default=None, metavar="N", help="jobs claimed ahead of a free slot (default: -c)"
+    )
+    worker.add_argument(
         "--progress",
         nargs="?",
         type=float,
@@ -202,6 +205,7 @@ def _worker(args: argparse.Namespace, app: App) -> int:
         grace_s=args.grace,
         sweep_interval_s=args.sweep_interval,
         max_batch=args.max_batch,
+        prefetch=args.prefetch,
         poll_max_s=args.poll_max,
         stop_when_idle=args.drain,
         progress_s=args.progress,
@@ -239,6 +243,8 @@ def _child_args(args: argparse.Namespace) -> list[str]:
         child += ["--queue", queue]
     if args.poll_max is not None:
         child += ["--poll-max", repr(args.poll_max)]
+    if args.prefetch is not None:
+        child += ["--prefetch", str(args.prefetch)]
     if args.progress is not None:
         child += ["--progress", repr(args.progress)]
     if args.drain:

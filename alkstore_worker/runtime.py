@@ -1,15 +1,21 @@
 """The worker: claims jobs of an app's queues, runs their tasks, and settles each claim.
 
 One ``Worker`` is one process's worth of work (``alkstore worker --processes N``
-runs N of them). Per served queue, one loop claims while the process has free
-slots (``concurrency``): one ``claim_batch`` sized to the free slots (at most
-``max_batch``), so a drain pays one claim round trip per batch, not per job.
-An idle loop waits on its waker (Postgres NOTIFY) or, failing that, polls with
-a backoff from 5 ms to the source's ``poll_max_s``. Acks of finished runs, and
+runs N of them). Per served queue, one loop claims while the process has room:
+one ``claim_batch`` sized to the free slots (``concurrency``) plus, while the
+recent handlers ran under ``PREFETCH_BELOW_S``, up to ``prefetch`` jobs claimed
+ahead of a free slot (at most ``max_batch``), so a drain pays one claim round
+trip per batch, not per job, and a slot that frees starts its next job without
+one. A run gives its slot up as soon as its handler ends, before its settle is
+answered: it is reported (counted, logged, ``on_settled``) only once the store
+answered, so a crash in between re-runs it, never loses it. An idle loop
+waits on its waker (Postgres NOTIFY) or, failing that, polls with a backoff
+from 5 ms to the source's ``poll_max_s``. Acks of finished runs, and
 heartbeats of running ones, go to the store together where the queue offers
 ``ack_handles`` and ``heartbeat_handles`` (``alkstore_worker.batches``).
 
-Each claimed job runs as its own asyncio task:
+Each claimed job runs as its own asyncio task (one claimed ahead waits in it
+for a slot, in claim order, its lease kept meanwhile):
 
 - a heartbeat every third of the job's visibility timeout keeps the lease
   (H3). The worker also keeps the lease by its own monotonic clock
@@ -38,7 +44,8 @@ Each claimed job runs as its own asyncio task:
   ack is how a program learns its late completion did not count.
 
 Stop (``stop()``; the CLI calls it on SIGTERM/SIGINT): the loops stop
-claiming, running jobs get ``grace_s`` to finish, and each one still running
+claiming, jobs claimed ahead (never started) are handed back at once, running
+jobs get ``grace_s`` to finish, and each one still running
 is cancelled and handed back with ``release`` (contract 2.1, L1–L4): fenced
 like an ack, the claim's attempt given back, the job ready again under its own
 id. A hand-back by ``retry(delay=0)`` would spend one of the job's attempts on
@@ -57,6 +64,7 @@ again, so the job is not run twice.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import os
 import random
@@ -89,6 +97,12 @@ SETTLE_RETRY_MIN_S = 0.05
 SETTLE_RETRY_MAX_S = 0.25
 """The backoff between repeats of a settle that met an unreachable store: from 50 ms, doubling, to 250 ms."""
 MAX_ERROR_CHARS = 2000
+PREFETCH_BELOW_S = 0.1
+"""Jobs are claimed ahead of a free slot only while the handlers' recent mean run time is under this: for a
+short job the claim round trip is a large share of a slot's time, for a long one a job claimed ahead could
+wait a whole run while another worker idles."""
+RUN_TIME_WEIGHT = 0.1
+"""The weight of each finished run in that mean (an exponential moving average)."""
 
 
 class WorkerCrashed(RuntimeError):
@@ -108,6 +122,9 @@ class WorkerOptions:
     sweep_interval_s: float = 60.0
     """How often one worker runs ``sweep_expired`` on each served queue."""
     max_batch: int = 100
+    prefetch: int | None = None
+    """Jobs claimed ahead of a free slot, at most (default: ``concurrency``; 0: claim only for a free slot); only
+    while the recent runs were short (``PREFETCH_BELOW_S``)."""
     poll_max_s: float | None = None
     """The longest idle wait between claims (default: the source's)."""
     poll_min_s: float = POLL_MIN_S
@@ -128,6 +145,9 @@ class WorkerOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InvalidArgument(f"{name}={describe_value(value)}: must be an int >= 1")
+        prefetch = self.prefetch
+        if prefetch is not None and (isinstance(prefetch, bool) or not isinstance(prefetch, int) or prefetch < 0):
+            raise InvalidArgument(f"prefetch={describe_value(prefetch)}: must be an int >= 0")
         for name in ("grace_s", "sweep_interval_s", "poll_min_s", "poll_max_s", "progress_s", "ack_window_s"):
             value = getattr(self, name)
             if value is None and name in ("poll_max_s", "progress_s"):
@@ -145,6 +165,12 @@ class _Run:
     lease: Lease
     task: asyncio.Task[None] | None = None
     handing_back: bool = False
+    holds: bool = True
+    """Whether the run still counts against the worker's capacity: until its handler ends (or it ends unrun)."""
+    has_slot: bool = False
+    """Whether its handler holds one of the ``concurrency`` slots (granted, not yet given up)."""
+    slot: asyncio.Future[None] | None = None
+    """Set while the run waits for a slot (claimed ahead): resolved when one is granted to it."""
     task_name: str | None = None
     payload: object = None
     """The envelope's task and payload, once opened: what a ``Settlement`` reports."""
@@ -192,6 +218,15 @@ class Worker:
         self._stopping = asyncio.Event()
         self._slot_freed = asyncio.Event()
         self._runs: set[_Run] = set()
+        self._prefetch = self.options.prefetch if self.options.prefetch is not None else self.options.concurrency
+        self._holding = 0
+        """Runs claimed (or being claimed) whose handler has not ended: at most ``concurrency`` + ``prefetch``."""
+        self._running = 0
+        """Handlers holding a slot: at most ``concurrency``."""
+        self._waiting: collections.deque[_Run] = collections.deque()
+        """Runs claimed ahead, waiting for a slot in claim order: empty whenever a slot is free (but in a stop)."""
+        self._run_s: float | None = None
+        """The handlers' recent mean run time in seconds (``None`` before the first ended): whether to claim ahead."""
         self._acks: dict[str, Batch] = {}
         """The ack buffer of each served queue whose engine acks many handles at once (``ack_handles``)."""
         self._beats: dict[str, Batch] = {}
@@ -275,9 +310,13 @@ class Worker:
         def in_flight() -> int:
             return sum(1 for run in self._runs if run.queue.name == name)
 
+        def may_ack() -> int:
+            """The runs of the queue that may ack soon: every one in flight but those waiting for a slot."""
+            return sum(1 for run in self._runs if run.queue.name == name and run.slot is None)
+
         ack_handles = getattr(queue, "ack_handles", None)
         if ack_handles is not None and self.options.ack_window_s > 0:
-            self._acks[name] = Batch(ack_handles, self.options.ack_window_s, in_flight)
+            self._acks[name] = Batch(ack_handles, self.options.ack_window_s, may_ack)
         heartbeat_handles = getattr(queue, "heartbeat_handles", None)
         if heartbeat_handles is not None:
             self._beats[name] = Batch(heartbeat_handles, HEARTBEAT_WINDOW_S, in_flight)
@@ -285,6 +324,11 @@ class Worker:
     async def _finish_runs(self) -> None:
         for batch in self._acks.values():
             batch.flush()
+        for run in list(self._runs):
+            if run.slot is not None and run.task is not None:
+                # claimed ahead, never started: handed back now, not after the grace
+                run.handing_back = True
+                run.task.cancel()
         running = {run.task for run in self._runs if run.task is not None}
         if running and self.options.grace_s > 0:
             await asyncio.wait(running, timeout=self.options.grace_s)
@@ -301,15 +345,15 @@ class Worker:
         idle_s = self.options.poll_min_s
         poll_max = self.options.poll_max_s if self.options.poll_max_s is not None else self.app.source.poll_max_s
         while not self._stopping.is_set():
-            free = self.options.concurrency - len(self._runs)
-            if free <= 0:
+            count = min(self._claimable(), self.options.max_batch)
+            if count <= 0:
                 self._slot_freed.clear()
                 await self._wait_for(self._slot_freed, None)
                 continue
-            count = min(free, self.options.max_batch)
             woken.clear()
             sent = time.monotonic()
             started = time.perf_counter()
+            self._holding += count  # reserved while the claim is out, so another queue's loop cannot claim it too
             try:
                 if count == 1:
                     one = await queue.claim_one(self.worker_id)
@@ -317,10 +361,15 @@ class Worker:
                 else:
                     handles = await queue.claim_batch(self.worker_id, count)
             except (AlkstoreError, OSError, TimeoutError) as exc:
+                self._holding -= count
                 emit("claim_error", logging.WARNING, queue=queue.name, error=repr(exc))
                 await self._wait_for(woken, idle_s)
                 idle_s = min(idle_s * 2, poll_max)
                 continue
+            except BaseException:
+                self._holding -= count
+                raise
+            self._holding -= count - len(handles)
             self.counters.claimed(len(handles), time.perf_counter() - started)
             if handles:
                 self._loops.idle.discard(queue.name)
@@ -335,6 +384,22 @@ class Worker:
             await self._wait_for(woken, idle_s)
             idle_s = min(idle_s * 2, poll_max)
 
+    def _claimable(self) -> int:
+        """How many jobs the loops may claim now: up to the free slots, plus the prefetch while the recent runs
+        were short (``PREFETCH_BELOW_S``), claimed ahead only once half of it (at least one) is free, so a steady
+        drain claims in batches rather than one job per finished run; none while twice ``concurrency`` +
+        ``prefetch`` finished runs still wait for their settle (a slow store holds the claims back rather than
+        piling up jobs it has not acked)."""
+        concurrency = self.options.concurrency
+        if len(self._runs) - self._holding >= 2 * (concurrency + self._prefetch):
+            return 0
+        short = self._run_s is not None and self._run_s < PREFETCH_BELOW_S
+        ahead = self._prefetch if short else 0
+        free = concurrency + ahead - self._holding
+        if self._holding < concurrency or free >= max(1, (ahead + 1) // 2):
+            return free
+        return 0
+
     async def _wait_for(self, event: asyncio.Event, within_s: float | None) -> None:
         """Until ``event`` is set, the worker stops, or ``within_s`` passes."""
         waits = [asyncio.ensure_future(event.wait()), asyncio.ensure_future(self._stopping.wait())]
@@ -345,11 +410,52 @@ class Worker:
                 waiting.cancel()
 
     def _start(self, queue: Queue, handle: JobHandle, sent: float) -> None:
-        """Run ``handle``'s job; its lease ends, by this process's clock, the visibility timeout after ``sent``."""
+        """Run ``handle``'s job (it counts in ``_holding`` already, from its claim); its lease ends, by this
+        process's clock, the visibility timeout after ``sent``."""
         run = _Run(handle, queue, Lease(sent + handle.job.visibility_timeout_s))
         self._runs.add(run)
         self.counters.in_flight = len(self._runs)
         run.task = asyncio.create_task(self._run(run))
+
+    async def _take_slot(self, run: _Run) -> bool:
+        """Wait for one of the ``concurrency`` slots, in claim order; ``False`` once the worker stops first (the
+        run, never started, is handed back). A run cancelled while waiting leaves its place to the next."""
+        if self._stopping.is_set():
+            return False
+        if self._running < self.options.concurrency and not self._waiting:
+            self._running += 1
+            run.has_slot = True
+            return True
+        run.slot = asyncio.get_running_loop().create_future()
+        self._waiting.append(run)
+        try:
+            await run.slot
+        except asyncio.CancelledError:
+            if run in self._waiting:  # not granted: leave no stale place, so a free slot is never kept from others
+                self._waiting.remove(run)
+            raise
+        return True
+
+    def _ran_for(self, seconds: float) -> None:
+        """Count a handler's run time into the recent mean that decides whether to claim ahead."""
+        self._run_s = seconds if self._run_s is None else self._run_s + RUN_TIME_WEIGHT * (seconds - self._run_s)
+
+    def _end_hold(self, run: _Run) -> None:
+        """The run's handler ended (or it ends unrun): give up its slot, to the first run waiting for one, and
+        its place in the capacity, so the loops claim again while its settle is still out."""
+        if run.has_slot:
+            run.has_slot = False
+            if self._waiting and not self._stopping.is_set():
+                waiting = self._waiting.popleft()
+                waiting.has_slot = True
+                if waiting.slot is not None:
+                    waiting.slot.set_result(None)
+            else:
+                self._running -= 1
+        if run.holds:
+            run.holds = False
+            self._holding -= 1
+        self._slot_freed.set()
 
     # running one job
 
@@ -374,23 +480,40 @@ class Worker:
             # the store failed while settling the job: its lease lapses and another claim takes it again
             emit("settle_error", logging.WARNING, job=job.id, queue=job.queue, error=repr(exc))
         finally:
+            self._end_hold(run)
             self._runs.discard(run)
             self.counters.in_flight = len(self._runs)
-            self._slot_freed.set()
 
     async def _run_task(self, run: _Run, job: Job, task: Task[Any, Any], envelope: Envelope) -> None:
-        emit("start", job=job.id, task=task.name, queue=job.queue, attempt=job.attempts, max_attempts=job.max_attempts)
         heart = _Heart(lambda: self._heartbeat(run, job), run.lease.deadline - job.visibility_timeout_s * 2 / 3)
-        began = time.perf_counter()
         timed_out = False
         try:
-            async with asyncio.timeout(task.options.timeout_s) as deadline:
-                await guarded(task.run_with(envelope.payload, job, run.lease), run.lease)
+            try:
+                started = await self._take_slot(run)  # a run claimed ahead waits here, its lease kept by the heart
+                run.slot = None
+                if started:
+                    emit(
+                        "start",
+                        job=job.id,
+                        task=task.name,
+                        queue=job.queue,
+                        attempt=job.attempts,
+                        max_attempts=job.max_attempts,
+                    )
+                    began = time.perf_counter()
+                    try:
+                        async with asyncio.timeout(task.options.timeout_s) as deadline:
+                            await guarded(task.run_with(envelope.payload, job, run.lease), run.lease)
+                    finally:
+                        self._ran_for(time.perf_counter() - began)
+            finally:
+                # the slot is free while the settle is out; the run is reported only once the store answered
+                heart.cancel()
+                self._end_hold(run)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None:
                 current.uncancel()
-            heart.cancel()
             if run.lease.lost is not None:
                 self.counters.cancelled += 1
                 _job_warning("cancelled", job, task=task.name, attempt=job.attempts, reason=run.lease.lost)
@@ -408,8 +531,10 @@ class Worker:
         except Exception as exc:
             await self._failed(run, job, task, exc)
             return
-        finally:
-            heart.cancel()
+        if not started:  # the worker stopped before a slot came: never run, handed back
+            run.handing_back = True
+            await self._hand_back(run, job, envelope)
+            return
         if timed_out:
             await self._retry(run, job, task.name, f"timed out after {task.options.timeout_s:g} s")
             return

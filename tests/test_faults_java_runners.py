@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from alkstore_postgres.provision import server_bindir
 
 from alkstore_faults.handler_records import read_ledgers, runs_of
 from alkstore_faults.runner_program import missing_package, parse_description, runner_directory
+from tests.broken_runtimes import lost_under_kill9
 from tests.full_matrix import full_matrix_only
 
 BROKEN = Path(__file__).resolve().parent / "fault_runtimes" / "quartz_no_recovery"
@@ -163,14 +163,8 @@ def test_quartz_without_requests_recovery_loses_the_killed_instances_job(tmp_pat
         server_bindir()
     except RuntimeError as exc:
         pytest.skip(f"no Postgres server for the throwaway broker: {exc}")
-    report = tmp_path / "broken.json"
-    command = [sys.executable, "-m", "alkstore_cli", "faults", str(BROKEN), "--short", "--fault", "kill9"]
-    done = subprocess.run(
-        [*command, "--seed", "7", "--report", str(report)], capture_output=True, text=True, timeout=600, check=False
-    )
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "BROKEN PROMISE under kill9 (round 0): lost 1 > 0" in done.stdout
-    (run,) = json.loads(report.read_text(encoding="utf-8"))["runs"]
+    run, output = lost_under_kill9(BROKEN, tmp_path / "broken.json", 600)
+    assert "BROKEN PROMISE under kill9 (round 0): lost 1 > 0" in output
     assert run["counts"]["lost"] == 1
     lost = [finding for finding in run["findings"] if finding["outcome"] == "lost"]
     assert len(lost) == 1

@@ -7,7 +7,6 @@ The test command's venv has neither library: without its venv each test skips, n
 from __future__ import annotations
 
 import json
-import subprocess
 import tomllib
 
 import pytest
@@ -83,15 +82,7 @@ def test_chancys_lease_is_its_workers_heartbeat_timeout() -> None:
 @pytest.mark.parametrize("name", sorted(RUNNERS))
 def test_the_runner_refuses_an_unknown_subcommand_with_status_2(name: str) -> None:
     runner = _runner(name)
-    done = subprocess.run(
-        runner.argv("drain"),
-        cwd=runner.directory,
-        env=runner.env("", ""),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = runner.call(["drain"], 120, runner.env("", ""))
     if "runner needs the Python package" in done.stderr:
         pytest.skip(f"{name} is not installed in .venv-{name}: {INSTALL}")
     assert done.returncode == 2

@@ -11,16 +11,14 @@ then, so it was not caught every time, and a check that passes by chance is no c
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from alkstore_faults.runner_program import RunnerError, find_runner
+from tests.broken_runtimes import lost_under_kill9
 
 ROOT = Path(__file__).resolve().parent.parent
 BROKEN = ROOT / "tests" / "fault_runtimes" / "beanstalkd_delete_first"
@@ -50,15 +48,7 @@ def test_a_beanstalkd_worker_that_deletes_a_job_before_its_handler_runs_is_caugh
         if os.environ.get("ALKSTORE_REQUIRE") == "1":
             pytest.fail("required here (ALKSTORE_REQUIRE=1): beanstalkd is not installed (apt-get install beanstalkd)")
         pytest.skip("beanstalkd is not installed: apt-get install beanstalkd (ci/faults.sh install does)")
-    report = tmp_path / "beanstalkd_delete_first.json"
-    command = [sys.executable, "-m", "alkstore_cli", "faults", str(BROKEN), "--short", "--fault", "kill9"]
-    done = subprocess.run(
-        [*command, "--seed", "7", "--report", str(report)], capture_output=True, text=True, timeout=240, check=False
-    )
-    output = done.stdout + done.stderr
-    assert done.returncode == 1, output
-    assert "BROKEN PROMISE under kill9 (round 0): lost" in output, output
-    [run] = json.loads(report.read_text(encoding="utf-8"))["runs"]
+    run, output = lost_under_kill9(BROKEN, tmp_path / "beanstalkd_delete_first.json", 240)
     lost = [finding for finding in run["findings"] if finding["outcome"] == "lost"]
     assert lost, output
     assert all("it has no record of the job" in finding["detail"] for finding in lost), lost

@@ -10,13 +10,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from alkstore_faults.handler_records import read_ledgers, runs_of
 from alkstore_faults.runner_program import ECOSYSTEM, missing_package, parse_description, runner_directory
+from tests.broken_runtimes import lost_under_kill9
 from tests.full_matrix import full_matrix_only
 
 INSTALL = "bash ci/faults.sh install (apt-get install ruby ruby-sidekiq ruby-gitlab-sidekiq-fetcher ...)"
@@ -161,14 +161,8 @@ def test_a_reliable_fetch_that_acknowledges_before_the_handler_breaks_its_promis
     if _gems_missing(RUBY_RUNNERS["sidekiq_reliable_fetch"][2]) or shutil.which("redis-server") is None:
         pytest.skip(f"Sidekiq, gitlab-sidekiq-fetcher or redis-server is not installed: {INSTALL}")
     runtime = Path(__file__).resolve().parent / "fault_runtimes" / "sidekiq_reliable_ack_first"
-    report = tmp_path / "report.json"
-    command = [sys.executable, "-m", "alkstore_cli", "faults", str(runtime), "--short", "--fault", "kill9"]
-    done = subprocess.run(
-        [*command, "--seed", "7", "--report", str(report)], capture_output=True, text=True, timeout=400, check=False
-    )
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "BROKEN PROMISE under kill9 (round 0): lost 1 > 0" in done.stdout
-    [run] = json.loads(report.read_text(encoding="utf-8"))["runs"]
+    run, output = lost_under_kill9(runtime, tmp_path / "report.json", 400)
+    assert "BROKEN PROMISE under kill9 (round 0): lost 1 > 0" in output
     [finding] = [finding for finding in run["findings"] if finding["outcome"] == "lost"]
     assert [state["state"] for state in run["library_states"] if state["job"] == finding["job"]] == ["absent"]
     assert run["broken_promises"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -180,15 +179,7 @@ def _description(name: str, runner: Path) -> dict[str, Any] | str:
             raise
         return str(exc)
     try:
-        done = subprocess.run(
-            described.argv("describe"),
-            cwd=described.directory,
-            env=described.env("", ""),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        done = described.call(["describe"], 120, described.env("", ""))
     except FileNotFoundError:  # the runner's language (Ruby: apt, by ci/faults.sh install) is not on this machine
         return f"{described.argv('describe')[0]} is not installed here: bash ci/faults.sh install"
     missing = missing_package(done.stderr) if done.returncode != 0 else None

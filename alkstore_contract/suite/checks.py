@@ -66,6 +66,20 @@ async def expect_stored(queue: Queue, job_id: JobId, clause: str) -> Job:
     return job
 
 
+async def expect_left_as(
+    queue: Queue, job_id: JobId, state: JobState, attempts: int, clause: str, refused: str
+) -> None:
+    """The stored job must still be in ``state`` with ``attempts`` after the calls the engine ``refused``: a
+    refused call changes nothing."""
+    job = await expect_stored(queue, job_id, clause)
+    expect(
+        job.state == state and job.attempts == attempts,
+        clause,
+        did=f"left job {job_id!r} as state={job.state}, attempts={job.attempts} after refused {refused}",
+        demands=f"refused {refused} to change nothing",
+    )
+
+
 def expect_handed_out(
     handle: JobHandle | None, job_id: JobId, clause: str, *, when: str = "", demands: str
 ) -> JobHandle:

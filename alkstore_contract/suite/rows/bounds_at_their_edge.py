@@ -43,7 +43,14 @@ from functools import partial
 from typing import Any, TypeVar
 
 from alkstore_contract.errors import InvalidArgument, InvalidName, PayloadError
-from alkstore_contract.suite.checks import expect, expect_equal, expect_handed_out, expect_raises, expect_stored
+from alkstore_contract.suite.checks import (
+    expect,
+    expect_equal,
+    expect_handed_out,
+    expect_left_as,
+    expect_raises,
+    expect_stored,
+)
 from alkstore_contract.suite.expected import (
     CONTROL_CHARACTER_RANGES,
     MAX_ATTEMPTS_RANGE,
@@ -323,13 +330,7 @@ async def _leg_worker_ids(ctx: RowContext, store: Store) -> None:
     for worker in refused:
         await expect_raises(queue.claim_one(worker), InvalidName, "C6", f"claim_one(worker_id={_show(worker)})")
         await expect_raises(queue.claim_batch(worker, 1), InvalidName, "C6", f"claim_batch({_show(worker)}, 1)")
-    job = await expect_stored(queue, waiting, "C6")
-    expect(
-        job.state == JobState.READY and job.attempts == 0,
-        "C6",
-        did=f"left job {waiting!r} as {job!r} after claims by refused worker ids",
-        demands="a refused worker id to claim nothing",
-    )
+    await expect_left_as(queue, waiting, JobState.READY, 0, "C6", "claims (bad worker ids)")
     expect_equal(await queue.cancel(waiting), True, "C6", "cancel() of the job that waited")
     for worker in accepted:
         job_id = await queue.enqueue({"worker": worker})

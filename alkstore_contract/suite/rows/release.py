@@ -31,6 +31,7 @@ from alkstore_contract.suite.checks import (
     expect,
     expect_claimed,
     expect_equal,
+    expect_left_as,
     expect_nothing_handed_out,
     expect_raises,
     expect_stored,
@@ -167,13 +168,7 @@ async def _leg_one_shot(ctx: RowContext) -> None:
     handle = await _claim(queue, job_id, "L4", "the only job")
     for bad in (-1, float("nan"), float("inf"), "1", 10**400):
         await expect_raises(handle.release(delay=cast(float, bad)), InvalidArgument, "L4", f"release(delay={bad!r})")
-    job = await expect_stored(queue, job_id, "L4")
-    expect(
-        job.state == JobState.PROCESSING and job.attempts == 1,
-        "L4",
-        did=f"left job {job_id!r} as state={job.state}, attempts={job.attempts} after refused releases",
-        demands="a refused release to change nothing",
-    )
+    await expect_left_as(queue, job_id, JobState.PROCESSING, 1, "L4", "releases")
     expect_equal(await handle.release(), True, "L4", "release() after refused ones: the handle was not spent")
     for name, op in (("ack", handle.ack()), ("release", handle.release()), ("heartbeat", handle.heartbeat())):
         await expect_raises(op, HandleSpent, "L4", f"{name}() after release() returned")

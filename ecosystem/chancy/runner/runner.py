@@ -22,7 +22,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from alkstore_faults.runner_cli import NO_STATE, Job, State, serve
+from alkstore_faults.runner_cli import NO_STATE, Job, State, serve, states_of
 
 # isort: split
 # After runner_cli, whose hook turns a missing chancy into one line naming it; tasks imports chancy.
@@ -221,15 +221,8 @@ async def inspect(jobs: list[Job]) -> list[State]:
         )
         holders = {str(row[0]): (row[1], row[2]) for row in await cursor.fetchall()}
     now = time.time()
-    states = []
-    for job in jobs:
-        ident = ids.get(job["id"])
-        held = found.get(ident) if ident is not None else None
-        if held is None:
-            states.append({"job": job["id"], **NO_STATE, "state": "absent"})
-        else:
-            states.append({"job": job["id"], **state_of(held, holders.get(str(ident), (None, None)), now)})
-    return states
+    by_job = {harness_id: found[ident] for harness_id, ident in ids.items() if ident in found}
+    return states_of(jobs, by_job, lambda held: state_of(held, holders.get(str(held.id), (None, None)), now))
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve
+from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve, states_of
 
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE / "oban.toml"
@@ -210,14 +210,7 @@ async def inspect(jobs: list[Job]) -> list[State]:
     finally:
         await pool.close()
     now = time.time()
-    states = []
-    for job in jobs:
-        held = found.get(job["id"])
-        if held is None:
-            states.append({"job": job["id"], **NO_STATE, "state": "absent"})
-        else:
-            states.append({"job": job["id"], **state_of(held, now)})
-    return states
+    return states_of(jobs, found, lambda held: state_of(held, now))
 
 
 if __name__ == "__main__":

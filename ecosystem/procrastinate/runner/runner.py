@@ -21,7 +21,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve
+from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve, states_of
 
 HERE = Path(__file__).resolve().parent
 DOCS = "https://procrastinate.readthedocs.io/en/stable/"
@@ -195,14 +195,7 @@ async def inspect(jobs: list[Job], recipe: bool) -> list[State]:
     beats = {int(row["id"]): float(row["beat"]) for row in rows}
     by_id = {str(job.task_kwargs.get("job")): job for job in found}
     now = time.time()
-    states = []
-    for job in jobs:
-        held = by_id.get(job["id"])
-        if held is None:
-            states.append({"job": job["id"], **NO_STATE, "state": "absent"})
-        else:
-            states.append({"job": job["id"], **state_of(held, beats, recipe, now)})
-    return states
+    return states_of(jobs, by_id, lambda held: state_of(held, beats, recipe, now))
 
 
 def main(argv: list[str]) -> int:
