@@ -107,11 +107,12 @@ PAYLOADS = st.one_of(
 )
 """Small JSON values (E8's edge cases are ``validation_and_closed_store``'s business)."""
 FIRST_KEY = "k1"
-UNIQUE_KEYS = st.sampled_from([FIRST_KEY, "k2"])
-"""The keys ``enqueue_unique`` draws: two, so a key is often held when it comes again (K1) and freed between (K2)."""
+UNIQUE_KEYS = st.sampled_from([FIRST_KEY, FIRST_KEY, "k2"])
+"""The keys ``enqueue_unique`` draws: two, so a key is often held when it comes again (K1) and freed between (K2);
+mostly the key of each program's first job (``some_work``), which the first claim takes."""
 ENQUEUES = st.sampled_from(["one", "many"])
-UNIQUE_ENQUEUES = st.sampled_from(["one", "many", "unique", "unique"])
-"""The enqueues of an engine declaring ``unique_keys``: half of them ``enqueue_unique`` (contract 2.1, K1, K2)."""
+UNIQUE_ENQUEUES = st.sampled_from(["one", "many", "unique", "unique", "unique", "unique"])
+"""The enqueues of an engine declaring ``unique_keys``: two in three ``enqueue_unique`` (contract 2.1, K1, K2)."""
 ERRORS = st.sampled_from([None, "boom", "é ✓"])
 HANDLE_OPS = st.sampled_from(["ack", "retry", "fail", "heartbeat"])
 RELEASING_HANDLE_OPS = st.sampled_from(["ack", "retry", "fail", "heartbeat", "release"])
