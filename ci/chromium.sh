@@ -21,19 +21,12 @@ chromium_path() {
 }
 
 if ! chromium_path >/dev/null; then
-    if [ "$(id -u)" -eq 0 ]; then
-        as_root=()
-    elif command -v sudo >/dev/null; then
-        as_root=(sudo -n)
-    else
-        echo "ci/chromium.sh: chromium is not installed, and this is not root and no sudo: cannot install it" >&2
-        exit 1
-    fi
-    echo "ci/chromium.sh: installing chromium (apt-get)" >&2
-    # Another apt run (a second job, unattended upgrades) may hold the lock: wait for it up to 10 minutes.
-    "${as_root[@]}" apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
-    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-        --no-install-recommends chromium >/dev/null
+    log() { echo "ci/chromium.sh: $*" >&2; }
+    case "$0" in */*) ci_dir="${0%/*}" ;; *) ci_dir=. ;; esac
+    # shellcheck source=ci/as_root.sh
+    source "$ci_dir/as_root.sh"
+    log "installing chromium (apt-get)"
+    apt_install chromium
 fi
 binary="$(chromium_path)" || { echo "ci/chromium.sh: apt-get ran but no chromium binary is on disk" >&2; exit 1; }
 

@@ -33,8 +33,7 @@ source "$ci_dir/as_root.sh"
 lib="$(find_lib)"
 if [ -z "$lib" ]; then
     log "libfaketime not found: installing Debian's faketime package"
-    as_root apt-get update
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends faketime
+    apt_install faketime
     lib="$(find_lib)"
 fi
 [ -n "$lib" ] || { log "no libfaketime even after installing faketime"; exit 1; }

@@ -30,15 +30,8 @@ RUBY_PACKAGES=(ruby ruby-sidekiq ruby-gitlab-sidekiq-fetcher ruby-delayed-job ru
     ruby-pg)
 JAVA_PACKAGES=(default-jdk-headless libquartz2-java libpostgresql-jdbc-java)
 log() { echo "ci/faults.sh: $*" >&2; }
-# apt_install PACKAGE...: Debian's packages, as root (ci/as_root.sh)
-apt_install() {
-    ROOT_HINT="apt-get install $*"
-    # shellcheck source=ci/as_root.sh
-    source ci/as_root.sh
-    as_root apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-        --no-install-recommends "$@" >/dev/null
-}
+# shellcheck source=ci/as_root.sh
+source ci/as_root.sh # apt_install PACKAGE...: Debian's packages, as root
 
 # oban's Requires-Python is >=3.12: $ALKSTORE_OBAN_PYTHON, else the first python3.13/python3.12 that runs, else one
 # of pyenv's versions 3.12 and later (Debian 12's own python3 is 3.11 and it packages no newer one).
@@ -80,9 +73,9 @@ install)
     for runner in bullmq pgboss graphile_worker; do
         (cd "ecosystem/$runner/runner" && npm ci --no-audit --no-fund --loglevel=error)
     done
-    apt_install "${RUBY_PACKAGES[@]}" # the Ruby runners (ecosystem/sidekiq, ecosystem/delayed_job)
-    apt_install beanstalkd # the beanstalkd runner's throwaway server (ecosystem/beanstalkd)
-    apt_install "${JAVA_PACKAGES[@]}" # Quartz's runner (ecosystem/quartz), then its classes
+    # The Ruby runners (ecosystem/sidekiq, ecosystem/delayed_job), the beanstalkd runner's throwaway server
+    # (ecosystem/beanstalkd), Quartz's runner (ecosystem/quartz; its classes are compiled below): one apt-get run.
+    apt_install "${RUBY_PACKAGES[@]}" beanstalkd "${JAVA_PACKAGES[@]}"
     bash ecosystem/quartz/runner/build.sh
     ;;
 short)

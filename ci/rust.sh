@@ -14,14 +14,9 @@ cd "$(dirname "$0")/../engines_under_test/alkstore_rust"
 REGISTRY=/usr/share/cargo/registry
 CRATES=(librust-rusqlite-dev librust-serde-json-dev)
 
-as_root() { # apt-get as root: directly when we are, through sudo when it is there
-    if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
-}
-
-apt_install() { # apt_install PACKAGE...: install them, refreshing the package lists once if they are stale
-    as_root apt-get install -y -q "$@" >/dev/null ||
-        { as_root apt-get update -q >/dev/null && as_root apt-get install -y -q "$@" >/dev/null; }
-}
+log() { echo "ci/rust.sh: $*" >&2; }
+# shellcheck source=ci/as_root.sh
+source ../../ci/as_root.sh # apt_install PACKAGE...: Debian's packages, as root
 
 case "${1:-}" in
 install)
@@ -30,7 +25,7 @@ install)
     compgen -G "$REGISTRY/serde_json-1.*" >/dev/null || missing+=(librust-serde-json-dev)
     command -v cargo >/dev/null || missing+=(cargo)
     if [ ${#missing[@]} -gt 0 ]; then
-        echo "ci/rust.sh: installing ${missing[*]} (of ${CRATES[*]} cargo)"
+        log "installing ${missing[*]} (of ${CRATES[*]} cargo)"
         apt_install "${missing[@]}"
     fi
     cargo build --release --offline --quiet

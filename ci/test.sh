@@ -53,6 +53,13 @@ phase_done() { # the CPU time lets a run on a busy machine be compared with one 
 }
 
 phase 1 "venv and install ($VENV)"
+# The Node engine's install compiles SQLite for a minute on a machine that has never built it (ci/node.sh keeps the
+# build for the next clone): one core does that while the rest of this phase runs.
+bash ci/node.sh install &
+NODE_INSTALL=$!
+# Debian's packages the tests need beyond what the scripts below find: beanstalkd (the beanstalkd runner's
+# throwaway server), faketime and the Rust engine's crates, in one apt-get run where any is missing.
+bash ci/debian.sh beanstalkd faketime librust-rusqlite-dev librust-serde-json-dev
 if [ ! -x "$VENV/bin/python" ]; then
     if "$PYTHON" -m pip --version >/dev/null 2>&1; then
         # The base Python's pip puts the current pip in: venv's own (ensurepip) would be replaced at once.
@@ -69,7 +76,6 @@ fi
 # seconds warm. pip stays in the venv: tests/test_certify_third_party.py installs an engine with it, as authors do.
 # Bytecode is written when a module is first imported (uv compiles none), and most installed modules never are.
 "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" -e '.[test,faults]' # faults: the short run
-bash ci/node.sh install # the Node.js engine's npm packages, when node_modules lacks them
 bash ci/rust.sh install # the Rust engine's crates (Debian's) when missing, and its release build
 ALKSTORE_PG_DSN="$(bash ci/postgres.sh)"
 export ALKSTORE_PG_DSN ALKSTORE_REQUIRE=1
@@ -78,9 +84,13 @@ ALKSTORE_FAKETIME_LIB="$(bash ci/faketime.sh)" # the skewed server of tests/test
 export ALKSTORE_FAKETIME_LIB
 ALKSTORE_CHROMIUM="$(bash ci/chromium.sh)" # the headless browser of tests/test_ecosystem_page.py
 export ALKSTORE_CHROMIUM
+wait "$NODE_INSTALL" # the Node.js engine's npm packages, when node_modules lacked them
 phase_done
 
 PYTEST=("$VENV/bin/pytest" -p no:cacheprovider)
+# mypy's cache outside the checkout (it checks each entry against its file's hash): a fresh clone on a machine that
+# ran the checks before spends a second on types instead of ten. ci/node.sh keeps the Node engine's build there too.
+export MYPY_CACHE_DIR="${ALKSTORE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/alkstore}/mypy"
 
 phase 2 "ruff, mypy; the Node.js engine's node --check and node --test; the Rust engine's cargo fmt, clippy and test"
 bash ci/node.sh check

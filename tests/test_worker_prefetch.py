@@ -23,7 +23,7 @@ from alkstore_worker import App, JobContext, Settlement, StoreSource, Worker, Wo
 from alkstore_worker.runtime import PREFETCH_BELOW_S
 from tests.worker_app import QUEUE as APP_QUEUE
 from tests.worker_app import source_from
-from tests.worker_processes import WorkerProcess, handler_log, wait_until
+from tests.worker_processes import WorkerProcess, handler_log
 
 QUEUE = "work"
 WARM_RUNS = 10
@@ -350,11 +350,12 @@ def test_a_kill_leaves_a_job_claimed_ahead_to_its_lease_and_it_runs_again(tmp_pa
         again.until(
             lambda: ahead in {e["job"] for e in handler_events(log, "finished")}, "the job ran again after its lease"
         )
+        # The handler's "finished" line comes before the worker's ack: wait for the ack while the worker lives.
+        again.until(lambda: state_of_ahead() is None, "its ack removed it")
     finally:
         again.kill()
     (finished,) = [e for e in handler_events(log, "finished") if e["job"] == ahead]
     assert finished["attempt"] == left[1] + 1, "the kill cost the claim's attempt: a re-run, never a loss"
-    wait_until(lambda: state_of_ahead() is None, "its ack removed it")
 
 
 @pytest.mark.asyncio

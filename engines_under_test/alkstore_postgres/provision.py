@@ -11,7 +11,8 @@ P3 for an engine whose storage is a server means the server's crash: every
 committed write survives a ``kill -9`` of the server and its restart. The suite
 must never do that to the server a user pointed the engine at (``--alkstore-pg-dsn``
 may name a shared or production server), so the adapter makes each crashable
-location on a cluster of its own: ``initdb`` in a temporary directory, the
+location on a cluster of its own: in a temporary directory, a copy of the data
+directory ``initdb`` made once for these binaries (``_template``), and the
 ``postgres`` server on a free loopback port, as ``ci/postgres.sh`` does. A crash
 is ``SIGKILL`` to the server's whole process group (the postmaster and every
 backend, with no shutdown: nothing gets to write a checkpoint); a restart
@@ -32,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import hashlib
 import os
 import shutil
 import signal
@@ -91,6 +93,37 @@ def _as_owner() -> dict[str, Any]:
     return {"user": owner, "group": owner}
 
 
+INITDB_ARGS = ("-U", OWNER, "--auth=trust", "-E", "UTF8", "--no-locale", "--no-sync")
+
+
+def _template(bindir: Path) -> Path:
+    """A data directory ``initdb`` made once per machine for ``bindir``, never started: what each cluster copies.
+
+    It lives in the temp directory under a name made of the binaries' path and ``INITDB_ARGS``, so a
+    change of either makes a new one. Made in a directory of its own and renamed into place, so
+    processes that race to make it never copy a half-made one (the loser removes its own).
+    """
+    key = hashlib.sha256(repr((str(bindir), INITDB_ARGS, os.geteuid())).encode()).hexdigest()[:16]
+    template = Path(tempfile.gettempdir()) / f"alkstore-pg-template.{key}"
+    if (template / "data" / "PG_VERSION").is_file():
+        return template / "data"
+    building = Path(tempfile.mkdtemp(prefix=f"{template.name}.building."))
+    try:
+        if os.geteuid() == 0:
+            shutil.chown(building, OWNER, OWNER)
+        command = [str(bindir / "initdb"), "-D", str(building / "data"), *INITDB_ARGS]
+        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120, **_as_owner())
+        if done.returncode != 0:
+            raise RuntimeError(f"initdb for a throwaway cluster exited {done.returncode}: {done.stderr[-2000:]}")
+        with contextlib.suppress(OSError):  # another process made it first: its copy is as good
+            building.rename(template)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    if not (template / "data" / "PG_VERSION").is_file():
+        raise RuntimeError(f"{template} holds no cluster made by initdb: remove it, and it is made again")
+    return template / "data"
+
+
 class ThrowawayCluster:
     """One cluster in a temporary directory: started by ``create``, crashed by ``kill``, gone after ``destroy``."""
 
@@ -130,11 +163,21 @@ class ThrowawayCluster:
         return cluster
 
     def _initdb(self) -> None:
-        command = [str(self.bindir / "initdb"), "-D", str(self.data), "-U", OWNER, "--auth=trust"]
-        command += ["-E", "UTF8", "--no-locale", "--no-sync"]
-        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120, **_as_owner())
+        """The data directory: a copy of the template ``initdb`` made for these binaries (``_template``).
+
+        ``initdb`` costs a second or more of CPU (it bootstraps the catalogs through several single-user
+        servers); a copy of a data directory that was never started costs a few milliseconds, and is the
+        same cluster but for its system identifier, which nothing here reads.
+        """
+        done = subprocess.run(
+            ["cp", "-a", str(_template(self.bindir)), str(self.data)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
         if done.returncode != 0:
-            raise RuntimeError(f"initdb for a throwaway cluster exited {done.returncode}: {done.stderr[-2000:]}")
+            raise RuntimeError(f"copying the template cluster failed ({done.returncode}): {done.stderr[-2000:]}")
 
     async def start(self) -> None:
         """Start the server on its data directory (recovering from a crash if there was one) and wait for it."""
