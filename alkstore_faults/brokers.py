@@ -53,16 +53,18 @@ def free_port() -> int:
 class _OwnServer:
     """A server process of our own on a port of loopback, in a scratch directory ``base``.
 
-    ``start`` spawns it (the subclass's ``_spawn``) and waits until it answers;
+    ``start`` spawns it (the subclass's ``_argv`` and ``_env``) and waits until it answers;
     a crash is ``SIGKILL`` of its tree; ``close`` kills it and removes ``base``.
     """
 
     what = ""
     """The server in a message: ``the throwaway {what} on port N did not answer``."""
+    url = ""
+    """Its address, ``{port}`` standing for its port: what a library connects to."""
     start_timeout_s = START_TIMEOUT_S
     poll_s = 0.05
     log_name = ""
-    """The file in ``base`` whose tail a failed start shows."""
+    """The file in ``base`` that takes the server's output: its tail is what a failed start shows."""
 
     def __init__(self, kind: str) -> None:
         self._port = free_port()
@@ -70,11 +72,29 @@ class _OwnServer:
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
+    def address(self) -> str:
+        return self.url.format(port=self._port)
+
+    @property
     def port(self) -> int | None:
         return self._port
 
-    def _spawn(self) -> subprocess.Popen[bytes]:
+    def _argv(self) -> list[str]:
+        """The server's command line; a ``RuntimeError`` when its program is not installed."""
         raise NotImplementedError
+
+    def _env(self) -> dict[str, str] | None:
+        """The server's environment: ``None``, this process's."""
+        return None
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        """The server started in ``base``, in a process group of its own (a crash kills its tree), its output
+        appended to ``log_name``."""
+        argv, env = self._argv(), self._env()
+        with open(self.base / self.log_name, "ab") as log:
+            return subprocess.Popen(
+                argv, env=env, cwd=self.base, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+            )
 
     async def _answers(self) -> bool:
         """Whether the server is up: it takes a connection, and answers as the subclass checks."""
@@ -111,27 +131,36 @@ class _OwnServer:
         await asyncio.to_thread(shutil.rmtree, self.base, True)
 
 
-class RedisBroker(_OwnServer):
-    """A throwaway ``redis-server``; ``aof`` makes every acknowledged write durable across a crash."""
+class _ProgramServer(_OwnServer):
+    """A server whose program (``what``) is on PATH, with its write-ahead log synced on every write (``durable``:
+    a crash forgets nothing acknowledged) or with none (a crash forgets everything): Redis's AOF, beanstalkd's
+    binlog. Its output goes to ``{what}.log``."""
+
+    def __init__(self, durable: bool) -> None:
+        super().__init__(self.what)
+        self.durable = durable
+        self.log_name = f"{self.what}.log"
+
+    def _program(self) -> str:
+        """The program's path: a missing one is a ``RuntimeError`` naming the package that brings it."""
+        binary = shutil.which(self.what)
+        if binary is None:
+            raise RuntimeError(
+                f"{self.what} is not on PATH: the runtime-faults mode needs it (apt-get install {self.what})"
+            )
+        return binary
+
+
+class RedisBroker(_ProgramServer):
+    """A throwaway ``redis-server``; ``durable`` turns on AOF with ``appendfsync always``."""
 
     what = "redis-server"
-    log_name = "redis.log"
-
-    def __init__(self, aof: bool) -> None:
-        super().__init__("redis")
-        self.aof = aof
-
-    @property
-    def address(self) -> str:
-        return f"redis://127.0.0.1:{self._port}/0"
+    url = "redis://127.0.0.1:{port}/0"
 
     def _argv(self) -> list[str]:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            raise RuntimeError("redis-server is not on PATH: the runtime-faults mode needs it for a Redis library")
-        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.aof else ["--appendonly", "no"]
+        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.durable else ["--appendonly", "no"]
         return [
-            binary,
+            self._program(),
             "--port",
             str(self._port),
             "--bind",
@@ -142,55 +171,29 @@ class RedisBroker(_OwnServer):
             str(self.base),
             "--daemonize",
             "no",
-            "--logfile",
-            str(self.base / "redis.log"),
             *persistence,
         ]
-
-    def _spawn(self) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            self._argv(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
 
     async def _answers(self) -> bool:
         """A ``PING`` answered ``+PONG``: the server takes commands, not only connections."""
         return await _answers_on(self._port, b"PING\r\n", b"+PONG")
 
 
-class BeanstalkBroker(_OwnServer):
-    """A throwaway ``beanstalkd``; ``binlog`` keeps its jobs in a binlog fsynced on every write (``-f 0``), as a
-    Redis broker with AOF keeps its keys, so a crash forgets nothing acknowledged; without it a crash forgets all."""
+class BeanstalkBroker(_ProgramServer):
+    """A throwaway ``beanstalkd``; ``durable`` keeps its jobs in a binlog fsynced on every write (``-f 0``)."""
 
     what = "beanstalkd"
-    log_name = "beanstalkd.log"
+    url = "beanstalk://127.0.0.1:{port}"
 
-    def __init__(self, binlog: bool) -> None:
-        super().__init__("beanstalkd")
-        self.binlog = binlog
-
-    @property
-    def address(self) -> str:
-        return f"beanstalk://127.0.0.1:{self._port}"
+    def __init__(self, durable: bool) -> None:
+        super().__init__(durable)
+        self.binlog = self.base / "binlog"
+        if durable:
+            self.binlog.mkdir()
 
     def _argv(self) -> list[str]:
-        binary = shutil.which("beanstalkd")
-        if binary is None:
-            raise RuntimeError(
-                "beanstalkd is not on PATH: the runtime-faults mode needs it (apt-get install beanstalkd)"
-            )
-        persistence = ["-b", str(self.base / "binlog"), "-f", "0"] if self.binlog else []
-        return [binary, "-l", "127.0.0.1", "-p", str(self._port), *persistence]
-
-    def _spawn(self) -> subprocess.Popen[bytes]:
-        (self.base / "binlog").mkdir(exist_ok=True)
-        with open(self.base / self.log_name, "ab") as log:
-            return subprocess.Popen(
-                self._argv(), stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
-            )
+        persistence = ["-b", str(self.binlog), "-f", "0"] if self.durable else []
+        return [self._program(), "-l", "127.0.0.1", "-p", str(self._port), *persistence]
 
     async def _answers(self) -> bool:
         """A ``stats`` answered ``OK <bytes>``: the server takes commands, not only connections."""
@@ -231,6 +234,7 @@ class RabbitBroker(_OwnServer):
     """
 
     what = "RabbitMQ node"
+    url = "amqp://guest:guest@127.0.0.1:{port}//"
     start_timeout_s = RABBITMQ_START_TIMEOUT_S
     poll_s = 0.2
     log_name = "server.log"
@@ -245,18 +249,17 @@ class RabbitBroker(_OwnServer):
             f"loopback_users = none\nlisteners.tcp.default = 127.0.0.1:{self._port}\n", encoding="utf-8"
         )
 
-    @property
-    def address(self) -> str:
-        return f"amqp://guest:guest@127.0.0.1:{self._port}//"
-
-    def _spawn(self) -> subprocess.Popen[bytes]:
+    def _argv(self) -> list[str]:
         # Debian's /usr/sbin/rabbitmq-server drops root to the rabbitmq user, who cannot write our directory;
         # the script it wraps runs the node as the caller.
         wrapped = Path("/usr/lib/rabbitmq/bin/rabbitmq-server")
         binary = str(wrapped) if wrapped.exists() else shutil.which("rabbitmq-server") or str(wrapped)
         if not Path(binary).exists():
             raise RuntimeError("rabbitmq-server is not installed: the runtime-faults mode needs it for an AMQP library")
-        env = {
+        return [binary]
+
+    def _env(self) -> dict[str, str]:
+        return {
             **os.environ,
             "HOME": str(self.base),
             "RABBITMQ_NODENAME": f"alkstore{self._port}@localhost",
@@ -273,16 +276,6 @@ class RabbitBroker(_OwnServer):
             # the machine's rabbitmq-env.conf is not read: the node is configured by this environment alone
             "RABBITMQ_CONF_ENV_FILE": str(self.base / "rabbitmq-env.conf"),
         }
-        with open(self.base / "server.log", "ab") as log:
-            return subprocess.Popen(
-                [binary],
-                env=env,
-                cwd=self.base,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,
-            )
 
     async def close(self) -> None:
         await self.kill()

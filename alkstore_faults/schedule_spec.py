@@ -8,6 +8,7 @@ process handling; a runner that declares no ``schedule`` (every protocol-2 runne
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,10 +73,7 @@ class ScheduleSpec:
 def parse_workloads(data: dict[str, Any]) -> tuple[tuple[str, ...], ScheduleSpec | None]:
     """``describe``'s ``workloads`` (default ``["jobs"]``: every runner written before the schedule workload) and
     its ``schedule`` object, required when ``schedule`` is one of them; a ``ValueError`` names what is wrong."""
-    workloads = tuple(data.get("workloads", ["jobs"]))
-    unknown = [workload for workload in workloads if workload not in WORKLOADS]
-    if not workloads or unknown:
-        raise ValueError(f"workloads must name some of {', '.join(WORKLOADS)}, got {list(workloads)!r}")
+    workloads = _some_of("workloads", data.get("workloads", ["jobs"]), WORKLOADS)
     if "schedule" not in workloads:
         if "schedule" in data:
             raise ValueError("a schedule object needs 'schedule' in workloads")
@@ -83,23 +81,29 @@ def parse_workloads(data: dict[str, Any]) -> tuple[tuple[str, ...], ScheduleSpec
     return workloads, parse_schedule(dict(data["schedule"]))
 
 
+def _one_of(name: str, value: object, choices: tuple[str, ...]) -> str:
+    """``value`` as one of ``choices``, or a ``ValueError`` naming the field ``name`` and what it may be."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return str(value)
+
+
+def _some_of(name: str, values: Iterable[object], choices: tuple[str, ...]) -> tuple[str, ...]:
+    """``values`` as one or more of ``choices``, or a ``ValueError`` naming the field ``name`` and what it may be."""
+    chosen = tuple(values)
+    if not chosen or any(value not in choices for value in chosen):
+        raise ValueError(f"{name} must name some of {', '.join(choices)}, got {list(chosen)!r}")
+    return tuple(map(str, chosen))
+
+
 def parse_schedule(data: dict[str, Any]) -> ScheduleSpec:
     every = float(data["every_s"])
     if every != 1.0:
         raise ValueError(f"schedule.every_s must be 1 (the workload's one-second schedule), got {every}")
-    schedulers = str(data["schedulers"])
-    if schedulers not in SCHEDULERS:
-        raise ValueError(f"schedule.schedulers must be one of {', '.join(SCHEDULERS)}, got {schedulers!r}")
-    ticks = str(data.get("ticks", "aligned"))
-    if ticks not in TICKS:
-        raise ValueError(f"schedule.ticks must be one of {', '.join(TICKS)}, got {ticks!r}")
     grace = float(data.get("grace_s", 5.0))
     if not 0 < grace <= MAX_GRACE_S:
         raise ValueError(f"schedule.grace_s must be in (0, {MAX_GRACE_S:.0f}] seconds, got {grace}")
-    faults = tuple(data["faults"])
-    unknown = [fault for fault in faults if fault not in SCHEDULE_FAULTS]
-    if not faults or unknown:
-        raise ValueError(f"schedule.faults must name some of {', '.join(SCHEDULE_FAULTS)}, got {list(faults)!r}")
+    faults = _some_of("schedule.faults", data["faults"], SCHEDULE_FAULTS)
     skips = tuple({key: str(value) for key, value in dict(skip).items()} for skip in data.get("skips", []))
     for skip in skips:
         if skip.get("when") not in SKIP_WHEN or not skip.get("quote", "").strip() or not skip.get("doc", "").strip():
@@ -110,8 +114,8 @@ def parse_schedule(data: dict[str, Any]) -> ScheduleSpec:
             raise ValueError(f"each schedule setting needs a name, a value and the doc it comes from, got {setting!r}")
     return ScheduleSpec(
         every_s=every,
-        schedulers=schedulers,
-        ticks=ticks,
+        schedulers=_one_of("schedule.schedulers", data["schedulers"], SCHEDULERS),
+        ticks=_one_of("schedule.ticks", data.get("ticks", "aligned"), TICKS),
         grace_s=grace,
         faults=faults,
         skips=skips,

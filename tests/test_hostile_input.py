@@ -538,6 +538,17 @@ async def _cancel(queue: Queue, job_id: Any) -> None:
     assert await queue.cancel(job_id), f"job {job_id!r} could not be cancelled"
 
 
+async def refused_alike(
+    queue: Queue, error: type[Exception], payload: object, batch: list[object], match: str | None = None, **options: Any
+) -> None:
+    """E11: what ``enqueue`` of ``payload`` refuses, ``enqueue_many`` of ``batch`` (the same input, among fine
+    payloads or alone) refuses too, with the same error: the two paths validate alike."""
+    with pytest.raises(error, match=match):
+        await queue.enqueue(payload, **options)
+    with pytest.raises(error, match=match):
+        await queue.enqueue_many(batch, **options)
+
+
 # --- names and worker ids -------------------------------------------------------------------------
 
 
@@ -607,10 +618,7 @@ def test_queue_names_and_worker_ids(harness: Harness) -> None:
 async def check_payload(h: Harness, payload: Any) -> None:
     queue = h.queue
     if not json_value(payload):
-        with pytest.raises(PayloadError):
-            await queue.enqueue(payload)
-        with pytest.raises(PayloadError):
-            await queue.enqueue_many([{"fine": 1}, payload, "also fine"])
+        await refused_alike(queue, PayloadError, payload, [{"fine": 1}, payload, "also fine"])
         return
     job_id = await queue.enqueue(payload)
     job = await queue.get_job(job_id)
@@ -679,11 +687,7 @@ async def check_enqueue_options(h: Harness, options: dict[str, Any]) -> None:
         and valid_priority(options["priority"])
     )
     if not valid:
-        errors = InvalidArgument
-        with pytest.raises(errors):
-            await queue.enqueue("x", **options)
-        with pytest.raises(errors):
-            await queue.enqueue_many(["x", "y"], **options)
+        await refused_alike(queue, InvalidArgument, "x", ["x", "y"], **options)
         return
     job_id = await queue.enqueue("x", **options)
     job = await queue.get_job(job_id)
@@ -940,24 +944,16 @@ async def check_instants_beyond_range(h: Harness) -> None:
         datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=5))),
         datetime.max.replace(tzinfo=timezone(timedelta(hours=-5))),
     ):
-        with pytest.raises(InvalidArgument, match=r"run_at=.*UTC equivalent"):
-            await h.queue.enqueue("x", run_at=run_at)
-        with pytest.raises(InvalidArgument, match=r"run_at=.*UTC equivalent"):
-            await h.queue.enqueue_many(["x"], run_at=run_at)
+        await refused_alike(h.queue, InvalidArgument, "x", ["x"], r"run_at=.*UTC equivalent", run_at=run_at)
 
 
 async def check_huge_ints(h: Harness) -> None:
     """E8, E9, S1: an int beyond CPython's str conversion limit is refused with the documented error."""
     queue, huge = h.queue, SMALLEST_HUGE_INT
     for payload in (huge, -huge, [1, {"deep": huge}]):
-        with pytest.raises(PayloadError, match="at most 4300 digits"):
-            await queue.enqueue(payload)
-        with pytest.raises(PayloadError, match="at most 4300 digits"):
-            await queue.enqueue_many(["fine", payload])
-    with pytest.raises(InvalidArgument, match="priority=<int of 4301 digits>"):
-        await queue.enqueue("x", priority=huge)
-    with pytest.raises(InvalidArgument, match="max_attempts=<int of 4301 digits>"):
-        await queue.enqueue("x", max_attempts=huge)
+        await refused_alike(queue, PayloadError, payload, ["fine", payload], "at most 4300 digits")
+    await refused_alike(queue, InvalidArgument, "x", ["x"], "priority=<int of 4301 digits>", priority=huge)
+    await refused_alike(queue, InvalidArgument, "x", ["x"], "max_attempts=<int of 4301 digits>", max_attempts=huge)
     with pytest.raises(InvalidArgument, match="max_attempts=<int of 4301 digits>"):
         QueueOpts(max_attempts=huge)
     with pytest.raises(InvalidArgument, match="opts="):
@@ -992,10 +988,8 @@ async def check_durations_beyond_a_float(h: Harness) -> None:
     """E9: an int duration no float can hold is InvalidArgument, not OverflowError."""
     queue = h.queue
     for value in (10**400, -(10**400)):
-        with pytest.raises(InvalidArgument, match="delay="):
-            await queue.enqueue("x", delay=value)
-        with pytest.raises(InvalidArgument, match="expires="):
-            await queue.enqueue("x", expires=value)
+        await refused_alike(queue, InvalidArgument, "x", ["x"], "delay=", delay=value)
+        await refused_alike(queue, InvalidArgument, "x", ["x"], "expires=", expires=value)
         with pytest.raises(InvalidArgument, match="visibility_timeout_s="):
             QueueOpts(visibility_timeout_s=value)
     job_id = await queue.enqueue("held")

@@ -90,12 +90,23 @@ class WatchedStore(Wrapped):
         return WatchedQueue(self._inner.queue(name, opts), self._watch)
 
 
-def watched_app(path: Path, watch: Watch) -> App:
+def watched_app(tmp_path: Path) -> tuple[Watch, App]:
+    """An app on a SQLite file in ``tmp_path`` whose stores are watched, and what their queues saw."""
+    watch = Watch()
+    path = tmp_path / "jobs.sqlite3"
+
     async def open_store() -> Store:
         store: Any = WatchedStore(await SqliteSource(path).open(), watch)
         return store  # type: ignore[no-any-return]
 
-    return App(StoreSource(open_store, f"watched sqlite {path}"))
+    return watch, App(StoreSource(open_store, f"watched sqlite {path}"))
+
+
+def settlements(app: App) -> list[Settlement]:
+    """Every settlement ``app`` reports to ``on_settled`` from now on, in order."""
+    settled: list[Settlement] = []
+    app.on_settled(settled.append)
+    return settled
 
 
 KILL_LEASE_S = 3.0
@@ -163,11 +174,9 @@ async def _noop(payload: object) -> None:
 
 @pytest.mark.asyncio
 async def test_a_slot_is_free_while_its_ack_is_out_and_the_job_counts_done_only_once_answered(tmp_path: Path) -> None:
-    watch = Watch()
-    app = watched_app(tmp_path / "jobs.sqlite3", watch)
+    watch, app = watched_app(tmp_path)
     started: list[str] = []
-    settled: list[Settlement] = []
-    app.on_settled(settled.append)
+    settled = settlements(app)
 
     @app.task(queue=QUEUE)
     async def note(payload: str) -> None:
@@ -210,8 +219,7 @@ async def test_a_slot_is_free_while_its_ack_is_out_and_the_job_counts_done_only_
 
 @pytest.mark.asyncio
 async def test_short_jobs_are_claimed_ahead_and_never_more_run_than_the_slots(tmp_path: Path) -> None:
-    watch = Watch()
-    app = watched_app(tmp_path / "jobs.sqlite3", watch)
+    watch, app = watched_app(tmp_path)
     ran: list[int] = []
 
     @app.task(queue=QUEUE)
@@ -239,8 +247,7 @@ async def test_short_jobs_are_claimed_ahead_and_never_more_run_than_the_slots(tm
 @pytest.mark.asyncio
 async def test_long_jobs_are_not_claimed_ahead(tmp_path: Path) -> None:
     """A job claimed ahead of a long one could wait a whole run while another worker idles."""
-    watch = Watch()
-    app = watched_app(tmp_path / "jobs.sqlite3", watch)
+    watch, app = watched_app(tmp_path)
 
     @app.task(queue=QUEUE)
     async def long(payload: None) -> None:
@@ -256,13 +263,11 @@ async def test_long_jobs_are_not_claimed_ahead(tmp_path: Path) -> None:
 
 @pytest.mark.asyncio
 async def test_a_stop_hands_jobs_claimed_ahead_back_at_once_keeping_their_attempts(tmp_path: Path) -> None:
-    watch = Watch()
-    app = watched_app(tmp_path / "jobs.sqlite3", watch)
+    _, app = watched_app(tmp_path)
     release_block = asyncio.Event()
     blocking = asyncio.Event()
     ran: list[str] = []
-    settled: list[Settlement] = []
-    app.on_settled(settled.append)
+    settled = settlements(app)
 
     @app.task(queue=QUEUE)
     async def quick(payload: str) -> None:
@@ -360,12 +365,10 @@ def test_a_kill_leaves_a_job_claimed_ahead_to_its_lease_and_it_runs_again(tmp_pa
 
 @pytest.mark.asyncio
 async def test_a_job_claimed_ahead_whose_lease_is_lost_never_starts_and_comes_back(tmp_path: Path) -> None:
-    watch = Watch()
-    app = watched_app(tmp_path / "jobs.sqlite3", watch)
+    watch, app = watched_app(tmp_path)
     release_block = asyncio.Event()
     ran: list[tuple[str, int]] = []
-    settled: list[Settlement] = []
-    app.on_settled(settled.append)
+    settled = settlements(app)
     opts = QueueOpts(visibility_timeout_s=0.6, backoff_base_s=0.05)
 
     @app.task(queue=QUEUE, queue_opts=opts)
