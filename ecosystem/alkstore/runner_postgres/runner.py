@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 
+from alkstore_ecosystem_kit.runner_description import every_fault
 from tasks import app, run_job
 
 from alkstore_faults.ours import WORKER_DOC, describe, serve
@@ -23,7 +24,7 @@ DESCRIPTION = describe(
     source_settings=[
         {"name": "PostgresSource(notify=...)", "value": True, "doc": WORKER_DOC + "#waking-up-and-sweeping"},
     ],
-    faults=["kill9", "startup", "pause", "broker_restart", "net_cut", "slow_handler"],
+    faults=every_fault("postgres"),
     recovery_window_s=15.0,
     caveats=[
         {

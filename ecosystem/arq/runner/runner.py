@@ -24,6 +24,8 @@ import time
 from importlib.metadata import version
 from typing import Any
 
+from alkstore_ecosystem_kit.runner_description import caveat, every_fault, promise
+
 from alkstore_faults.runner_cli import Job, State, exec_console_script, serve
 
 DOCS = "https://arq-docs.helpmanual.io/"
@@ -34,6 +36,7 @@ IN_PROGRESS_S = JOB_TIMEOUT_S + 10
 """arq's in-progress key lasts the longest job timeout + 10 s (arq/worker.py, ``in_progress_timeout_s``)."""
 CRON = DOCS + "#arq.cron.cron"
 UNIQUE = "If ``unique`` is true (the default) the job will only be run once even if multiple workers are running."
+MULTIPLE_TIMES = "sometimes exactly once can be hard or impossible, arq favours multiple times over zero times."
 RERUN = (
     "If the worker shuts down, the job will be cancelled immediately and will remain in the queue to be run again "
     "when the worker starts up again (or run by another worker which is still running)."
@@ -48,7 +51,7 @@ DESCRIPTION = {
     ],
     "lease_s": float(IN_PROGRESS_S),
     "recovery_window_s": IN_PROGRESS_S + 10.0,
-    "faults": ["kill9", "startup", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
+    "faults": every_fault("redis"),
     "inspect_doc": JOBS,
     "workloads": ["jobs", "schedule"],
     "schedule": {
@@ -61,33 +64,12 @@ DESCRIPTION = {
             {"name": "cron(unique=...)", "value": True, "doc": CRON},
             {"name": "WorkerSettings.cron_jobs", "value": "in every worker", "doc": CRON},
         ],
-        "promises": [{"outcome": "tick_twice", "faults": ["*"], "max": 0, "quote": UNIQUE, "doc": CRON}],
-        "caveats": [
-            {
-                "outcome": "tick_twice",
-                "faults": ["*"],
-                "quote": "sometimes exactly once can be hard or impossible, arq favours multiple times over zero "
-                "times.",
-                "doc": DOCS + "#usage",
-            }
-        ],
+        "promises": [promise("tick_twice", ["*"], UNIQUE, CRON)],
+        "caveats": [caveat("tick_twice", ["*"], MULTIPLE_TIMES, DOCS + "#usage")],
     },
-    "promises": [
-        {
-            "outcome": "lost",
-            "faults": ["kill9", "startup", "pause", "net_cut"],
-            "max": 0,
-            "quote": RERUN,
-            "doc": DOCS + "#usage",
-        }
-    ],
+    "promises": [promise("lost", ["kill9", "startup", "pause", "net_cut"], RERUN, DOCS + "#usage")],
     "caveats": [
-        {
-            "outcome": "twice",
-            "faults": ["*"],
-            "quote": "sometimes exactly once can be hard or impossible, arq favours multiple times over zero times.",
-            "doc": DOCS + "#usage",
-        },
+        caveat("twice", ["*"], MULTIPLE_TIMES, DOCS + "#usage"),
     ],
     "policies": [
         {

@@ -33,6 +33,8 @@ from types import FrameType
 from typing import Any
 from urllib.parse import urlparse
 
+from alkstore_ecosystem_kit.runner_description import caveat, every_fault, promise
+
 from alkstore_faults.handler import JobFailed, perform, record_ack
 from alkstore_faults.runner_cli import NO_STATE, Job, State, serve
 
@@ -85,46 +87,35 @@ DESCRIPTION = {
     ],
     "lease_s": float(TTR_S),
     "recovery_window_s": TTR_S + 10.0,
-    "faults": ["kill9", "startup", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
+    "faults": every_fault("beanstalkd"),
     "inspect_doc": PROTOCOL,
     "promises": [
-        {
-            "outcome": "lost",
-            "faults": ["kill9", "startup", "pause", "net_cut", "slow_handler"],
-            "max": 0,
-            "quote": TTR_RULE,
-            "doc": PROTOCOL,
-        },
-        {
-            "outcome": "lost",
-            "faults": ["broker_restart_aof"],
-            "max": 0,
-            "quote": "Upon startup, beanstalkd will recover any binlog that is present in path, then, during normal "
+        promise("lost", ["kill9", "startup", "pause", "net_cut", "slow_handler"], TTR_RULE, PROTOCOL),
+        promise(
+            "lost",
+            ["broker_restart_aof"],
+            "Upon startup, beanstalkd will recover any binlog that is present in path, then, during normal "
             "operation, append new jobs and changes in state to the binlog.",
-            "doc": MANUAL,
-        },
-        {
-            "outcome": "stale",
-            "faults": ["*"],
-            "max": 0,
-            "quote": '"NOT_FOUND\\r\\n" if the job does not exist or is not either reserved by the client, ready, or '
+            MANUAL,
+        ),
+        promise(
+            "stale",
+            ["*"],
+            '"NOT_FOUND\\r\\n" if the job does not exist or is not either reserved by the client, ready, or '
             "buried. This could happen if the job timed out before the client sent the delete command.",
-            "doc": PROTOCOL,
-        },
+            PROTOCOL,
+        ),
     ],
     "caveats": [
-        {
-            "outcome": "lost",
-            "faults": ["broker_restart_volatile"],
-            "quote": "Use a binlog to keep jobs on persistent storage in directory path.",
-            "doc": MANUAL,
-        },
-        {
-            "outcome": "twice",
-            "faults": ["*"],
-            "quote": "When the job times out, the server will put the job back into the ready queue.",
-            "doc": PROTOCOL,
-        },
+        caveat(
+            "lost",
+            ["broker_restart_volatile"],
+            "Use a binlog to keep jobs on persistent storage in directory path.",
+            MANUAL,
+        ),
+        caveat(
+            "twice", ["*"], "When the job times out, the server will put the job back into the ready queue.", PROTOCOL
+        ),
     ],
     "policies": [
         {

@@ -27,6 +27,8 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
+from alkstore_ecosystem_kit.runner_description import caveat, every_fault, promise
+
 from alkstore_faults.runner_cli import Job, State, exec_console_script, serve
 
 CONFIG = "https://docs.celeryq.dev/en/stable/userguide/configuration.html"
@@ -50,7 +52,7 @@ SCHEDULE = {
         {"name": "celery beat", "value": "one process (and its replacement after it died)", "doc": PERIODIC},
         {"name": "celery beat --schedule", "value": "a file in the run's state directory", "doc": PERIODIC},
     ],
-    "caveats": [{"outcome": "tick_twice", "faults": ["*"], "quote": SINGLE_BEAT, "doc": PERIODIC}],
+    "caveats": [caveat("tick_twice", ["*"], SINGLE_BEAT, PERIODIC)],
 }
 """The schedule workload on Redis: one beat, as the periodic-tasks guide says; Celery promises nothing of a tick."""
 VISIBILITY_TIMEOUT_S = 10
@@ -66,22 +68,20 @@ SETTINGS = [
     {"name": "worker_prefetch_multiplier", "value": 1, "doc": CONFIG + "#worker-prefetch-multiplier"},
     {"name": "celery worker --pool / --concurrency", "value": "prefork / 1", "doc": CONFIG + "#worker-concurrency"},
 ]
-ACKS_LATE = {
-    "outcome": "lost",
-    "faults": ["kill9", "startup", "pause", "net_cut", "slow_handler"],
-    "max": 0,
-    "quote": "A task message is not removed from the queue until that message has been acknowledged by a worker. A "
-    "worker can reserve many messages in advance and even if the worker is killed \u2013 by power failure or some "
-    "other reason \u2013 the message will be redelivered to another worker.",
-    "doc": TASKS,
-}
-TWICE = {
-    "outcome": "twice",
-    "faults": ["*"],
-    "quote": "Note: This means the task may be executed multiple times should the worker crash in the middle of "
-    "execution.",
-    "doc": TASKS + "#Task.acks_late",
-}
+ACKS_LATE = promise(
+    "lost",
+    ["kill9", "startup", "pause", "net_cut", "slow_handler"],
+    "A task message is not removed from the queue until that message has been acknowledged by a worker. A worker "
+    "can reserve many messages in advance and even if the worker is killed \u2013 by power failure or some other "
+    "reason \u2013 the message will be redelivered to another worker.",
+    TASKS,
+)
+TWICE = caveat(
+    "twice",
+    ["*"],
+    "Note: This means the task may be executed multiple times should the worker crash in the middle of execution.",
+    TASKS + "#Task.acks_late",
+)
 
 
 def describe(transport: str) -> dict[str, object]:
@@ -98,15 +98,7 @@ def describe(transport: str) -> dict[str, object]:
             {"name": "result_backend", "value": "the broker's Redis", "doc": REDIS + "#results"},
             {"name": "task_track_started", "value": True, "doc": CONFIG + "#task-track-started"},
         ]
-        caveats = [
-            TWICE,
-            {
-                "outcome": "twice",
-                "faults": ["slow_handler", "pause"],
-                "quote": VISIBILITY,
-                "doc": REDIS + "#visibility-timeout",
-            },
-        ]
+        caveats = [TWICE, caveat("twice", ["slow_handler", "pause"], VISIBILITY, REDIS + "#visibility-timeout")]
         after_s = float(VISIBILITY_TIMEOUT_S + RESTORE_INTERVAL_S)
         recovery = {
             "state": "running",
@@ -117,15 +109,7 @@ def describe(transport: str) -> dict[str, object]:
             "doc": REDIS + "#visibility-timeout",
         }
         lease = float(VISIBILITY_TIMEOUT_S)
-        faults = [
-            "kill9",
-            "startup",
-            "pause",
-            "broker_restart_aof",
-            "broker_restart_volatile",
-            "net_cut",
-            "slow_handler",
-        ]
+        faults = every_fault("redis")
     else:
         settings = [*SETTINGS, {"name": "broker_heartbeat", "value": HEARTBEAT_S, "doc": CONFIG + "#broker-heartbeat"}]
         caveats = [TWICE]
@@ -139,7 +123,7 @@ def describe(transport: str) -> dict[str, object]:
             "doc": TASKS,
         }
         lease = float(2 * HEARTBEAT_S)
-        faults = ["kill9", "startup", "pause", "broker_restart", "net_cut", "slow_handler"]
+        faults = every_fault("amqp")
     return {
         "library": f"celery+{transport}",
         "version": f"celery {version('celery')}, kombu {version('kombu')}",

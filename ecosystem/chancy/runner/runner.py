@@ -22,6 +22,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from alkstore_ecosystem_kit.runner_description import caveat, every_fault, promise
+
 from alkstore_faults.runner_cli import NO_STATE, Job, State, serve, states_of
 
 # isort: split
@@ -82,24 +84,11 @@ DESCRIPTION: dict[str, Any] = {
     # A live worker's claim never lapses: only its heartbeat, older than heartbeat_timeout, lets Recovery take it.
     "lease_s": float(settings.HEARTBEAT_TIMEOUT_S),
     "recovery_window_s": RECOVERY_AFTER_S + 10.0,
-    "faults": ["kill9", "startup", "pause", "broker_restart", "net_cut", "slow_handler"],
-    "promises": [
-        {
-            "outcome": "lost",
-            "faults": ["kill9", "startup", "pause", "broker_restart", "net_cut"],
-            "max": 0,
-            "quote": RECOVERS,
-            "doc": RECOVERY,
-        }
-    ],
+    "faults": every_fault("postgres"),
+    "promises": [promise("lost", ["kill9", "startup", "pause", "broker_restart", "net_cut"], RECOVERS, RECOVERY)],
     "caveats": [
-        {"outcome": "twice", "faults": ["pause", "net_cut", "broker_restart"], "quote": NO_WAIT, "doc": RECOVERY},
-        {
-            "outcome": "concurrent",
-            "faults": ["pause", "net_cut", "broker_restart"],
-            "quote": NO_WAIT,
-            "doc": RECOVERY,
-        },
+        caveat("twice", ["pause", "net_cut", "broker_restart"], NO_WAIT, RECOVERY),
+        caveat("concurrent", ["pause", "net_cut", "broker_restart"], NO_WAIT, RECOVERY),
     ],
     "inspect_doc": APP,
     "policies": [

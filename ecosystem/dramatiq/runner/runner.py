@@ -21,6 +21,8 @@ import sys
 from importlib.metadata import version
 from pathlib import Path
 
+from alkstore_ecosystem_kit.runner_description import caveat, every_fault, promise
+
 from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve
 
 BROKER = "https://dramatiq.io/reference.html#dramatiq.brokers.redis.RedisBroker"
@@ -41,24 +43,23 @@ DESCRIPTION = {
     ],
     "lease_s": float(HEARTBEAT_TIMEOUT_S),
     "recovery_window_s": HEARTBEAT_TIMEOUT_S + 10.0,
-    "faults": ["kill9", "startup", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
+    "faults": every_fault("redis"),
     "promises": [
-        {
-            "outcome": "lost",
-            "faults": ["kill9", "startup", "pause", "net_cut", "slow_handler"],
-            "max": 0,
-            "quote": "any messages that are in flight when a worker is terminated are going to be redelivered later",
-            "doc": ADVANCED,
-        }
+        promise(
+            "lost",
+            ["kill9", "startup", "pause", "net_cut", "slow_handler"],
+            "any messages that are in flight when a worker is terminated are going to be redelivered later",
+            ADVANCED,
+        )
     ],
     "caveats": [
-        {
-            "outcome": "twice",
-            "faults": ["*"],
-            "quote": "Dramatiq actors may receive the same message multiple times in the event of a worker failure "
+        caveat(
+            "twice",
+            ["*"],
+            "Dramatiq actors may receive the same message multiple times in the event of a worker failure "
             "(hardware, network or power failure).",
-            "doc": PRACTICES,
-        }
+            PRACTICES,
+        )
     ],
     "inspect_doc": RESULTS,
     "policies": [],

@@ -19,6 +19,8 @@ from datetime import UTC
 from importlib.metadata import version
 from pathlib import Path
 
+from alkstore_ecosystem_kit.runner_description import caveat, every_fault
+
 from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve
 
 GUIDE = "https://huey.readthedocs.io/en/latest/guide.html"
@@ -38,16 +40,16 @@ DESCRIPTION = {
     # huey documents no rule that runs an interrupted task again (recovery_rules is empty): the window only gives a
     # run that ended just after the fault the time to show, and nothing is expected to come back in it.
     "recovery_window_s": 5.0,
-    "faults": ["kill9", "startup", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
+    "faults": every_fault("redis"),
     "inspect_doc": API,
     "promises": [],
     "caveats": [
-        {
-            "outcome": "lost",
-            "faults": ["kill9", "startup"],
-            "quote": "A task interrupted by SIGKILL (or a power loss) is lost.",
-            "doc": DEPLOYMENT + "#shutdown-signals",
-        }
+        caveat(
+            "lost",
+            ["kill9", "startup"],
+            "A task interrupted by SIGKILL (or a power loss) is lost.",
+            DEPLOYMENT + "#shutdown-signals",
+        )
     ],
     "policies": [],
     "recovery_rules": [],

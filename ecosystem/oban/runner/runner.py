@@ -26,6 +26,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from alkstore_ecosystem_kit.runner_description import every_fault, promise
+
 from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve, states_of
 
 HERE = Path(__file__).resolve().parent
@@ -76,22 +78,10 @@ DESCRIPTION: dict[str, Any] = {
     # A live worker's claim has no heartbeat: the Lifeline rescues any job executing longer than rescue_after.
     "lease_s": RESCUE_AFTER_S,
     "recovery_window_s": RECOVERY_AFTER_S + 10.0,
-    "faults": ["kill9", "startup", "pause", "broker_restart", "net_cut", "slow_handler"],
+    "faults": every_fault("postgres"),
     "promises": [
-        {
-            "outcome": "lost",
-            "faults": ["kill9", "startup", "pause", "broker_restart", "net_cut"],
-            "max": 0,
-            "quote": ORPHAN_RESCUE,
-            "doc": PRODUCTION,
-        },
-        {
-            "outcome": "lost",
-            "faults": ["kill9", "startup", "pause", "broker_restart", "net_cut"],
-            "max": 0,
-            "quote": NOT_LOST,
-            "doc": README,
-        },
+        promise("lost", ["kill9", "startup", "pause", "broker_restart", "net_cut"], ORPHAN_RESCUE, PRODUCTION),
+        promise("lost", ["kill9", "startup", "pause", "broker_restart", "net_cut"], NOT_LOST, README),
     ],
     "caveats": [],
     "inspect_doc": GET_JOB,

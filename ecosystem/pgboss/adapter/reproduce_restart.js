@@ -26,26 +26,16 @@ const path = require('node:path');
 const { execFileSync, spawn } = require('node:child_process');
 const pg = require('pg');
 const PgBoss = require('pg-boss');
-// The event log both pg-boss reproductions keep (one line per handler start and end, from every process).
-const { events, killAll, log, runMain, sleep } = require('./reproduce_workers.js');
+// What both pg-boss reproductions share: the queue, the event log (one line per handler start and end, from every
+// process) and the work() worker process, which is reproduce_workers.js run with --work.
+const { QUEUE, events, killAll, runMain, sleep } = require('./reproduce_workers.js');
 
-const QUEUE = 'repro';
+const WORKER = path.join(__dirname, 'reproduce_workers.js');
+const SCHEMA = 'pgboss'; // pg-boss's default schema, the supervising instance's on this cluster
 const HANDLER_MS = 2000;
 const DOWN_MS = 3000;
 const JOBS = 6;
 const WAIT_MS = 60000;
-
-/** A pg-boss worker process: work() with a handler of HANDLER_MS per job, as the runner runs it. */
-async function worker(dsn, file) {
-  const boss = new PgBoss({ connectionString: dsn, supervise: false, schedule: false, max: 2 });
-  boss.on('error', () => {});
-  await boss.start();
-  await boss.work(QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async ([job]) => {
-    log(file, `start ${job.id}`);
-    await sleep(HANDLER_MS);
-    log(file, `end ${job.id}`);
-  });
-}
 
 function bindir() {
   if (process.env.PG_BINDIR) return process.env.PG_BINDIR;
@@ -120,7 +110,8 @@ class Cluster {
 
 async function scenario(cluster, file, procs) {
   const start = () => {
-    const child = spawn(process.execPath, [__filename, '--work', cluster.dsn, file], { stdio: 'ignore', detached: true });
+    const args = [WORKER, '--work', String(HANDLER_MS), cluster.dsn, SCHEMA, file];
+    const child = spawn(process.execPath, args, { stdio: 'ignore', detached: true });
     procs.push(child);
     return child;
   };
@@ -176,11 +167,7 @@ async function scenario(cluster, file, procs) {
   return twice.length > 0;
 }
 
-async function main(argv) {
-  if (argv[0] === '--work') {
-    await worker(argv[1], argv[2]);
-    return null;
-  }
+async function main() {
   const top = fs.mkdtempSync(path.join(os.tmpdir(), 'pgboss-restart-'));
   fs.chmodSync(top, 0o755);
   const cluster = new Cluster(bindir(), path.join(top, 'data'), await freePort());

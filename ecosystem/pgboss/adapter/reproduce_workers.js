@@ -247,6 +247,6 @@ function runMain(run, name) {
   );
 }
 
-module.exports = { events, killAll, log, runMain, sleep };
+module.exports = { QUEUE, events, killAll, runMain, sleep };
 
 if (require.main === module) runMain(main, 'reproduce_workers.js');

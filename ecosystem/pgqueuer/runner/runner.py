@@ -23,6 +23,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from alkstore_ecosystem_kit.runner_description import every_fault, promise
+
 from alkstore_faults.runner_cli import NO_STATE, Job, State, serve
 
 CLI_HELP = "pgqueuer/adapters/cli/cli.py (pgqueuer 1.6.0): pgq run --help, --heartbeat-timeout"
@@ -65,15 +67,14 @@ DESCRIPTION = {
     # The heartbeat rule (recovery_rules): a picked job whose heartbeat is 5 s old is picked again by the next
     # worker that asks, within a dequeue_timeout (5 s); the rest is the start of its run on a loaded machine.
     "recovery_window_s": 20.0,
-    "faults": ["kill9", "startup", "pause", "broker_restart", "net_cut", "slow_handler"],
+    "faults": every_fault("postgres"),
     "promises": [
-        {
-            "outcome": "lost",
-            "faults": ["kill9", "startup"],
-            "max": 0,
-            "quote": "Seconds without a heartbeat before a job is re-picked by another worker.",
-            "doc": CLI_HELP,
-        }
+        promise(
+            "lost",
+            ["kill9", "startup"],
+            "Seconds without a heartbeat before a job is re-picked by another worker.",
+            CLI_HELP,
+        )
     ],
     "caveats": [],
     "inspect_doc": QUERIES_DOC,

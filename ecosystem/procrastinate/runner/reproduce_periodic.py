@@ -1,8 +1,9 @@
 """procrastinate 3.10.0's periodic tasks with two workers, one of them paused: ticks deferred twice.
 
 ``python ecosystem/procrastinate/runner/reproduce_periodic.py [DSN]`` (DSN defaults to ``$ALKSTORE_PG_DSN``). It
-needs procrastinate only (nothing of alkstore): its tables go into a schema of their own (the connector's
-``search_path``), made with ``apply_schema_async`` and dropped at the end.
+needs procrastinate only (nothing of alkstore; ``../adapter/procrastinate_repro.py``, which it imports, holds what
+procrastinate's reproductions share): its tables go into a schema of their own (the connector's ``search_path``),
+made with ``apply_schema_async`` and dropped at the end.
 
 Two worker processes run ``App.run_worker_async`` on an app with one periodic task every second
 (``@app.periodic(cron="* * * * * *")``, the cron how-to's sixth column), each logging the ``timestamp`` it runs.
@@ -22,26 +23,20 @@ import asyncio
 import collections
 import os
 import signal
-import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
-from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "adapter"))  # procrastinate_repro.py
+from procrastinate_repro import app_on, main, running, say
 
 PAUSE_S = 5.0
 AFTER_S = 6.0
 
 
-def _app(dsn: str, schema: str) -> Any:
-    from procrastinate import App, PsycopgConnector
-
-    return App(connector=PsycopgConnector(conninfo=dsn, kwargs={"options": f"-c search_path={schema}"}))
-
-
 def worker(dsn: str, schema: str, log: str) -> None:
     """One procrastinate worker process whose periodic task logs the tick it runs."""
-    app = _app(dsn, schema)
+    app = app_on(dsn, schema)
 
     @app.periodic(cron="* * * * * *")
     @app.task(name="tick", queue="repro")
@@ -56,15 +51,6 @@ def worker(dsn: str, schema: str, log: str) -> None:
     asyncio.run(run())
 
 
-def _start(dsn: str, schema: str, log: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, __file__, "--worker", dsn, schema, str(log)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
 def _runs(log: Path) -> list[tuple[int, int]]:
     lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
     return [(int(pid), int(timestamp)) for pid, timestamp in (line.split() for line in lines)]
@@ -76,49 +62,22 @@ def _wait_for_runs(log: Path, count: int) -> None:
         time.sleep(0.2)
 
 
-async def scenario(dsn: str, schema: str, log: Path) -> bool:
-    app = _app(dsn, schema)
-    procs: list[subprocess.Popen[bytes]] = []
-    async with app.open_async():
-        await app.connector.execute_query_async(f"CREATE SCHEMA {schema}")
-        try:
-            await app.schema_manager.apply_schema_async()
-            a, b = _start(dsn, schema, log), _start(dsn, schema, log)
-            procs += [a, b]
-            await asyncio.to_thread(_wait_for_runs, log, 3)
-            os.killpg(a.pid, signal.SIGSTOP)
-            await asyncio.sleep(PAUSE_S)
-            os.killpg(a.pid, signal.SIGCONT)
-            await asyncio.sleep(AFTER_S)
-            twice = {ts: n for ts, n in collections.Counter(ts for _, ts in _runs(log)).items() if n > 1}
-            sys.stdout.write(
-                f"SAW: {len(_runs(log))} runs of {len({ts for _, ts in _runs(log)})} ticks; A (pid {a.pid}) stopped "
-                f"{PAUSE_S:.0f} s and continued; ticks run more than once: {sorted(twice.items())}\n"
-            )
-            return bool(twice)
-        finally:
-            for proc in procs:
-                if proc.poll() is None:
-                    os.killpg(proc.pid, signal.SIGCONT)
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
-            await app.connector.execute_query_async(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-
-
-def main(argv: list[str]) -> int:
-    if argv[:1] == ["--worker"]:
-        worker(argv[1], argv[2], argv[3])
-        return 0
-    dsn = argv[0] if argv else os.environ.get("ALKSTORE_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
-    schema = f"procrastinate_periodic_{uuid.uuid4().hex[:8]}"
-    log = Path(f"/tmp/procrastinate-periodic-{os.getpid()}.log")
-    try:
-        shown = asyncio.run(scenario(dsn, schema, log))
-    finally:
-        log.unlink(missing_ok=True)
-    sys.stdout.write(f"{'REPRODUCED' if shown else 'NOT REPRODUCED'}: a paused worker's periodic ticks run twice\n")
-    return 0 if shown else 1
+async def scenarios(dsn: str, schema: str, log: Path) -> list[tuple[str, bool]]:
+    async with running(__file__, dsn, schema, log) as (_, workers):
+        a = workers.start()
+        workers.start()  # B, which goes on deferring the ticks while A is stopped
+        await asyncio.to_thread(_wait_for_runs, log, 3)
+        os.killpg(a.pid, signal.SIGSTOP)
+        await asyncio.sleep(PAUSE_S)
+        os.killpg(a.pid, signal.SIGCONT)
+        await asyncio.sleep(AFTER_S)
+        twice = {ts: n for ts, n in collections.Counter(ts for _, ts in _runs(log)).items() if n > 1}
+        say(
+            f"SAW: {len(_runs(log))} runs of {len({ts for _, ts in _runs(log)})} ticks; A (pid {a.pid}) stopped "
+            f"{PAUSE_S:.0f} s and continued; ticks run more than once: {sorted(twice.items())}"
+        )
+        return [("a paused worker's periodic ticks run twice", bool(twice))]
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:], "procrastinate_periodic", scenarios, worker))

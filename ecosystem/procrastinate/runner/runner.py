@@ -21,6 +21,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+from alkstore_ecosystem_kit.runner_description import Caveat, caveat, every_fault, promise
+
 from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve, states_of
 
 HERE = Path(__file__).resolve().parent
@@ -48,8 +50,8 @@ SCHEDULE = {
     ],
     "skips": [{"when": "scheduler_down", "quote": NO_WORKER, "doc": CRON_DOC}],
     "promises": [
-        {"outcome": "tick_twice", "faults": ["*"], "max": 0, "quote": ONCE, "doc": CRON_DOC},
-        {"outcome": "tick_missed", "faults": ["kill9", "pause"], "max": 0, "quote": UP, "doc": CRON_DOC},
+        promise("tick_twice", ["*"], ONCE, CRON_DOC),
+        promise("tick_missed", ["kill9", "pause"], UP, CRON_DOC),
     ],
 }
 """The schedule workload: what the cron how-to says of periodic tasks under several workers."""
@@ -67,7 +69,7 @@ def description(recipe: bool) -> dict[str, Any]:
         },
     ]
     rules: list[dict[str, Any]] = []
-    caveats: list[dict[str, Any]] = []
+    caveats: list[Caveat] = []
     if recipe:
         settings += [
             {
@@ -95,13 +97,13 @@ def description(recipe: bool) -> dict[str, Any]:
         )
     else:
         caveats.append(
-            {
-                "outcome": "lost",
-                "faults": ["kill9", "startup"],
-                "quote": "if no specific action is taken, these stalled jobs will remain in the queue forever, and "
-                "their execution will never resume.",
-                "doc": STALLED,
-            }
+            caveat(
+                "lost",
+                ["kill9", "startup"],
+                "if no specific action is taken, these stalled jobs will remain in the queue forever, and their "
+                "execution will never resume.",
+                STALLED,
+            )
         )
     described: dict[str, Any] = {
         "library": "procrastinate",
@@ -114,9 +116,7 @@ def description(recipe: bool) -> dict[str, Any]:
         # The variant differs only in the recipe, which acts on the jobs of a worker that stopped sending
         # heartbeats while its process is gone: kill9 and startup (in the recipe runner's runs of the other faults
         # it retried no job).
-        "faults": ["kill9", "startup", "pause", "broker_restart", "net_cut", "slow_handler"]
-        if recipe
-        else ["kill9", "startup"],
+        "faults": every_fault("postgres") if recipe else ["kill9", "startup"],
         "promises": [],
         "caveats": caveats,
         "inspect_doc": REFERENCE + "#procrastinate.manager.JobManager.list_jobs_async",

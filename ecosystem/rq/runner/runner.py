@@ -23,6 +23,8 @@ import sys
 from importlib.metadata import version
 from typing import cast
 
+from alkstore_ecosystem_kit.runner_description import caveat, every_fault
+
 from alkstore_faults.runner_cli import Job, State, exec_console_script, serve
 
 WORKERS = "https://python-rq.org/docs/workers/"
@@ -52,16 +54,9 @@ DESCRIPTION = {
     ],
     "lease_s": float(HOLD_S),
     "recovery_window_s": float(HOLD_S + MAINTENANCE_S + 10),
-    "faults": ["kill9", "startup", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
+    "faults": every_fault("redis"),
     "promises": [],
-    "caveats": [
-        {
-            "outcome": "lost",
-            "faults": ["kill9", "startup"],
-            "quote": ABANDONED,
-            "doc": RESULTS + "#dealing-with-interruptions",
-        }
-    ],
+    "caveats": [caveat("lost", ["kill9", "startup"], ABANDONED, RESULTS + "#dealing-with-interruptions")],
     "inspect_doc": RESULTS + "#job-results",
     "policies": [
         {

@@ -19,6 +19,8 @@ import time
 from importlib.metadata import version
 from typing import Any
 
+from alkstore_ecosystem_kit.runner_description import every_fault, promise
+
 from alkstore_faults.runner_cli import Job, State, exec_console_script, serve
 
 README = "https://github.com/tobymao/saq"
@@ -48,16 +50,15 @@ DESCRIPTION = {
     ],
     "lease_s": float(HEARTBEAT_S),
     "recovery_window_s": float(HEARTBEAT_S + SWEEP_EVERY_S + ABORT_WAIT_S + 10),
-    "faults": ["kill9", "startup", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
+    "faults": every_fault("redis"),
     "inspect_doc": README,
     "promises": [
-        {
-            "outcome": "lost",
-            "faults": ["kill9", "startup", "pause", "net_cut"],
-            "max": 0,
-            "quote": "Heartbeat monitor for abandoned jobs [...] Sweeping stuck jobs",
-            "doc": README,
-        }
+        promise(
+            "lost",
+            ["kill9", "startup", "pause", "net_cut"],
+            "Heartbeat monitor for abandoned jobs [...] Sweeping stuck jobs",
+            README,
+        )
     ],
     "caveats": [],
     "policies": [

@@ -24,6 +24,8 @@ import time
 from importlib.metadata import version
 from typing import Any
 
+from alkstore_ecosystem_kit.runner_description import every_fault, promise
+
 from alkstore_faults.runner_cli import Job, State, exec_console_script, serve
 
 README = "https://github.com/taskiq-python/taskiq-redis"
@@ -50,16 +52,10 @@ DESCRIPTION = {
     ],
     "lease_s": IDLE_TIMEOUT_S,
     "recovery_window_s": IDLE_TIMEOUT_S + 10,
-    "faults": ["kill9", "startup", "pause", "broker_restart_aof", "broker_restart_volatile", "net_cut", "slow_handler"],
+    "faults": every_fault("redis"),
     "inspect_doc": README,
     "promises": [
-        {
-            "outcome": "lost",
-            "faults": ["kill9", "startup", "pause", "net_cut", "broker_restart_aof"],
-            "max": 0,
-            "quote": DURABLE,
-            "doc": README,
-        },
+        promise("lost", ["kill9", "startup", "pause", "net_cut", "broker_restart_aof"], DURABLE, README),
     ],
     "caveats": [],
     "policies": [],

@@ -2,8 +2,9 @@
 
 ``python ecosystem/procrastinate/adapter/alkstore_procrastinate/reproduce_pause.py [DSN]`` (DSN defaults to
 ``$ALKSTORE_PG_DSN``).
-It needs procrastinate only (nothing of alkstore): its tables go into a schema of their own (the connector's
-``search_path``, as procrastinate's docs set a schema), made with ``apply_schema_async`` and dropped at the end.
+It needs procrastinate only (nothing of alkstore; ``../procrastinate_repro.py``, which it imports, holds what
+procrastinate's reproductions share): its tables go into a schema of their own (the connector's ``search_path``, as
+procrastinate's docs set a schema), made with ``apply_schema_async`` and dropped at the end.
 Each worker is a separate OS process running ``App.run_worker_async`` with ``update_heartbeat_interval=0.5``;
 this process runs the recovery procrastinate's docs give ("Retry stalled jobs": ``get_stalled_jobs`` then
 ``retry_job`` on each) every 0.5 s with ``seconds_since_heartbeat=2``.
@@ -25,12 +26,13 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the adapter's folder: procrastinate_repro.py
+from procrastinate_repro import Workers, app_on, main, running, say
 
 STALE_S = 2.0
 JOB_S = 6.0
@@ -38,15 +40,9 @@ PAUSE_S = 5.0
 WAIT_S = 30.0
 
 
-def _app(dsn: str, schema: str) -> Any:
-    from procrastinate import App, PsycopgConnector
-
-    return App(connector=PsycopgConnector(conninfo=dsn, kwargs={"options": f"-c search_path={schema}"}))
-
-
 def worker(dsn: str, schema: str, log: str) -> None:
     """One procrastinate worker process, its task logging when it starts and ends a job."""
-    app = _app(dsn, schema)
+    app = app_on(dsn, schema)
 
     async def handle(context: Any) -> None:
         _log(log, f"start {context.job.id}")
@@ -64,12 +60,6 @@ def worker(dsn: str, schema: str, log: str) -> None:
     asyncio.run(run())
 
 
-def _say(line: str) -> None:
-    """One line of what the run saw, on stdout at once (ci/ecosystem.sh reads it)."""
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
-
-
 def _log(path: str, line: str) -> None:
     with open(path, "a", encoding="utf-8") as out:
         out.write(f"{time.time():.3f} {os.getpid()} {line}\n")
@@ -85,30 +75,6 @@ def _wait_for(log: Path, pid: int, what: str, job: int) -> float | None:
                 return float(at)
         time.sleep(0.05)
     return None
-
-
-class Workers:
-    """The worker processes of one run, each killed on the way out whatever happened."""
-
-    def __init__(self, dsn: str, schema: str, log: Path) -> None:
-        self.args, self.procs = [dsn, schema, str(log)], list[subprocess.Popen[bytes]]()
-
-    def start(self) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(
-            [sys.executable, __file__, "--worker", *self.args],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        self.procs.append(proc)
-        return proc
-
-    def close(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGCONT)
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
 
 
 async def _recover(app: Any, stop: asyncio.Event) -> None:
@@ -150,7 +116,7 @@ async def _healthy(app: Any, defer: Any, workers: Workers, log: Path) -> bool:
     await asyncio.sleep(0.5)
     starts = [pid for _, pid, what, job_id in _lines(log) if what == "start" and job_id == job]
     row = await _row(app, job)
-    _say(
+    say(
         f"SAW: healthy long job {job} ({JOB_S:.0f} s, seconds_since_heartbeat {STALE_S:.0f}) beside a second idle "
         f"worker, the recovery running: started {len(starts)} time(s), ended: {ended is not None}; "
         f"its row then: status {row['status'] if row else 'gone'}"
@@ -161,28 +127,23 @@ async def _healthy(app: Any, defer: Any, workers: Workers, log: Path) -> bool:
 
 
 async def scenarios(dsn: str, schema: str, log: Path) -> list[tuple[str, bool]]:
-    app = _app(dsn, schema)
-    defer = app.configure_task("repro", queue="repro")
-    workers = Workers(dsn, schema, log)
     results = []
-    async with app.open_async():
-        await app.connector.execute_query_async(f"CREATE SCHEMA {schema}")
+    async with running(__file__, dsn, schema, log) as (app, workers):
+        defer = app.configure_task("repro", queue="repro")
         stop = asyncio.Event()
-        recovery = None
+        recovery = asyncio.create_task(_recover(app, stop))
         try:
-            await app.schema_manager.apply_schema_async()
-            recovery = asyncio.create_task(_recover(app, stop))
             results.append(("healthy long job not handed on", await _healthy(app, defer, workers, log)))
             a = workers.start()
             first = await defer.defer_async()
             if _wait_for(log, a.pid, "start", first) is None:
-                _say(f"SAW: worker A never started job {first}")
+                say(f"SAW: worker A never started job {first}")
                 return [*results, ("pause", False), ("kill", False)]
             os.killpg(a.pid, signal.SIGSTOP)
             stopped = time.time()
             b = workers.start()
             b_start = await asyncio.to_thread(_wait_for, log, b.pid, "start", first)
-            _say(
+            say(
                 f"SAW: A (pid {a.pid}) stopped at once after starting job {first}; "
                 + (f"B (pid {b.pid}) started it {b_start - stopped:.1f} s later" if b_start else "B never started it")
             )
@@ -193,7 +154,7 @@ async def scenarios(dsn: str, schema: str, log: Path) -> list[tuple[str, bool]]:
             row = await _row(app, first)
             b_end = await asyncio.to_thread(_wait_for, log, b.pid, "end", first) if b_start else None
             b_running = a_end is not None and b_end is not None and b_end > a_end + 0.3
-            _say(
+            say(
                 f"SAW: A continued after {PAUSE_S:.0f} s and ended job {first}: {a_end is not None}; the job's row "
                 f"then: status {row['status'] if row else 'gone'}, worker_id {row['worker_id'] if row else None}; "
                 f"B still running it then: {b_running}"
@@ -205,7 +166,7 @@ async def scenarios(dsn: str, schema: str, log: Path) -> list[tuple[str, bool]]:
             c = workers.start()
             second = await defer.defer_async()
             if await asyncio.to_thread(_wait_for, log, c.pid, "start", second) is None:
-                _say(f"SAW: worker C never started job {second}: the kill case did not run")
+                say(f"SAW: worker C never started job {second}: the kill case did not run")
                 results.append(("kill", False))
                 return results
             os.killpg(c.pid, signal.SIGKILL)
@@ -215,7 +176,7 @@ async def scenarios(dsn: str, schema: str, log: Path) -> list[tuple[str, bool]]:
             d_end = await asyncio.to_thread(_wait_for, log, d.pid, "end", second) if d_start else None
             await asyncio.sleep(0.3)
             left = await _row(app, second)
-            _say(
+            say(
                 f"SAW: C (pid {c.pid}) killed (SIGKILL) while running job {second}; "
                 + (f"worker D started it {d_start - killed:.1f} s after the kill" if d_start else "no worker took it")
                 + f"; D completed it: {d_end is not None}; its row then: status {left['status'] if left else 'gone'}"
@@ -224,27 +185,8 @@ async def scenarios(dsn: str, schema: str, log: Path) -> list[tuple[str, bool]]:
             return results
         finally:
             stop.set()
-            if recovery is not None:
-                await recovery
-            workers.close()
-            await app.connector.execute_query_async(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-
-
-def main(argv: list[str]) -> int:
-    if argv[:1] == ["--worker"]:
-        worker(argv[1], argv[2], argv[3])
-        return 0
-    dsn = argv[0] if argv else os.environ.get("ALKSTORE_PG_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
-    schema = f"procrastinate_repro_{uuid.uuid4().hex[:8]}"
-    log = Path(f"/tmp/procrastinate-repro-{os.getpid()}.log")
-    try:
-        results = asyncio.run(scenarios(dsn, schema, log))
-    finally:
-        log.unlink(missing_ok=True)
-    for name, shown in results:
-        _say(f"{'REPRODUCED' if shown else 'NOT REPRODUCED'}: {name}")
-    return 0 if results and all(shown for _, shown in results) else 1
+            await recovery
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:], "procrastinate_pause", scenarios, worker))
