@@ -6,8 +6,10 @@
 #
 # Each phase prints a header and, when it ends, its time and the time so far; the pytest phases
 # longer than a few seconds show which engine, row or mutant is running and how far along they are.
-# Phase 3 runs the suite on both clocks, the mutant catalog, the runtime-faults short run and the project's
-# tests at once (each line says which run it comes from); three tests wait for the manual-clock run's record.
+# Phase 2 runs the linters and type checkers at once; phase 3 runs the suite on both clocks, the mutant catalog, the
+# runtime-faults short run and the project's tests at once (each line says which run it comes from); three tests
+# wait for the manual-clock run's record. Builds a fresh clone can reuse (the Node engine's, mypy's cache) are kept
+# under $ALKSTORE_CACHE (default ~/.cache/alkstore); a throwaway Postgres cluster copies one initdb'd data directory.
 # Postgres: ci/postgres.sh finds a server that answers or starts a throwaway one; the suite runs
 # with --alkstore-require, so an unreachable server fails the run instead of skipping it.
 # The mutant catalog stops each mutant at its first failing row; ALKSTORE_FULL_CATALOG=1 adds the
@@ -92,14 +94,38 @@ PYTEST=("$VENV/bin/pytest" -p no:cacheprovider)
 # ran the checks before spends a second on types instead of ten. ci/node.sh keeps the Node engine's build there too.
 export MYPY_CACHE_DIR="${ALKSTORE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/alkstore}/mypy"
 
-phase 2 "ruff, mypy; the Node.js engine's node --check and node --test; the Rust engine's cargo fmt, clippy and test"
-bash ci/node.sh check
-bash ci/rust.sh check
-"$VENV/bin/ruff" check .
-"$VENV/bin/ruff" format --check .
+RUNS=() # "name pid", in the order they started: the manual-clock run first, so [after manual] starts when it ends
+start() { # start NAME COMMAND...: run COMMAND in the background, each line of its output prefixed with [NAME]
+    local name=$1
+    shift
+    "$@" 2>&1 | sed -u "s/^/[$name] /" &
+    RUNS+=("$name $!")
+}
+wait_runs() { # wait for every run started, in order (after the manual-clock run, [after manual]); exit 1 if any failed
+    local run name pid failed=()
+    for run in "${RUNS[@]}"; do
+        read -r name pid <<<"$run"
+        wait "$pid" || failed+=("$name")
+        if [ "$name" = manual ]; then
+            "$VENV/bin/pytest" -p no:cacheprovider "${AFTER_MANUAL[@]}" 2>&1 | sed -u 's/^/[after manual] /' ||
+                failed+=("after manual")
+        fi
+    done
+    RUNS=()
+    if [ "${#failed[@]}" -gt 0 ]; then
+        echo "== failed: ${failed[*]} (the lines of each run start with its name in brackets)"
+        exit 1
+    fi
+}
+
+phase 2 "at once: ruff, mypy; the Node.js engine's node --check and node --test; the Rust engine's cargo fmt, clippy and test"
+start node bash ci/node.sh check
+start rust bash ci/rust.sh check
+start ruff sh -c '"$1" check . && "$1" format --check .' ruff "$VENV/bin/ruff"
 # ecosystem/: typed against pgqueuer and procrastinate where the venv has the ecosystem extra; '.[test]' alone
 # lacks them, so their imports are Any there (pyproject's mypy overrides) and the adapters' own code is still checked.
-"$VENV/bin/mypy" alkstore_cli alkstore_contract alkstore_worker alkstore_faults reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres ecosystem tests tools
+start mypy "$VENV/bin/mypy" alkstore_cli alkstore_contract alkstore_worker alkstore_faults reference_engine/alkstore_sqlite engines_under_test/alkstore_mem engines_under_test/alkstore_postgres ecosystem tests tools
+wait_runs
 phase_done
 
 phase 3 "everything else at once: the contract suite on both clocks ([system] sqlite, postgres (the server's clock), node, rust; [manual] sqlite, mem, postgres, sqlite-ms, postgres-base64, node, rust); [mutants] each mutant in its own pytest process, stopped at its first failing row; [faults] huey and our SQLite worker, each runtime fault once; [tests] the project's tests (tests/, but the mutants)"
@@ -123,13 +149,6 @@ NODE_ENGINE="engines_under_test/alkstore_node/alkstore-engine.toml" # through th
 RUST_ENGINE="engines_under_test/alkstore_rust/alkstore-engine.toml"
 AFTER_MANUAL=(tests/test_manual_clock_does_not_sleep.py tests/test_time_resolution.py tests/test_encoded_engine.py)
 rm -f "$ALKSTORE_MANUAL_CLOCK_SLEEPS" "$ALKSTORE_SUITE_MANUAL_REPORT"
-RUNS=() # "name pid", in the order they started: the manual-clock run first, so [after manual] starts when it ends
-start() { # start NAME COMMAND...: run COMMAND in the background, each line of its output prefixed with [NAME]
-    local name=$1
-    shift
-    "$@" 2>&1 | sed -u "s/^/[$name] /" &
-    RUNS+=("$name $!")
-}
 start manual nice -n 10 "${PYTEST[@]}" -n 2 -v --alkstore-require \
     --alkstore-engine="sqlite,mem,postgres,$MS_ENGINE,$B64_ENGINE,$NODE_ENGINE,$RUST_ENGINE" \
     -p tests.manual_clock_sleeps --alkstore-sleep-record="$ALKSTORE_MANUAL_CLOCK_SLEEPS" \
@@ -138,19 +157,8 @@ start system "${PYTEST[@]}" -n 2 -v --alkstore-require --alkstore-clock=system \
     --alkstore-engine="sqlite,postgres,$NODE_ENGINE,$RUST_ENGINE" alkstore_contract/suite/contract.suite
 start mutants "${PYTEST[@]}" -n 2 -v --maxschedchunk=1 --durations=5 tests/test_mutants.py
 start faults bash ci/faults.sh short # huey, each runtime fault once (docs/runtime-faults.md)
-start tests "${PYTEST[@]}" -n 2 --durations=5 --ignore=tests/test_mutants.py "${AFTER_MANUAL[@]/#/--ignore=}" tests
-FAILED=()
-for run in "${RUNS[@]}"; do
-    read -r name pid <<<"$run"
-    wait "$pid" || FAILED+=("$name")
-    if [ "$name" = manual ]; then
-        "$VENV/bin/pytest" -p no:cacheprovider "${AFTER_MANUAL[@]}" 2>&1 | sed -u 's/^/[after manual] /' ||
-            FAILED+=("after manual")
-    fi
-done
-if [ "${#FAILED[@]}" -gt 0 ]; then
-    echo "== failed: ${FAILED[*]} (the lines of each run start with its name in brackets)"
-    exit 1
-fi
+# worksteal: a worker that runs out takes tests queued on the other, so the run does not end on one worker's long tail.
+start tests "${PYTEST[@]}" -n 2 --dist worksteal --durations=5 --ignore=tests/test_mutants.py "${AFTER_MANUAL[@]/#/--ignore=}" tests
+wait_runs
 phase_done
 echo "== all checks passed in $((SECONDS - STARTED)) s"
