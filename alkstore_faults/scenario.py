@@ -32,6 +32,9 @@ WORKERS = 2
 JOBS = 6
 IN_FLIGHT_TIMEOUT_S = 60.0
 POLL_S = 0.05
+PAUSE_TRIES = 5
+"""Picks of a run to pause before the pause strikes anyway: on a loaded machine a short handler can end between
+the ledger's read and the signal, and a pause of a worker with no job in flight reaches nothing (``_hit``)."""
 SETTLE_S = 1.0
 ACK_WAIT_S = 3.0
 """How long after a run ended ok the harness waits for its ``ack`` record, for a runner that writes them."""
@@ -115,6 +118,18 @@ async def _wait_in_flight(ledgers: Path, pool: WorkerPool, job: str | None = Non
     return []
 
 
+def _stopped_in_flight(ledgers: Path, pool: WorkerPool, victim: Run) -> bool:
+    """Stop ``victim``'s worker and read its ledger while it stands still: True, left stopped, when the run is
+    still in flight; else False, the worker continued at once (its job ended between the read and the signal)."""
+    pool.pause(victim.worker)
+    records, _ = read_ledgers(ledgers)
+    same = (victim.job, victim.worker, victim.start)
+    if any(run.end is None for run in runs_of(records) if (run.job, run.worker, run.start) == same):
+        return True
+    pool.resume(victim.worker)
+    return False
+
+
 def _done(ledgers: Path, pool: WorkerPool, jobs: list[Job]) -> bool:
     """Every job meant to succeed completed, no live worker is still in a handler, and, when the runner writes
     ``ack`` records (one is in the ledger), no run of a live worker that ended ok in the last ``ACK_WAIT_S``
@@ -188,10 +203,13 @@ async def _inject(
     target_job = jobs[0].id if fault == "slow_handler" else None
     steady = await _steady(ledgers, pool, description, jobs)
     await asyncio.sleep(rng.uniform(0.0, 0.5))
-    runs = await _wait_in_flight(ledgers, pool, target_job)
-    if not runs:
-        return None
-    victim = rng.choice(sorted(runs, key=lambda run: (run.job, run.worker)))
+    for _ in range(PAUSE_TRIES):
+        runs = await _wait_in_flight(ledgers, pool, target_job)
+        if not runs:
+            return None
+        victim = rng.choice(sorted(runs, key=lambda run: (run.job, run.worker)))
+        if fault != "pause" or _stopped_in_flight(ledgers, pool, victim):
+            break
     in_flight = sorted({run.job for run in runs})
     event = await _strike(fault, description, pool, broker, proxy, jobs, runs, victim, in_flight)
     event.detail += f", {steady}"
