@@ -6,12 +6,10 @@ Part of the contract.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
-from datetime import datetime
-from types import TracebackType
 from typing import Self, Unpack
 
 from alkstore_contract.errors import HandleSpent, StoreClosed, StoreUnavailable
-from alkstore_contract.types import Duration, EnqueueCall, Enqueued, EnqueueKeywords, JobId, QueueOpts
+from alkstore_contract.types import EnqueueCall, Enqueued, EnqueueKeywords, JobId, QueueOpts
 
 
 class ClosingStore:
@@ -35,12 +33,7 @@ class ClosingStore:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
 
@@ -49,9 +42,13 @@ class NamedQueue:
 
     The kit's queue and the wire's both start from it; they keep ``_name`` and
     ``_opts`` for their own ops to read. ``enqueue`` and ``enqueue_many`` are
-    written here once, with the surface's signature: each hands its options,
-    packed in an ``EnqueueCall``, to the subclass's ``_enqueue`` or
-    ``_enqueue_many``, which is all an engine's queue says about storing.
+    written here once: each hands its options, packed in an ``EnqueueCall``, to
+    the subclass's ``_enqueue`` or ``_enqueue_many``, which is all an engine's
+    queue says about storing. They take the options as ``EnqueueKeywords``, the
+    surface's keyword set written once, rather than spelling out the
+    ``Queue`` protocol's signature again: the protocol is the page authors read,
+    and mypy holds these to it wherever a store built on this is used as a
+    ``Store``.
     """
 
     __slots__ = ("_name", "_opts")
@@ -68,31 +65,13 @@ class NamedQueue:
     def opts(self) -> QueueOpts:
         return self._opts
 
-    async def enqueue(
-        self,
-        payload: object,
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
-    ) -> JobId:
+    async def enqueue(self, payload: object, **options: Unpack[EnqueueKeywords]) -> JobId:
         """E1–E10: store one job, ready now, after ``delay`` or at ``run_at``; bad input stores nothing."""
-        return await self._enqueue(payload, EnqueueCall(delay, run_at, expires, max_attempts, priority))
+        return await self._enqueue(payload, EnqueueCall(**options))
 
-    async def enqueue_many(
-        self,
-        payloads: Sequence[object],
-        *,
-        delay: Duration | None = None,
-        run_at: datetime | None = None,
-        expires: Duration | None = None,
-        max_attempts: int | None = None,
-        priority: int = 0,
-    ) -> list[JobId]:
+    async def enqueue_many(self, payloads: Sequence[object], **options: Unpack[EnqueueKeywords]) -> list[JobId]:
         """E11: every payload stored from one clock read, or none; ids in input order."""
-        return await self._enqueue_many(payloads, EnqueueCall(delay, run_at, expires, max_attempts, priority))
+        return await self._enqueue_many(payloads, EnqueueCall(**options))
 
     async def enqueue_unique(
         self,

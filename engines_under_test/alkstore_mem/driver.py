@@ -12,16 +12,17 @@ has no clock of its own, so its stores are always opened with one.
 
 Override points for subclasses (the policy the storage applies, kept apart
 from the heaps): ``_order_key`` (C2), ``_is_claimable`` (C1, X1, C7), ``_take``
-(C3), ``_holds_lease`` (H1), ``_ack_batch_matches`` (B1), ``_file_retry`` and
-``_file_lease`` (what retry and heartbeat leave in the indexes), and
-``_retention_over``/``_expired``/``_lease_exhausted`` (X2, applied to the jobs
-the sweep's ``watched`` heap names).
+(C3), ``_holds_lease`` (H1), ``_ack_batch_matches`` (B1), ``_hand_back`` and
+``_file_lease`` (what retry and release, and claims and heartbeat, leave in the
+indexes), and ``_retention_over``/``_expired``/``_lease_exhausted`` (X2, applied
+to the jobs the sweep's ``watched`` heap names).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from functools import partial
 from heapq import heapify, heappop
 
 from alkstore_contract.kit import NewJobs
@@ -57,6 +58,8 @@ from alkstore_mem.space import MemSpace, QueueIndex, TimedEntry, WatchEntry, c2_
 
 Settle = Callable[[QueueIndex, JobRecord, datetime], object]
 """A handle op's change to the job its claim holds: the queue's index, the stored job, the op's instant."""
+HandBack = Callable[[JobRecord, datetime], JobRecord]
+"""What ``retry`` or ``release`` stores for the job a claim held: the job ready again at the instant given."""
 
 
 def _now(now: datetime | None) -> datetime:
@@ -277,34 +280,25 @@ class MemDriver:
     async def retry(
         self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float, last_error: str | None
     ) -> bool:
-        return self._fenced(
-            queue,
-            job_id,
-            token,
-            now,
-            lambda index, record, at: self._file_retry(index, record, at + timedelta(seconds=delay_s), last_error),
-        )
-
-    def _file_retry(self, index: QueueIndex, record: JobRecord, run_at: datetime, last_error: str | None) -> None:
-        """R1: the job is ready again at ``run_at``; a claim promotes it once due."""
-        index.lease_dropped(record)
-        record = index.jobs[record[ID]] = retried(record, run_at, last_error)
-        index.file_delayed(record)
+        """R1: ready again after ``delay_s``, the claim's attempt spent."""
+        return self._hand_back(queue, job_id, token, now, delay_s, partial(retried, last_error=last_error))
 
     async def release(self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float) -> bool:
-        return self._fenced(
-            queue,
-            job_id,
-            token,
-            now,
-            lambda index, record, at: self._file_release(index, record, at + timedelta(seconds=delay_s)),
-        )
+        """L2: ready again after ``delay_s``, the claim's attempt given back."""
+        return self._hand_back(queue, job_id, token, now, delay_s, given_back)
 
-    def _file_release(self, index: QueueIndex, record: JobRecord, run_at: datetime) -> None:
-        """L2: the job is ready again at ``run_at`` with its attempt given back; a claim promotes it once due."""
-        index.lease_dropped(record)
-        record = index.jobs[record[ID]] = given_back(record, run_at)
-        index.file_delayed(record)
+    def _hand_back(
+        self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float, back: HandBack
+    ) -> bool:
+        """``retry`` and ``release``, which differ only in the stored job ``back`` makes: the claim's lease is over
+        and the job is ready again at the op's instant + ``delay_s``, which a claim promotes once due."""
+
+        def file(index: QueueIndex, record: JobRecord, at: datetime) -> None:
+            index.lease_dropped(record)
+            ready = index.jobs[record[ID]] = back(record, at + timedelta(seconds=delay_s))
+            index.file_delayed(ready)
+
+        return self._fenced(queue, job_id, token, now, file)
 
     async def dead_letter(self, queue: str, job_id: JobId, token: str, now: datetime | None, last_error: str) -> bool:
         return self._fenced(

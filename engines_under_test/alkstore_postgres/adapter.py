@@ -35,9 +35,10 @@ SQLAlchemy: imported only inside the hooks that start them, so a user's store ne
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from importlib.metadata import version as distribution_version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from alkstore_contract.adapter import AdapterOption, CallerTransaction, Capability
@@ -56,9 +57,6 @@ from alkstore_postgres.location import (
 )
 
 if TYPE_CHECKING:
-    import asyncpg
-    from asyncpg.transaction import Transaction
-
     from alkstore_postgres.driver import PgDriver
     from alkstore_postgres.provision import ThrowawayCluster
 
@@ -102,12 +100,48 @@ async def server_version(dsn: str) -> str:
     return f"PostgreSQL {shown}"
 
 
-class PgCallerTransaction:
-    """An application's transaction: a bare asyncpg connection, a transaction open on it (W1–W4)."""
+class _Ending(Protocol):
+    """What a Postgres driver ends a transaction with: asyncpg's ``Transaction``, a psycopg connection itself."""
 
-    def __init__(self, connection: asyncpg.Connection, transaction: Transaction) -> None:
-        self._connection = connection
-        self._transaction = transaction
+    async def commit(self) -> None: ...
+    async def rollback(self) -> None: ...
+
+
+class _Connection(Protocol):
+    """A driver's connection, as far as ``OwnConnectionTransaction`` uses it."""
+
+    async def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class OwnConnectionTransaction:
+    """An application's transaction on a connection of its own (W1–W4), whichever Postgres driver holds it.
+
+    ``commit`` and ``rollback`` end the transaction through ``ending`` and close the connection even when ending
+    it raised, so no caller's transaction leaves a connection open. The engine's own (asyncpg,
+    ``PgCallerTransaction``) and procrastinate's adapter's (psycopg) are this, each begun through its driver.
+    """
+
+    transaction: _Connection
+    """What ``enqueue_in`` takes: the connection, inside its open transaction."""
+    ending: _Ending
+    """What ends the transaction: asyncpg's ``Transaction``; for psycopg, the connection itself."""
+
+    async def commit(self) -> None:
+        await self._end(self.ending.commit)
+
+    async def rollback(self) -> None:
+        await self._end(self.ending.rollback)
+
+    async def _end(self, end: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await end()
+        finally:
+            await self.transaction.close()
+
+
+class PgCallerTransaction(OwnConnectionTransaction):
+    """An application's transaction: a bare asyncpg connection, a transaction open on it (W1–W4)."""
 
     @classmethod
     async def begin(cls, dsn: str) -> PgCallerTransaction:
@@ -117,23 +151,6 @@ class PgCallerTransaction:
         transaction = connection.transaction()
         await transaction.start()
         return cls(connection, transaction)
-
-    @property
-    def transaction(self) -> object:
-        """What ``enqueue_in`` takes: the connection, inside its open transaction."""
-        return self._connection
-
-    async def commit(self) -> None:
-        try:
-            await self._transaction.commit()
-        finally:
-            await self._connection.close()
-
-    async def rollback(self) -> None:
-        try:
-            await self._transaction.rollback()
-        finally:
-            await self._connection.close()
 
 
 class PgAdapter:

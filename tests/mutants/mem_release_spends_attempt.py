@@ -12,15 +12,14 @@ from __future__ import annotations
 from datetime import datetime
 
 from alkstore_mem import MemDriver
-from alkstore_mem.record import JobRecord
-from alkstore_mem.space import QueueIndex
 
+from alkstore_contract.types import JobId
 from tests.mutants.catalog import Mutant, mem_mutant
 
 
 class AttemptSpendingDriver(MemDriver):
-    def _file_release(self, index: QueueIndex, record: JobRecord, run_at: datetime) -> None:
-        self._file_retry(index, record, run_at, None)
+    async def release(self, queue: str, job_id: JobId, token: str, now: datetime | None, delay_s: float) -> bool:
+        return await self.retry(queue, job_id, token, now, delay_s, None)
 
 
 adapter = mem_mutant("mut-mem-release-spends-attempt", driver=AttemptSpendingDriver)

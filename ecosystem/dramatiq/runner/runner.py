@@ -23,7 +23,7 @@ from pathlib import Path
 
 from alkstore_ecosystem_kit.runner_description import caveat, every_fault, promise
 
-from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve
+from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve, states_of
 
 BROKER = "https://dramatiq.io/reference.html#dramatiq.brokers.redis.RedisBroker"
 ADVANCED = "https://dramatiq.io/advanced.html#message-persistence"
@@ -96,13 +96,10 @@ def inspect(jobs: list[Job]) -> list[State]:
     from dramatiq.results import ResultFailure, ResultMissing
     from tasks import results
 
-    sent = json.loads(_messages_file().read_text())
-    states = []
-    for job in jobs:
-        state: State = {**NO_STATE, "job": job["id"]}
-        message = Message.decode(sent[job["id"]].encode())
+    def state_of(sent: str) -> State:
+        state: State = dict(NO_STATE)
         try:
-            message.get_result(backend=results)
+            Message.decode(sent.encode()).get_result(backend=results)
             state["state"], state["library_state"] = "completed", "result stored"
         except ResultFailure as failure:
             state["state"], state["library_state"] = "dead", "exception stored (dead-lettered)"
@@ -110,8 +107,9 @@ def inspect(jobs: list[Job]) -> list[State]:
         except ResultMissing:
             state["state"], state["library_state"] = "unknown", "ResultMissing"
             state["reason"] = "no result stored; Dramatiq documents no API to read a queued or in-flight message"
-        states.append(state)
-    return states
+        return state
+
+    return states_of(jobs, json.loads(_messages_file().read_text()), state_of)
 
 
 def worker() -> None:

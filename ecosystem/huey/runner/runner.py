@@ -21,7 +21,7 @@ from pathlib import Path
 
 from alkstore_ecosystem_kit.runner_description import caveat, every_fault
 
-from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve
+from alkstore_faults.runner_cli import NO_STATE, Job, State, exec_console_script, serve, states_of
 
 GUIDE = "https://huey.readthedocs.io/en/latest/guide.html"
 CONSUMER = "https://huey.readthedocs.io/en/latest/consumer.html"
@@ -77,15 +77,13 @@ def inspect(jobs: list[Job]) -> list[State]:
     ids = json.loads(_ids_file().read_text())
     pending = {task.id for task in huey.pending()}
     scheduled = {task.id: task.eta for task in huey.scheduled()}
-    states = []
-    for job in jobs:
-        task_id = ids[job["id"]]
-        state: State = {**NO_STATE, "job": job["id"]}
+
+    def state_of(task_id: str) -> State:
+        state: State = dict(NO_STATE)
         try:
             result = huey.result(task_id, preserve=True)
         except TaskException as error:
-            states.append({**state, "state": "failed", "library_state": "error in result store", "reason": str(error)})
-            continue
+            return {**state, "state": "failed", "library_state": "error in result store", "reason": str(error)}
         if result is not None:
             state["state"], state["library_state"] = "completed", "result in result store"
         elif task_id in pending:
@@ -96,8 +94,9 @@ def inspect(jobs: list[Job]) -> list[State]:
             state["until"] = None if eta is None else eta.replace(tzinfo=UTC).timestamp()  # huey keeps UTC
         else:
             state["state"], state["library_state"] = "absent", "no result, not pending, not scheduled"
-        states.append(state)
-    return states
+        return state
+
+    return states_of(jobs, ids, state_of)
 
 
 def worker() -> None:

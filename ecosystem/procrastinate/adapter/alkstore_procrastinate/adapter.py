@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from alkstore_ecosystem_kit import PostgresLibraryAdapter
+from alkstore_postgres.adapter import OwnConnectionTransaction
 
 from alkstore_contract.adapter import CallerTransaction, Capability
 from alkstore_contract.clock import Clock
@@ -35,12 +36,11 @@ EMULATES: dict[str, str] = {
 }
 
 
-class PsycopgCallerTransaction:
+class PsycopgCallerTransaction(OwnConnectionTransaction):
     """An application's transaction as procrastinate's docs have one: a psycopg ``AsyncConnection`` outside
-    autocommit (psycopg opens the transaction at its first statement), on the location's schema (W1–W4)."""
-
-    def __init__(self, connection: Any) -> None:
-        self._connection = connection
+    autocommit (psycopg opens the transaction at its first statement, and the connection's ``commit`` or
+    ``rollback`` ends it), on the location's schema (W1–W4). ``enqueue_in`` takes the connection as
+    procrastinate's ``connection`` option."""
 
     @classmethod
     async def begin(cls, dsn: str, schema: str) -> PsycopgCallerTransaction:
@@ -48,24 +48,7 @@ class PsycopgCallerTransaction:
 
         connection = await psycopg.AsyncConnection.connect(dsn, options=f"-c search_path={schema}")
         await connection.execute("SELECT 1")  # the caller's transaction is open, before the job is enqueued in it
-        return cls(connection)
-
-    @property
-    def transaction(self) -> object:
-        """What ``enqueue_in`` takes: procrastinate's ``connection`` option."""
-        return self._connection
-
-    async def commit(self) -> None:
-        try:
-            await self._connection.commit()
-        finally:
-            await self._connection.close()
-
-    async def rollback(self) -> None:
-        try:
-            await self._connection.rollback()
-        finally:
-            await self._connection.close()
+        return cls(connection, connection)
 
 
 def _app(dsn: str, schema: str) -> Any:
