@@ -21,12 +21,23 @@ SUITE_REPORT = "ALKSTORE_SUITE_MANUAL_REPORT"
 
 
 def run_suite(scratch: Path, engine: str, *options: str) -> tuple[dict[str, Any], str]:
-    """The engine's entry of the report of a suite run on ``engine`` (``options`` go to pytest), and its output."""
+    """The engine's entry of the report of a suite run on ``engine`` (``options`` go to pytest), and its output.
+
+    The run gets this environment with the repository put in front of
+    ``PYTHONPATH``, never in its place: a plugin that ``PYTEST_ADDOPTS`` or
+    ``PYTEST_PLUGINS`` names (a profiler a whole run is wrapped in) is found on
+    the rest, and without it pytest stops before the suite runs and writes no
+    report. A run that wrote none fails here with its exit status and output.
+    """
     report = scratch / "report.json"
     (scratch / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     env.pop("ALKSTORE_REQUIRE", None)
     done = run_pytest(scratch, env, "-q", f"--alkstore-engine={engine}", f"--alkstore-report={report}", *options)
+    assert report.exists(), (
+        f"the suite run on {engine} wrote no report (exit status {done.returncode}):\n"
+        f"{done.stdout[-6000:]}\n--- stderr ---\n{done.stderr[-4000:]}"
+    )
     return json.loads(report.read_text(encoding="utf-8"))["engines"][0], done.stdout[-4000:]
 
 

@@ -92,6 +92,8 @@ class Ledger(ClientHistory):
     ops_ok: int = 0
     progress: asyncio.Event = field(default_factory=asyncio.Event)
     """Set by every op that succeeds; cleared by whoever waits for the next one."""
+    last_tag: str | None = None
+    """The tag of the producer's last enqueue, so an undrained queue's message can name it."""
 
     def succeeded(self) -> None:
         self.ops_ok += 1
@@ -102,9 +104,17 @@ class Ledger(ClientHistory):
         self.error_messages.add(str(error).split(" (", 1)[0])
 
 
-async def _worker(queue: Queue, name: str, ledger: Ledger, stop: asyncio.Event, pace_s: float) -> None:
-    """Claim and ack until ``stop`` is set and a claim comes back empty; an error is an unknown outcome."""
+async def _worker(queue: Queue, name: str, ledger: Ledger, produced: asyncio.Event, pace_s: float) -> None:
+    """Claim and ack until a claim started after ``produced`` was set comes back empty; an error is an unknown outcome.
+
+    ``produced`` is set once the producer's last enqueue has returned, so a
+    claim sent after it sees every job the producer stored (and finds them
+    due: their ``run_at`` is older than the claim's ``now``). A claim already
+    in flight when the producer stopped may have started before that last
+    enqueue committed: its empty answer does not mean the queue is drained.
+    """
     while True:
+        last_round = produced.is_set()
         try:
             handles = await queue.claim_batch(name, BATCH)
         except ServerConnectionError as error:
@@ -113,7 +123,7 @@ async def _worker(queue: Queue, name: str, ledger: Ledger, stop: asyncio.Event, 
             continue
         ledger.succeeded()
         if not handles:
-            if stop.is_set():
+            if last_round:
                 return
             await asyncio.sleep(0.01)
             continue
@@ -133,12 +143,17 @@ async def _worker(queue: Queue, name: str, ledger: Ledger, stop: asyncio.Event, 
             ledger.releases.append(Release(job.id, claim, "ack", acked))
 
 
-async def _producer(queue: Queue, ledger: Ledger, stop: asyncio.Event, pace_s: float) -> None:
-    """Enqueue tagged jobs until ``stop`` is set; an enqueue that raised leaves its tag in doubt."""
+async def _producer(queue: Queue, ledger: Ledger, stop: asyncio.Event, produced: asyncio.Event, pace_s: float) -> None:
+    """Enqueue tagged jobs until ``stop`` is set, then set ``produced``; an enqueue that raised leaves its tag in doubt.
+
+    ``stop`` may come while an enqueue is in flight, which on a loaded machine
+    commits well after it: ``produced`` tells the workers when no enqueue of
+    the producer's is left running, so they drain what it stored last.
+    """
     number = 0
     while not stop.is_set():
         number += 1
-        tag = f"p{number}"
+        tag = ledger.last_tag = f"p{number}"
         try:
             ledger.enqueued.add(await queue.enqueue({"tag": tag}))
             ledger.succeeded()
@@ -146,6 +161,7 @@ async def _producer(queue: Queue, ledger: Ledger, stop: asyncio.Event, pace_s: f
             ledger.failed("enqueue", error)
             ledger.tags_in_doubt.add(tag)
         await asyncio.sleep(pace_s)
+    produced.set()
 
 
 async def _preload(queue: Queue, ledger: Ledger, count: int) -> None:
@@ -156,7 +172,10 @@ async def _table(dsn: str, schema: str) -> list[Any]:
     """Every row left in the store's table, read over a bare connection (not the engine)."""
     conn = await asyncpg.connect(dsn)
     try:
-        rows: list[Any] = await conn.fetch(f"SELECT id, payload, state FROM {quote_ident(schema)}.jobs")
+        rows: list[Any] = await conn.fetch(
+            f"SELECT id, payload, state, attempts, run_at, enqueued_at, statement_timestamp() AS read_at "
+            f"FROM {quote_ident(schema)}.jobs ORDER BY id"
+        )
     finally:
         await conn.close()
     return rows
@@ -178,8 +197,32 @@ async def _check(location: str, ledger: Ledger) -> Verdict:
     assert not verdict.unexpected, f"a handout named a job never enqueued: {summary}"
     unexplained = set(verdict.lost) - ledger.acks_in_doubt
     assert not unexplained, f"jobs gone without an ack (confirmed or in doubt): {sorted(unexplained)}; {summary}"
-    assert all(row["state"] == "processing" for row in rows), f"the queue was not drained: {summary}"
+    undrained = [row for row in rows if row["state"] != "processing"]
+    assert not undrained, f"the queue was not drained: {summary}; left: {_describe_rows(rows, seen, ledger)}"
     return verdict
+
+
+def _describe_rows(rows: list[Any], tags: dict[JobId, str], ledger: Ledger) -> str:
+    """Each row left, with what the ledger saw of it: an undrained queue says which job stayed, and why it may have."""
+    handed = Counter(handout.job_id for handout in ledger.handouts)
+    described = []
+    for row in rows:
+        job_id = int(row["id"])
+        tag = tags[job_id]
+        if job_id in ledger.enqueued:
+            enqueue = "enqueue confirmed"
+        elif tag in ledger.tags_in_doubt:
+            enqueue = "enqueue in doubt"
+        else:
+            enqueue = "enqueue never seen"
+        doubt = ", ack in doubt" if job_id in ledger.acks_in_doubt else ""
+        doubt += ", the producer's last enqueue" if tag == ledger.last_tag else ""
+        described.append(
+            f"id {job_id} ({tag}) {row['state']}, attempts {row['attempts']}, run_at {row['run_at']:%H:%M:%S.%f}, "
+            f"enqueued_at {row['enqueued_at']:%H:%M:%S.%f}, {enqueue}, {handed[job_id]} handouts{doubt}"
+        )
+    read_at = f" (read at {rows[0]['read_at']:%H:%M:%S.%f})" if rows else ""
+    return "; ".join(described) + read_at
 
 
 async def _terminate_backends(bare: Any, name: str) -> int:
@@ -204,7 +247,7 @@ async def test_killed_backends_under_load() -> None:
         queue = store.queue(QUEUE, OPTS)
         ledger = Ledger()
         await _preload(queue, ledger, PRELOADED)
-        stop = asyncio.Event()
+        stop, produced = asyncio.Event(), asyncio.Event()
         kills: list[int] = []
 
         async def killer() -> None:
@@ -217,9 +260,9 @@ async def test_killed_backends_under_load() -> None:
 
         async with asyncio.timeout(60), asyncio.TaskGroup() as group:
             group.create_task(killer())
-            group.create_task(_producer(queue, ledger, stop, 0.004))
+            group.create_task(_producer(queue, ledger, stop, produced, 0.004))
             for index in range(WORKERS):
-                group.create_task(_worker(queue, f"w{index}", ledger, stop, 0.002))
+                group.create_task(_worker(queue, f"w{index}", ledger, produced, 0.002))
 
         assert sum(kills) >= 10, f"the side task killed only {sum(kills)} backends: the fault never happened"
         assert sum(ledger.errors.values()) >= 3, f"no op met a killed connection: {dict(ledger.errors)}"
@@ -304,7 +347,7 @@ async def _restart_under_load(dsn: str, base: Path, bindir: Path) -> None:
         queue = store.queue(QUEUE, OPTS)
         ledger = Ledger()
         await _preload(queue, ledger, PRELOADED)
-        stop = asyncio.Event()
+        stop, produced = asyncio.Event(), asyncio.Event()
         outage: dict[str, int] = {}
 
         async def restarter() -> None:
@@ -321,9 +364,9 @@ async def _restart_under_load(dsn: str, base: Path, bindir: Path) -> None:
 
         async with asyncio.timeout(RESTART_TIMEOUT_S), asyncio.TaskGroup() as group:
             group.create_task(restarter())
-            group.create_task(_producer(queue, ledger, stop, 0.01))
+            group.create_task(_producer(queue, ledger, stop, produced, 0.01))
             for index in range(WORKERS):
-                group.create_task(_worker(queue, f"w{index}", ledger, stop, 0.003))
+                group.create_task(_worker(queue, f"w{index}", ledger, produced, 0.003))
 
         assert outage["errors"] >= 1, "no op failed while the server restarted: the outage was never seen"
         assert all("the connection to the Postgres server failed" in m for m in ledger.error_messages), (
