@@ -157,8 +157,8 @@ start system "${PYTEST[@]}" -n 2 -v --alkstore-require --alkstore-clock=system \
     --alkstore-engine="sqlite,postgres,$NODE_ENGINE,$RUST_ENGINE" alkstore_contract/suite/contract.suite
 start mutants "${PYTEST[@]}" -n 2 -v --maxschedchunk=1 --durations=5 tests/test_mutants.py
 start faults bash ci/faults.sh short # huey, each runtime fault once (docs/runtime-faults.md)
-# worksteal: a worker that runs out takes tests queued on the other, so the run does not end on one worker's long tail.
-start tests "${PYTEST[@]}" -n 2 --dist worksteal --durations=5 --ignore=tests/test_mutants.py "${AFTER_MANUAL[@]/#/--ignore=}" tests
+# In collection order, so the tests that mostly wait go first (tests/conftest.py): xdist's load scheduling keeps it.
+start tests "${PYTEST[@]}" -n 2 --durations=5 --ignore=tests/test_mutants.py "${AFTER_MANUAL[@]/#/--ignore=}" tests
 wait_runs
 phase_done
 echo "== all checks passed in $((SECONDS - STARTED)) s"
