@@ -31,6 +31,9 @@ install)
     cargo build --release --offline --quiet
     ;;
 check)
+    # clippy's and the tests' builds go outside the checkout (the engine's own build stays in target/, where its
+    # manifest finds it), so a fresh clone on a machine that ran the checks before does not build them again.
+    export CARGO_TARGET_DIR="${ALKSTORE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/alkstore}/rust-check-target"
     if cargo fmt --version >/dev/null 2>&1; then cargo fmt --check; fi
     if cargo clippy --version >/dev/null 2>&1; then
         cargo clippy --release --offline --quiet --all-targets -- -D warnings
