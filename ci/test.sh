@@ -158,8 +158,7 @@ start system "${PYTEST[@]}" -n 2 -v --alkstore-require --alkstore-clock=system \
 start mutants "${PYTEST[@]}" -n 2 -v --maxschedchunk=1 --durations=5 tests/test_mutants.py
 start faults bash ci/faults.sh short # huey, each runtime fault once (docs/runtime-faults.md)
 # In collection order, so the tests that mostly wait go first (tests/conftest.py): xdist's load scheduling keeps it.
-# Three workers: many of these tests wait, so a third keeps the run going where two would leave the CPU idle.
-start tests "${PYTEST[@]}" -n 3 --durations=5 --ignore=tests/test_mutants.py "${AFTER_MANUAL[@]/#/--ignore=}" tests
+start tests "${PYTEST[@]}" -n 2 --durations=5 --ignore=tests/test_mutants.py "${AFTER_MANUAL[@]/#/--ignore=}" tests
 wait_runs
 phase_done
 echo "== all checks passed in $((SECONDS - STARTED)) s"
