@@ -7,11 +7,12 @@
 #
 # crates.io is never asked: Debian packages every crate the engine uses as librust-*-dev under
 # /usr/share/cargo/registry, and the engine's .cargo/config.toml points cargo there, offline. Any cargo
-# from Rust 1.63 (Debian 12's own, installed here when there is none) builds it. The build directory,
-# target/ beside the engine, stays between runs: a build with nothing changed takes under a second.
+# from Rust 1.63 (Debian 12's own, installed here when there is none) builds it. The build directories stay
+# between runs under $ALKSTORE_CACHE (default ~/.cache/alkstore): a build with nothing changed takes under a second.
 set -euo pipefail
 cd "$(dirname "$0")/../engines_under_test/alkstore_rust"
 REGISTRY=/usr/share/cargo/registry
+CACHE="${ALKSTORE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/alkstore}"
 CRATES=(librust-rusqlite-dev librust-serde-json-dev)
 
 log() { echo "ci/rust.sh: $*" >&2; }
@@ -28,12 +29,14 @@ install)
         log "installing ${missing[*]} (of ${CRATES[*]} cargo)"
         apt_install "${missing[@]}"
     fi
-    cargo build --release --offline --quiet
+    # Built outside the checkout, so a fresh clone on a machine that built it before builds nothing again; the
+    # binary is then copied where the engine's manifest (alkstore-engine.toml) runs it, target/release/.
+    CARGO_TARGET_DIR="$CACHE/rust-target" cargo build --release --offline --quiet
+    install -D "$CACHE/rust-target/release/alkstore-rust" target/release/alkstore-rust
     ;;
 check)
-    # clippy's and the tests' builds go outside the checkout (the engine's own build stays in target/, where its
-    # manifest finds it), so a fresh clone on a machine that ran the checks before does not build them again.
-    export CARGO_TARGET_DIR="${ALKSTORE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/alkstore}/rust-check-target"
+    # clippy's and the tests' builds go outside the checkout too, apart from the engine's own build.
+    export CARGO_TARGET_DIR="$CACHE/rust-check-target"
     if cargo fmt --version >/dev/null 2>&1; then cargo fmt --check; fi
     if cargo clippy --version >/dev/null 2>&1; then
         cargo clippy --release --offline --quiet --all-targets -- -D warnings
