@@ -643,3 +643,46 @@ def test_dsn_precedence_is_option_then_env_then_ini(pytester: pytest.Pytester, m
         )
         result.assert_outcomes(passed=1)
         result.stdout.fnmatch_lines([f"alkstore engine postgres --alkstore-pg-dsn={expected} (from {source})"])
+
+
+def test_the_oracle_keeps_one_connection_per_loop_and_closes_it_with_the_loop() -> None:
+    """``count_stored_jobs`` reads over one bare connection per event loop, closed when the loop ends.
+
+    The suite counts after every ``model_based`` program: a connection per count was a backend's start
+    and exit on the server each time. If this fails, check ``alkstore_postgres/oracle.py``.
+    """
+    pg = PgAdapter()
+    pg.configure({DSN_OPTION.ini: server_dsn()})
+
+    async def oracle_backends(location: str) -> int:
+        parsed = Location.decode(location)
+        bare = await asyncpg.connect(parsed.dsn)
+        try:
+            found: int = await bare.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()",
+                f"SELECT count(*) FROM {quote_ident(parsed.schema)}.jobs%",
+            )
+        finally:
+            await bare.close()
+        return found
+
+    async def counts() -> tuple[str, list[int], int]:
+        location = await pg.create_location()
+        seen = [await pg.count_stored_jobs(location) for _ in range(3)]
+        return location, seen, await oracle_backends(location)
+
+    async def gone(location: str) -> bool:
+        """The server ends a backend a moment after its client hung up: look for up to 10 s."""
+        for _ in range(100):
+            if await oracle_backends(location) == 0:
+                return True
+            await asyncio.sleep(0.1)
+        return False
+
+    location, seen, during = asyncio.run(counts())
+    try:
+        assert seen == [0, 0, 0]
+        assert during == 1, f"{during} backends ran the oracle's count while the loop ran: one connection, kept"
+        assert asyncio.run(gone(location)), "the oracle's connection outlived its event loop"
+    finally:
+        asyncio.run(pg.drop_location(location))

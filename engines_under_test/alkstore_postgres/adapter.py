@@ -55,6 +55,7 @@ from alkstore_postgres.location import (
     quote_ident,
     redact_dsn,
 )
+from alkstore_postgres.oracle import OracleConnections
 
 if TYPE_CHECKING:
     from alkstore_postgres.driver import PgDriver
@@ -168,6 +169,8 @@ class PgAdapter:
         """The throwaway clusters of the crashable locations this adapter made, by DSN."""
         self._skewed: dict[float, ThrowawayCluster] = {}
         """The skewed-clock clusters, by offset: each serves every skewed location with its offset (a schema each)."""
+        self._oracle = OracleConnections(_connect)
+        """The oracle's bare connections, kept per event loop (``alkstore_postgres.oracle``)."""
 
     @property
     def name(self) -> str:
@@ -284,13 +287,9 @@ class PgAdapter:
         return await store_on(driver, clock=clock, seed=seed)
 
     async def count_stored_jobs(self, location: str) -> int:
-        """The oracle: ``count(*)`` of the location's jobs table over a bare connection."""
+        """The oracle: ``count(*)`` of the location's jobs table over a bare connection (kept per event loop)."""
         parsed = Location.decode(location)
-        conn = await _connect(parsed.dsn)
-        try:
-            count: int = await conn.fetchval(f"SELECT count(*) FROM {quote_ident(parsed.schema)}.jobs")
-        finally:
-            await conn.close()
+        count: int = await self._oracle.fetchval(parsed.dsn, f"SELECT count(*) FROM {quote_ident(parsed.schema)}.jobs")
         return count
 
     @property
