@@ -157,8 +157,10 @@ start system "${PYTEST[@]}" -n 2 -v --alkstore-require --alkstore-clock=system \
     --alkstore-engine="sqlite,postgres,$NODE_ENGINE,$RUST_ENGINE" alkstore_contract/suite/contract.suite
 start mutants "${PYTEST[@]}" -n 2 -v --maxschedchunk=1 --durations=5 tests/test_mutants.py
 start faults bash ci/faults.sh short # huey, each runtime fault once (docs/runtime-faults.md)
-# In collection order, so the tests that mostly wait go first (tests/conftest.py): xdist's load scheduling keeps it.
-start tests "${PYTEST[@]}" -n 2 --durations=5 --ignore=tests/test_mutants.py "${AFTER_MANUAL[@]/#/--ignore=}" tests
+# In collection order, so the tests that mostly wait go first (tests/conftest.py), one test at a time to whichever
+# worker is free (--maxschedchunk=1): xdist's load scheduling otherwise hands the first worker the first quarter of
+# the list at once, every waiting test with it, and the second worker finished at 113 s while the first ran to 224 s.
+start tests "${PYTEST[@]}" -n 2 --maxschedchunk=1 --durations=5 --ignore=tests/test_mutants.py "${AFTER_MANUAL[@]/#/--ignore=}" tests
 wait_runs
 phase_done
 echo "== all checks passed in $((SECONDS - STARTED)) s"

@@ -5,10 +5,10 @@ catalog, all sharing two cores. A test that waits on real time (a
 runtime-fault run, a soak, worker processes, a venv built from wheels) costs
 little CPU and much wall time; run last, the whole command waits for it while
 the CPU idles. Started first, its waits overlap the others' work. pytest-xdist
-hands out tests in collection order (its default ``load`` scheduling; ``worksteal``
-would split the list in halves, and the second worker would start mid-list), so
-moving these modules to the front is enough; the rest keep pytest's order, and
-nothing else about collection changes.
+hands out tests in collection order (``load`` scheduling, one test at a time with
+``--maxschedchunk=1`` as ci/test.sh runs it: in bigger chunks the first worker
+would take every waiting test at once), so moving these modules to the front is
+enough; the rest keep pytest's order, and nothing else about collection changes.
 """
 
 from __future__ import annotations
