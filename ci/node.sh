@@ -21,7 +21,9 @@ install)
         # The build is kept outside the checkout too, under the lock file, this Node and this machine's kind: a
         # fresh clone on the same machine copies it in a second instead of compiling SQLite for a minute.
         key="$({ cat package-lock.json; node --version; uname -m; } | sha256sum | cut -c1-16)"
-        cached="${ALKSTORE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/alkstore}/node-engine/$key"
+        # shellcheck source=ci/cache.sh
+        source ../../ci/cache.sh
+        cached="$ALKSTORE_CACHE/node-engine/$key"
         rm -rf node_modules
         if [ -f "$cached/node_modules/.package-lock.json.ci" ]; then
             cp -a "$cached/node_modules" node_modules

@@ -12,7 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../engines_under_test/alkstore_rust"
 REGISTRY=/usr/share/cargo/registry
-CACHE="${ALKSTORE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/alkstore}"
+# shellcheck source=ci/cache.sh
+source ../../ci/cache.sh # ALKSTORE_CACHE: where the builds stay between clones
 CRATES=(librust-rusqlite-dev librust-serde-json-dev)
 
 log() { echo "ci/rust.sh: $*" >&2; }
@@ -31,12 +32,12 @@ install)
     fi
     # Built outside the checkout, so a fresh clone on a machine that built it before builds nothing again; the
     # binary is then copied where the engine's manifest (alkstore-engine.toml) runs it, target/release/.
-    CARGO_TARGET_DIR="$CACHE/rust-target" cargo build --release --offline --quiet
-    install -D "$CACHE/rust-target/release/alkstore-rust" target/release/alkstore-rust
+    CARGO_TARGET_DIR="$ALKSTORE_CACHE/rust-target" cargo build --release --offline --quiet
+    install -D "$ALKSTORE_CACHE/rust-target/release/alkstore-rust" target/release/alkstore-rust
     ;;
 check)
     # clippy's and the tests' builds go outside the checkout too, apart from the engine's own build.
-    export CARGO_TARGET_DIR="$CACHE/rust-check-target"
+    export CARGO_TARGET_DIR="$ALKSTORE_CACHE/rust-check-target"
     if cargo fmt --version >/dev/null 2>&1; then cargo fmt --check; fi
     if cargo clippy --version >/dev/null 2>&1; then
         cargo clippy --release --offline --quiet --all-targets -- -D warnings

@@ -8,8 +8,8 @@
 # longer than a few seconds show which engine, row or mutant is running and how far along they are.
 # Phase 2 runs the linters and type checkers at once; phase 3 runs the suite on both clocks, the mutant catalog, the
 # runtime-faults short run and the project's tests at once (each line says which run it comes from); three tests
-# wait for the manual-clock run's record. Builds a fresh clone can reuse (the Node engine's, mypy's cache) are kept
-# under $ALKSTORE_CACHE (default ~/.cache/alkstore); a throwaway Postgres cluster copies one initdb'd data directory.
+# wait for the manual-clock run's record. Builds a fresh clone can reuse (the Node and Rust engines', mypy's cache)
+# are kept under $ALKSTORE_CACHE (ci/cache.sh); a throwaway Postgres cluster copies one initdb'd data directory.
 # Postgres: ci/postgres.sh finds a server that answers or starts a throwaway one; the suite runs
 # with --alkstore-require, so an unreachable server fails the run instead of skipping it.
 # The mutant catalog stops each mutant at its first failing row; ALKSTORE_FULL_CATALOG=1 adds the
@@ -92,7 +92,9 @@ phase_done
 PYTEST=("$VENV/bin/pytest" -p no:cacheprovider)
 # mypy's cache outside the checkout (it checks each entry against its file's hash): a fresh clone on a machine that
 # ran the checks before spends a second on types instead of ten. ci/node.sh keeps the Node engine's build there too.
-export MYPY_CACHE_DIR="${ALKSTORE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/alkstore}/mypy"
+# shellcheck source=ci/cache.sh
+source ci/cache.sh
+export MYPY_CACHE_DIR="$ALKSTORE_CACHE/mypy"
 
 RUNS=() # "name pid", in the order they started: the manual-clock run first, so [after manual] starts when it ends
 start() { # start NAME COMMAND...: run COMMAND in the background, each line of its output prefixed with [NAME]

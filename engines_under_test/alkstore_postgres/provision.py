@@ -155,19 +155,20 @@ class ThrowawayCluster:
             shutil.chown(base, OWNER, OWNER)
         cluster = cls(base, bindir, _free_port(), environment)
         try:
-            await asyncio.to_thread(cluster._initdb)
+            await asyncio.to_thread(cluster._copy_template)
             await cluster.start()
         except BaseException:
             await cluster.destroy()
             raise
         return cluster
 
-    def _initdb(self) -> None:
+    def _copy_template(self) -> None:
         """The data directory: a copy of the template ``initdb`` made for these binaries (``_template``).
 
         ``initdb`` costs a second or more of CPU (it bootstraps the catalogs through several single-user
         servers); a copy of a data directory that was never started costs a few milliseconds, and is the
-        same cluster but for its system identifier, which nothing here reads.
+        cluster a fresh ``initdb`` makes but for its system identifier, which every copy shares and nothing
+        here reads.
         """
         done = subprocess.run(
             ["cp", "-a", str(_template(self.bindir)), str(self.data)],
