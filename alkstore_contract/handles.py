@@ -37,6 +37,18 @@ class ClosingStore:
         await self.close()
 
 
+def _packed(op: str, options: EnqueueKeywords) -> EnqueueCall:
+    """``options`` as one ``EnqueueCall``. A keyword the surface does not have is refused naming ``op``, as a
+    written-out signature would: ``EnqueueCall``'s own error would name a class the caller never called."""
+    unknown = sorted(options.keys() - EnqueueCall._fields)
+    if unknown:
+        raise TypeError(
+            f"{op}() got an unexpected keyword argument {', '.join(map(repr, unknown))}; "
+            f"its options are {', '.join(EnqueueCall._fields)}"
+        )
+    return EnqueueCall(**options)
+
+
 class NamedQueue:
     """A queue's name and the options it stamps on what it enqueues (E1), as every engine's ``Queue`` answers them.
 
@@ -67,11 +79,11 @@ class NamedQueue:
 
     async def enqueue(self, payload: object, **options: Unpack[EnqueueKeywords]) -> JobId:
         """E1–E10: store one job, ready now, after ``delay`` or at ``run_at``; bad input stores nothing."""
-        return await self._enqueue(payload, EnqueueCall(**options))
+        return await self._enqueue(payload, _packed("enqueue", options))
 
     async def enqueue_many(self, payloads: Sequence[object], **options: Unpack[EnqueueKeywords]) -> list[JobId]:
         """E11: every payload stored from one clock read, or none; ids in input order."""
-        return await self._enqueue_many(payloads, EnqueueCall(**options))
+        return await self._enqueue_many(payloads, _packed("enqueue_many", options))
 
     async def enqueue_unique(
         self,
@@ -80,7 +92,7 @@ class NamedQueue:
         **options: Unpack[EnqueueKeywords],
     ) -> Enqueued:
         """K1–K4 (contract 2.1): one job holding ``unique_key`` unless an unfinished job of the queue holds it."""
-        return await self._enqueue_unique(payload, unique_key, EnqueueCall(**options))
+        return await self._enqueue_unique(payload, unique_key, _packed("enqueue_unique", options))
 
     async def enqueue_in(
         self,
@@ -89,7 +101,7 @@ class NamedQueue:
         **options: Unpack[EnqueueKeywords],
     ) -> JobId:
         """W1–W4 (contract 2.1): one job stored inside the caller's ``transaction``, never committed by the store."""
-        return await self._enqueue_in(transaction, payload, EnqueueCall(**options))
+        return await self._enqueue_in(transaction, payload, _packed("enqueue_in", options))
 
     async def _enqueue(self, payload: object, call: EnqueueCall) -> JobId:
         """Store one job as ``call`` asks: the engine's own part of ``enqueue``."""

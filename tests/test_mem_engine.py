@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 import alkstore_mem
@@ -516,3 +516,20 @@ async def test_ended_leases_leave_the_lease_heap_and_the_live_ones_stay(store: M
     clock.advance(timedelta(hours=1))
     reclaimed = await queue.claim_batch("w2", 100)
     assert sorted(handle.job.id for handle in reclaimed) == sorted(handle.job.id for handle in in_flight)
+
+
+@pytest.mark.asyncio
+async def test_an_unknown_enqueue_option_is_refused_naming_the_op_and_the_keyword(store: MemStore) -> None:
+    """E1–E11: the enqueue ops take their options as one typed set (``EnqueueKeywords``); a misspelt keyword is a
+    TypeError naming the op called and the keyword, and stores nothing. If this fails, check
+    ``alkstore_contract/handles.py`` (``_packed``)."""
+    queue = store.queue("typos")
+    calls: dict[str, Callable[[], Awaitable[object]]] = {
+        "enqueue": lambda: queue.enqueue({}, dealy=1),  # type: ignore[call-arg]
+        "enqueue_many": lambda: queue.enqueue_many([{}], dealy=1),  # type: ignore[call-arg]
+        "enqueue_unique": lambda: queue.enqueue_unique({}, "k", dealy=1),  # type: ignore[call-arg]
+    }
+    for op, call in calls.items():
+        with pytest.raises(TypeError, match=rf"^{op}\(\) got an unexpected keyword argument 'dealy'; its options"):
+            await call()
+    assert await queue.claim_one("w") is None
