@@ -23,6 +23,7 @@ from alkstore_contract.suite.ledger import Ledger
 from alkstore_contract.suite.row import row
 from alkstore_contract.suite.run import _drive
 from alkstore_contract.suite.verdicts import Verdict, certify, clause_verdicts
+from tests.forked_pytester import runpytest_forked
 from tests.row_context import row_context
 
 REPO = Path(__file__).resolve().parents[1]
@@ -142,7 +143,7 @@ def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> object:
     monkeypatch.delenv("ALKSTORE_REQUIRE", raising=False)
 
     def go(*args: str) -> pytest.RunResult:
-        return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+        return runpytest_forked(pytester, "-p", "no:cacheprovider", *args)
 
     return go
 

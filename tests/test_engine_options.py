@@ -1,7 +1,7 @@
 """An engine's own pytest options, declared by its adapter as data: registered, resolved, handed back.
 
-The engine here is installed for the subprocess only: a ``.dist-info`` with an
-``alkstore.engines`` entry point on its ``PYTHONPATH``, exactly what a pip
+The engine here is installed for the run in a process of its own only: a
+``.dist-info`` with an ``alkstore.engines`` entry point on its ``PYTHONPATH``, exactly what a pip
 install of a third-party engine leaves behind. Its adapter is the mem
 engine's with one ``AdapterOption``; the Postgres engine's DSN option is the
 same mechanism (``tests/test_postgres_engine.py`` checks its precedence).
@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+
+from tests.forked_pytester import runpytest_forked
 
 Run = Callable[..., pytest.RunResult]
 
@@ -56,7 +58,7 @@ def test_handed():
 
 @pytest.fixture
 def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Run:
-    """pytest in a subprocess with the fake engine installed (a dist-info on ``PYTHONPATH``)."""
+    """pytest in a process of its own (``tests/forked_pytester.py``), the fake engine installed (a dist-info)."""
     pytester.makepyfile(fake_engine=ENGINE, test_handed=TEST_FILE)
     info = pytester.mkdir("fake_engine-0.1.dist-info")
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-engine\nVersion: 0.1\n", encoding="utf-8")
@@ -67,7 +69,7 @@ def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Run:
     monkeypatch.delenv("ALKSTORE_REQUIRE", raising=False)
 
     def go(*args: str) -> pytest.RunResult:
-        return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+        return runpytest_forked(pytester, "-p", "no:cacheprovider", *args)
 
     return go
 

@@ -14,9 +14,10 @@ import pytest
 from alkstore_contract import CONTRACT_VERSION, __version__
 from alkstore_contract.report.build import SCHEMA_PATH
 from alkstore_contract.suite.row import ROW_MODULES
+from tests.forked_pytester import runpytest_forked
 
 Run = Callable[..., pytest.RunResult]
-"""The ``run`` fixture: pytest in a subprocess with these arguments."""
+"""The ``run`` fixture: pytest in a process of its own with these arguments."""
 
 FAKE_ENGINE = """
 from alkstore_mem import adapter as _mem
@@ -62,12 +63,12 @@ def _expect(result: pytest.RunResult, lines: list[str], **outcomes: int) -> pyte
 
 @pytest.fixture
 def run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Run:
-    """Run pytest in a fresh empty directory, in a subprocess, as a user would."""
+    """Run pytest in a fresh empty directory, in a process of its own (``tests/forked_pytester.py``), as users do."""
     monkeypatch.setenv("PYTHONPATH", str(pytester.path))
     monkeypatch.delenv("ALKSTORE_REQUIRE", raising=False)
 
     def go(*args: str) -> pytest.RunResult:
-        return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+        return runpytest_forked(pytester, "-p", "no:cacheprovider", *args)
 
     return go
 

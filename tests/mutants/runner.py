@@ -3,7 +3,7 @@
 One process per mutant is what lets a mutant patch code every engine shares
 (see the catalog's docstring) and lets the catalog spread over xdist workers.
 Each process is forked from a server that has imported pytest and the
-libraries once (``tests/mutants/forkserver.py``), so it does not spend its
+libraries once (``tests/forkserver.py``), so it does not spend its
 start importing them. The process is rooted in an empty temporary directory,
 as a user's run would be, so the project's own pyproject and conftest do not
 apply; its only engine is the mutant.
@@ -27,8 +27,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from tests.forkserver import ForkServer
 from tests.mutants.catalog import CatalogEntry
-from tests.mutants.forkserver import ForkServer
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = 20261129
@@ -56,7 +56,7 @@ def _environment() -> dict[str, str]:
 
 @cache
 def _server() -> ForkServer:
-    """This process's fork server (``tests/mutants/forkserver.py``), started by its first mutant's run."""
+    """This process's fork server (``tests/forkserver.py``), started by its first mutant's run."""
     return ForkServer(_environment(), REPO)
 
 
