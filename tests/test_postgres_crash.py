@@ -11,12 +11,17 @@ location leaves no process and no directory behind. If one fails, check
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
+import subprocess
 from pathlib import Path
 
 import asyncpg
 import pytest
 from alkstore_postgres import PgAdapter
 from alkstore_postgres.location import Location
+from alkstore_postgres.provision import kill_group, live_members
 
 from alkstore_contract.adapter import CrashableServerAdapter
 from alkstore_contract.errors import InvalidArgument
@@ -64,3 +69,32 @@ def test_the_configured_server_is_never_crashed() -> None:
             await adapter.drop_location(location)
 
     asyncio.run(body())
+
+
+def test_a_crash_leaves_no_process_of_the_server_alive() -> None:
+    """A process of the server's group that the first signal missed is killed before a restart.
+
+    A backend the postmaster was forking as ``killpg`` came can miss it and live
+    on, attached to the server's shared memory, until it notices its postmaster
+    gone; a restart meanwhile refused to start ("pre-existing shared memory
+    block ... is still in use"). Here, without a server: a group leader with a
+    child in its group, the leader alone killed and reaped, as the first signal
+    may leave a server. If this fails, check ``kill_group`` and ``live_members``
+    in alkstore_postgres/provision.py, which ``ThrowawayCluster.kill`` calls.
+    """
+    leader = subprocess.Popen(
+        ["sh", "-c", "sleep 60 & echo started; wait"], start_new_session=True, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert leader.stdout is not None
+        assert leader.stdout.readline() == "started\n"
+        assert len(live_members(leader.pid)) == 2, "the leader and its child, in the leader's group"
+        os.kill(leader.pid, signal.SIGKILL)
+        leader.wait()
+        assert len(live_members(leader.pid)) == 1, "the child outlives its leader, as a missed backend would"
+        asyncio.run(kill_group(leader.pid))
+        assert live_members(leader.pid) == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(leader.pid, signal.SIGKILL)
+        leader.wait()

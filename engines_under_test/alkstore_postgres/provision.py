@@ -15,7 +15,8 @@ location on a cluster of its own: in a temporary directory, a copy of the data
 directory ``initdb`` made once for these binaries (``_template``), and the
 ``postgres`` server on a free loopback port, as ``ci/postgres.sh`` does. A crash
 is ``SIGKILL`` to the server's whole process group (the postmaster and every
-backend, with no shutdown: nothing gets to write a checkpoint); a restart
+backend, with no shutdown: nothing gets to write a checkpoint), until none of
+them is left (``kill_group``); a restart
 starts ``postgres`` again on the same data directory, which replays its WAL —
 Postgres's own crash recovery, exactly what a crashed production server does.
 
@@ -230,13 +231,21 @@ class ThrowawayCluster:
         return "(no log)"
 
     async def kill(self) -> None:
-        """``SIGKILL`` the postmaster and every backend at once, and reap the postmaster: a crash, no shutdown."""
+        """``SIGKILL`` the postmaster and every backend at once, reap the postmaster, and wait until none is left.
+
+        A crash, no shutdown. The wait: a backend the postmaster was forking as
+        the signal came can miss it and live on until it notices its postmaster
+        gone, attached to the server's shared memory meanwhile; a restart then
+        refuses to start ("pre-existing shared memory block ... is still in
+        use", seen once in CI). ``kill_group`` signals the group until it is empty.
+        """
         process = self._process
         if process is None:
             return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         await asyncio.to_thread(process.wait, KILL_TIMEOUT_S)
+        await kill_group(process.pid)
         self._process = None
         _RUNNING.discard(self)
 
@@ -244,6 +253,39 @@ class ThrowawayCluster:
         """Crash the server if it runs and delete the cluster's directory (it is throwaway: nothing to keep)."""
         await self.kill()
         await asyncio.to_thread(shutil.rmtree, self.base, True)
+
+
+def live_members(group: int) -> list[int]:
+    """The processes of process group ``group`` that have not exited, read from ``/proc`` (none without it).
+
+    Zombies are left out: an exited process holds no shared memory, and only
+    its parent, or init once the parent is gone, can reap it.
+    """
+    live = []
+    with contextlib.suppress(FileNotFoundError):
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:  # it exited while the directory was read
+                continue
+            state, _parent, member_of = stat[stat.rindex(")") + 2 :].split()[:3]
+            if int(member_of) == group and state != "Z":
+                live.append(int(entry.name))
+    return live
+
+
+async def kill_group(group: int) -> None:
+    """``SIGKILL`` process group ``group`` until no process of it is left; an error after ``KILL_TIMEOUT_S``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + KILL_TIMEOUT_S
+    while live := await asyncio.to_thread(live_members, group):
+        if loop.time() > deadline:
+            raise RuntimeError(f"processes {live} of a throwaway Postgres server outlived {KILL_TIMEOUT_S} s of kill")
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+        await asyncio.sleep(0.01)
 
 
 @atexit.register
