@@ -21,7 +21,7 @@ import asyncpg
 import pytest
 from alkstore_postgres import PgAdapter
 from alkstore_postgres.location import Location
-from alkstore_postgres.provision import kill_group, live_members
+from alkstore_postgres.provision import children_of, crash
 
 from alkstore_contract.adapter import CrashableServerAdapter
 from alkstore_contract.errors import InvalidArgument
@@ -71,30 +71,39 @@ def test_the_configured_server_is_never_crashed() -> None:
     asyncio.run(body())
 
 
-def test_a_crash_leaves_no_process_of_the_server_alive() -> None:
-    """A process of the server's group that the first signal missed is killed before a restart.
-
-    A backend the postmaster was forking as ``killpg`` came can miss it and live
-    on, attached to the server's shared memory, until it notices its postmaster
-    gone; a restart meanwhile refused to start ("pre-existing shared memory
-    block ... is still in use"). Here, without a server: a group leader with a
-    child in its group, the leader alone killed and reaped, as the first signal
-    may leave a server. If this fails, check ``kill_group`` and ``live_members``
-    in alkstore_postgres/provision.py, which ``ThrowawayCluster.kill`` calls.
-    """
-    leader = subprocess.Popen(
-        ["sh", "-c", "sleep 60 & echo started; wait"], start_new_session=True, stdout=subprocess.PIPE, text=True
-    )
+def _running(pid: int) -> bool:
+    """Whether ``pid`` has not exited: a zombie has (it waits for init, its parent gone, to reap it)."""
     try:
-        assert leader.stdout is not None
-        assert leader.stdout.readline() == "started\n"
-        assert len(live_members(leader.pid)) == 2, "the leader and its child, in the leader's group"
-        os.kill(leader.pid, signal.SIGKILL)
-        leader.wait()
-        assert len(live_members(leader.pid)) == 1, "the child outlives its leader, as a missed backend would"
-        asyncio.run(kill_group(leader.pid))
-        assert live_members(leader.pid) == []
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def test_a_crash_kills_every_process_the_server_started() -> None:
+    """Every child of the postmaster is killed with it, and gone before a restart.
+
+    Each child of a postmaster (backends, checkpointer) calls ``setsid()`` as
+    it starts, so a signal to the postmaster's process group reached none of
+    them: they lived on until they noticed their postmaster gone, attached to
+    the server's shared memory, and a restart meanwhile refused to start
+    ("pre-existing shared memory block ... is still in use"). Here, without a
+    server: a parent whose child leads a session of its own, as a backend does,
+    and never notices its parent gone. If this fails, check ``crash`` and
+    ``children_of`` in alkstore_postgres/provision.py (``ThrowawayCluster.kill``).
+    """
+    parent = subprocess.Popen(["sh", "-c", "setsid sleep 60 & echo started; wait"], stdout=subprocess.PIPE)
+    child: list[int] = []
+    try:
+        assert parent.stdout is not None
+        assert parent.stdout.readline() == b"started\n"
+        child = children_of(parent.pid)
+        assert len(child) == 1, "the child, in a session of its own"
+        asyncio.run(crash(parent))
+        assert parent.returncode == -signal.SIGKILL
+        assert not _running(child[0]), "the child outlived the crash"
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(leader.pid, signal.SIGKILL)
-        leader.wait()
+        for pid in (parent.pid, *child):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        parent.wait()

@@ -14,9 +14,9 @@ may name a shared or production server), so the adapter makes each crashable
 location on a cluster of its own: in a temporary directory, a copy of the data
 directory ``initdb`` made once for these binaries (``_template``), and the
 ``postgres`` server on a free loopback port, as ``ci/postgres.sh`` does. A crash
-is ``SIGKILL`` to the server's whole process group (the postmaster and every
-backend, with no shutdown: nothing gets to write a checkpoint), until none of
-them is left (``kill_group``); a restart
+is ``SIGKILL`` to the postmaster and every process it started (backends,
+checkpointer: no shutdown, nothing gets to write a checkpoint), and a wait
+until none of them is left (``crash``); a restart
 starts ``postgres`` again on the same data directory, which replays its WAL —
 Postgres's own crash recovery, exactly what a crashed production server does.
 
@@ -191,8 +191,8 @@ class ThrowawayCluster:
         command = [str(self.bindir / "postgres"), "-D", str(self.data), "-p", str(self.port), "-k", str(self.base)]
         command += ["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=100"]
         with open(self.base / "server.log", "ab") as log:
-            # A session of its own: the postmaster leads a process group its backends share, so one
-            # killpg crashes the whole server. The log stays open in the server, not here.
+            # A session of its own: a Ctrl-C at the terminal stops the test run, not the server under it
+            # (``crash`` ends the server). The log stays open in the server, not here.
             return subprocess.Popen(
                 command,
                 env={**os.environ, **self.environment},
@@ -231,21 +231,20 @@ class ThrowawayCluster:
         return "(no log)"
 
     async def kill(self) -> None:
-        """``SIGKILL`` the postmaster and every backend at once, reap the postmaster, and wait until none is left.
+        """``SIGKILL`` the postmaster and every process it started at once, and wait until none is left.
 
-        A crash, no shutdown. The wait: a backend the postmaster was forking as
-        the signal came can miss it and live on until it notices its postmaster
-        gone, attached to the server's shared memory meanwhile; a restart then
-        refuses to start ("pre-existing shared memory block ... is still in
-        use", seen once in CI). ``kill_group`` signals the group until it is empty.
+        A crash, no shutdown. Each of the postmaster's children (backends,
+        checkpointer, WAL writer) calls ``setsid()`` as it starts, so a signal
+        to the postmaster's process group reaches none of them: they live on
+        until they notice their postmaster gone, attached to the server's shared
+        memory, and a restart meanwhile refuses to start ("pre-existing shared
+        memory block ... is still in use", seen once in CI). ``crash`` stops the
+        postmaster, so that it forks no more, and kills it with its children.
         """
         process = self._process
         if process is None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        await asyncio.to_thread(process.wait, KILL_TIMEOUT_S)
-        await kill_group(process.pid)
+        await crash(process)
         self._process = None
         _RUNNING.discard(self)
 
@@ -255,13 +254,9 @@ class ThrowawayCluster:
         await asyncio.to_thread(shutil.rmtree, self.base, True)
 
 
-def live_members(group: int) -> list[int]:
-    """The processes of process group ``group`` that have not exited, read from ``/proc`` (none without it).
-
-    Zombies are left out: an exited process holds no shared memory, and only
-    its parent, or init once the parent is gone, can reap it.
-    """
-    live = []
+def _processes() -> list[tuple[int, str, int]]:
+    """``(pid, state, parent)`` of every process, from ``/proc`` (none without it: then nothing is waited for)."""
+    found = []
     with contextlib.suppress(FileNotFoundError):
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
@@ -270,21 +265,45 @@ def live_members(group: int) -> list[int]:
                 stat = (entry / "stat").read_text()
             except OSError:  # it exited while the directory was read
                 continue
-            state, _parent, member_of = stat[stat.rindex(")") + 2 :].split()[:3]
-            if int(member_of) == group and state != "Z":
-                live.append(int(entry.name))
-    return live
+            state, parent = stat[stat.rindex(")") + 2 :].split()[:2]
+            found.append((int(entry.name), state, int(parent)))
+    return found
 
 
-async def kill_group(group: int) -> None:
-    """``SIGKILL`` process group ``group`` until no process of it is left; an error after ``KILL_TIMEOUT_S``."""
+def children_of(parent: int) -> list[int]:
+    """The processes ``parent`` started that have not exited.
+
+    Zombies are left out, here and in ``crash``'s wait: an exited process
+    holds no shared memory, and only its parent, or init once the parent is
+    gone, can reap it.
+    """
+    return [pid for pid, state, their_parent in _processes() if their_parent == parent and state != "Z"]
+
+
+def _kill_with_children(parent: int) -> list[int]:
+    """``SIGKILL`` ``parent`` and the processes it started; those processes.
+
+    ``SIGSTOP`` first, so that no child is forked between the reading of its
+    children and the signals.
+    """
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(parent, signal.SIGSTOP)
+    children = children_of(parent)
+    for pid in (parent, *children):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    return children
+
+
+async def crash(process: subprocess.Popen[bytes]) -> None:
+    """``SIGKILL`` ``process`` and every process it started, reap it, and wait until all are gone."""
+    children = await asyncio.to_thread(_kill_with_children, process.pid)
+    await asyncio.to_thread(process.wait, KILL_TIMEOUT_S)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + KILL_TIMEOUT_S
-    while live := await asyncio.to_thread(live_members, group):
+    while live := [pid for pid, state, _ in await asyncio.to_thread(_processes) if pid in children and state != "Z"]:
         if loop.time() > deadline:
             raise RuntimeError(f"processes {live} of a throwaway Postgres server outlived {KILL_TIMEOUT_S} s of kill")
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(group, signal.SIGKILL)
         await asyncio.sleep(0.01)
 
 
@@ -293,6 +312,5 @@ def _kill_leftovers() -> None:
     """A process that ends without dropping its crashable locations leaves no server running."""
     for cluster in list(_RUNNING):
         if cluster._process is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(cluster._process.pid, signal.SIGKILL)
+            _kill_with_children(cluster._process.pid)
         shutil.rmtree(cluster.base, ignore_errors=True)
