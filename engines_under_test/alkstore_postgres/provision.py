@@ -254,30 +254,26 @@ class ThrowawayCluster:
         await asyncio.to_thread(shutil.rmtree, self.base, True)
 
 
-def _processes() -> list[tuple[int, str, int]]:
-    """``(pid, state, parent)`` of every process, from ``/proc`` (none without it: then nothing is waited for)."""
-    found = []
-    with contextlib.suppress(FileNotFoundError):
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:  # it exited while the directory was read
-                continue
-            state, parent = stat[stat.rindex(")") + 2 :].split()[:2]
-            found.append((int(entry.name), state, int(parent)))
-    return found
+def _live_parent(pid: int) -> int | None:
+    """Process ``pid``'s parent, from ``/proc``; ``None`` once it has exited (or without ``/proc``).
+
+    A zombie has exited: it holds no shared memory, and only its parent, or
+    init once the parent is gone, can reap it.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    state, parent = stat[stat.rindex(")") + 2 :].split()[:2]
+    return None if state == "Z" else int(parent)
 
 
 def children_of(parent: int) -> list[int]:
-    """The processes ``parent`` started that have not exited.
-
-    Zombies are left out, here and in ``crash``'s wait: an exited process
-    holds no shared memory, and only its parent, or init once the parent is
-    gone, can reap it.
-    """
-    return [pid for pid, state, their_parent in _processes() if their_parent == parent and state != "Z"]
+    """The processes ``parent`` started that have not exited (none without ``/proc``: then nothing is waited for)."""
+    with contextlib.suppress(FileNotFoundError):
+        pids = [int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit()]
+        return [pid for pid in pids if _live_parent(pid) == parent]
+    return []
 
 
 def _kill_with_children(parent: int) -> list[int]:
@@ -301,7 +297,7 @@ async def crash(process: subprocess.Popen[bytes]) -> None:
     await asyncio.to_thread(process.wait, KILL_TIMEOUT_S)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + KILL_TIMEOUT_S
-    while live := [pid for pid, state, _ in await asyncio.to_thread(_processes) if pid in children and state != "Z"]:
+    while live := [pid for pid in children if _live_parent(pid) is not None]:
         if loop.time() > deadline:
             raise RuntimeError(f"processes {live} of a throwaway Postgres server outlived {KILL_TIMEOUT_S} s of kill")
         await asyncio.sleep(0.01)
