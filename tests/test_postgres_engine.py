@@ -132,13 +132,20 @@ async def store_backends(bare: Any, schema: str, *, waiting_on_lock: bool = Fals
     return [row["pid"] for row in await bare.fetch(query, application_name(schema))]
 
 
+WAIT_S = 30.0
+"""How long a poll waits for the store's backend to show up or block: a reconnect is an asyncpg connect, which took
+more than the five seconds this once allowed with both cores busy (load average 7)."""
+
+
 async def wait_for(check: Callable[[], Awaitable[list[int]]], what: str) -> list[int]:
-    for _ in range(100):
+    deadline = asyncio.get_running_loop().time() + WAIT_S
+    while True:
         found = await check()
         if found:
             return found
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what} ({WAIT_S} s)")
         await asyncio.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 async def terminate(bare: Any, pids: list[int]) -> None:
