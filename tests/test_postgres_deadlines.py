@@ -23,7 +23,8 @@ from alkstore_postgres.connection import application_name
 from alkstore_postgres.deadlines import TICKS
 
 from alkstore_contract import ManualClock, StoreUnavailable
-from tests.test_postgres_engine import START, WAIT_S, OpenStore, bare, dsn, schema, stores
+from tests.polling import until
+from tests.test_postgres_engine import START, OpenStore, bare, dsn, schema, stores
 
 __all__ = ["bare", "dsn", "schema", "stores"]
 
@@ -58,12 +59,11 @@ async def test_n1_a_statement_past_its_timeout_gives_up_within_the_bound(
     assert isinstance(raised.value, StoreUnavailable)
     assert isinstance(raised.value.__cause__, TimeoutError)
     assert OP_TIMEOUT_S * (1 - 1 / TICKS) <= took < OP_TIMEOUT_S + SLACK_S, f"gave up after {took:.3f} s"
-    deadline = time.monotonic() + WAIT_S  # the server ends the statement a moment after it is cancelled
-    while time.monotonic() < deadline:
-        if await active_sleeps(bare, schema) == 0:
-            break
-        await asyncio.sleep(0.05)
-    assert await active_sleeps(bare, schema) == 0, "the server still runs the statement the store gave up on"
+
+    async def ended() -> bool:  # the server ends the statement a moment after it is cancelled
+        return await active_sleeps(bare, schema) == 0
+
+    await until(ended, "the server to end the statement the store gave up on")
     assert await queue.enqueue("after") is not None, "N2: the same store serves the next op"
 
 

@@ -47,6 +47,7 @@ from alkstore_contract import (
 )
 from alkstore_contract.adapter import NetworkedAdapter
 from alkstore_contract.suite.expected import LAST_ERROR_EXPIRED, LAST_ERROR_FAILED, LAST_ERROR_MAX_ATTEMPTS
+from tests.polling import until
 
 START = datetime(2030, 1, 1, 12, 0, 0, 123457, tzinfo=UTC)
 """A manual clock's start with a microsecond part, so rounding slips would show."""
@@ -130,22 +131,6 @@ async def store_backends(bare: Any, schema: str, *, waiting_on_lock: bool = Fals
     if waiting_on_lock:
         query += " AND wait_event_type = 'Lock'"
     return [row["pid"] for row in await bare.fetch(query, application_name(schema))]
-
-
-WAIT_S = 30.0
-"""How long a poll waits for the store's backend to show up or block: a reconnect is an asyncpg connect, which took
-more than the five seconds this once allowed with both cores busy (load average 7)."""
-
-
-async def wait_for(check: Callable[[], Awaitable[list[int]]], what: str) -> list[int]:
-    deadline = asyncio.get_running_loop().time() + WAIT_S
-    while True:
-        found = await check()
-        if found:
-            return found
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what} ({WAIT_S} s)")
-        await asyncio.sleep(0.05)
 
 
 async def terminate(bare: Any, pids: list[int]) -> None:
@@ -412,7 +397,7 @@ async def test_killed_backend_mid_operation_loses_and_duplicates_nothing(
             # SHARE blocks every write to the table, so the op waits on the server, in flight, until killed.
             await bare.execute(f"LOCK TABLE {table} IN SHARE MODE")
             task = asyncio.ensure_future(op())
-            pids = await wait_for(lambda: store_backends(bare, schema, waiting_on_lock=True), "the op to block")
+            pids = await until(lambda: store_backends(bare, schema, waiting_on_lock=True), "the op to block")
             await terminate(bare, pids)
             with pytest.raises(ServerConnectionError, match="may or may not have taken effect"):
                 await task
@@ -443,7 +428,7 @@ async def test_the_backend_poll_sees_a_backend_that_connected_after_a_first_poll
         first = await store_backends(bare, schema)
         await terminate(bare, first)
         task = asyncio.ensure_future(queue.enqueue("blocked on a new connection"))
-        pids = await wait_for(lambda: store_backends(bare, schema, waiting_on_lock=True), "the op to block")
+        pids = await until(lambda: store_backends(bare, schema, waiting_on_lock=True), "the op to block")
         assert set(pids).isdisjoint(first), "the blocked op runs on the new connection"
         await terminate(bare, pids)
         with pytest.raises(ServerConnectionError):

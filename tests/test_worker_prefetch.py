@@ -21,6 +21,7 @@ from alkstore_contract.surface import JobHandle, Store
 from alkstore_contract.types import Job, JobId
 from alkstore_worker import App, JobContext, Settlement, StoreSource, Worker, WorkerOptions
 from alkstore_worker.runtime import PREFETCH_BELOW_S
+from tests.polling import until
 from tests.worker_app import QUEUE as APP_QUEUE
 from tests.worker_app import source_from
 from tests.worker_processes import WorkerProcess, handler_log
@@ -145,15 +146,6 @@ async def enqueue(app: App, *payloads: dict[str, Any]) -> list[JobId]:
 
 async def get(app: App, job: JobId) -> Job | None:
     return await (await app.store()).queue(QUEUE).get_job(job)
-
-
-async def until(condition: Any, what: str, timeout_s: float = 30.0) -> None:
-    """Poll the async ``condition`` until true; fail naming ``what``."""
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not await condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out after {timeout_s:g} s waiting for: {what}")
-        await asyncio.sleep(0.01)
 
 
 @pytest.mark.parametrize("prefetch", [-1, True, 1.5])

@@ -21,7 +21,7 @@ from alkstore_mem import MemSource
 from alkstore_sqlite import SqliteSource
 
 from alkstore_cli import main as alkstore_main
-from alkstore_contract import InvalidArgument, InvalidName, JobState, PayloadError, QueueOpts
+from alkstore_contract import InvalidArgument, InvalidName, Job, JobState, PayloadError, QueueOpts
 from alkstore_worker import (
     App,
     Counters,
@@ -34,6 +34,7 @@ from alkstore_worker import (
 )
 from alkstore_worker.events import report_progress
 from alkstore_worker.sources import as_source
+from tests.polling import until
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "alkstore_worker"
@@ -413,11 +414,12 @@ async def test_the_sweep_runs_on_its_interval_and_progress_reports_the_counters(
     serving = asyncio.create_task(worker.run())
     try:
         queue = (await app.store()).queue("sweep")
-        deadline = asyncio.get_running_loop().time() + 30.0  # many sweep intervals, also with both cores busy
-        job = await queue.get_job(expiring)
-        while (job is None or job.state is not JobState.DEAD) and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.05)
+
+        async def dead() -> Job | None:
             job = await queue.get_job(expiring)
+            return job if job is not None and job.state is JobState.DEAD else None
+
+        job = await until(dead, "the sweep to end the expired job")
         assert job is not None
         assert (job.state, job.last_error) == (JobState.DEAD, "expired")
     finally:
