@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import logging
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -422,12 +423,16 @@ async def test_the_sweep_runs_on_its_interval_and_progress_reports_the_counters(
         job = await until(dead, "the sweep to end the expired job")
         assert job is not None
         assert (job.state, job.last_error) == (JobState.DEAD, "expired")
+
+        async def progress_events() -> list[logging.LogRecord]:
+            return [record for record in caplog.records if getattr(record, "alkstore_event", None) == "progress"]
+
+        # stderr is no terminal here: the counters come as progress events, one each progress_s
+        progress = await until(progress_events, "a progress event")
     finally:
         worker.stop()
         await asyncio.wait_for(serving, 10)
         await app.close()
-    progress = [record for record in caplog.records if getattr(record, "alkstore_event", None) == "progress"]
-    assert progress, "stderr is no terminal here: the counters come as progress events"
     assert '"event": "progress", "done": 0, "failed": 0' in progress[0].getMessage()
 
 
