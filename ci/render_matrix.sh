@@ -7,7 +7,7 @@
 # OUT_DIR/matrix.png. Engines: $ALKSTORE_MATRIX_ENGINES (default "sqlite mem postgres"); any installed
 # engine name works. Postgres: $ALKSTORE_PG_DSN, else postgresql://postgres@127.0.0.1:5432/postgres.
 # The alkstore command: $ALKSTORE, else .venv/bin/alkstore (ci/test.sh's venv), else `alkstore` on PATH.
-# Chromium: /usr/bin/chromium, installed with apt-get when missing (needs root).
+# Chromium: ci/chromium.sh's (Debian's chromium, installed with apt-get when missing; needs root).
 # Exits 1 when an engine is not certified, after rendering everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,16 +37,7 @@ done
 echo "== alkstore report"
 "$ALKSTORE" report "${reports[@]}" --html "$OUT/matrix.html" --markdown "$OUT/matrix.md"
 
-if [ ! -x /usr/bin/chromium ]; then
-    echo "== installing chromium"
-    apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null
-fi
 echo "== screenshot"
-profile="$(mktemp -d)"
-trap 'rm -rf "$profile"' EXIT
-timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu --disable-background-networking \
-    --disable-component-update --disable-sync --no-first-run --hide-scrollbars \
-    --screenshot="$OUT/matrix.png" --window-size=1400,900 --user-data-dir="$profile" \
-    "file://$OUT/matrix.html" >/dev/null 2>&1
+bash ci/chromium.sh screenshot "$OUT/matrix.html" "$OUT/matrix.png" >/dev/null
 echo "wrote $OUT/matrix.html, $OUT/matrix.md, $OUT/matrix.png"
 exit "$status"
